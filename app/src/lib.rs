@@ -1,0 +1,81 @@
+//! Ledger's portal, as Leptos components. The same components render on the
+//! server (feature `ssr`) and hydrate in the browser (feature `hydrate`, built
+//! by the `frontend` crate). Every page is complete HTML without JavaScript;
+//! hydration only adds conveniences such as copy buttons.
+//!
+//! The portal never depends on the `server` crate: whatever it needs from the
+//! backend (the public URL, the MCP tool registry, later accounts and keys)
+//! comes through the [`backend::Backend`] trait object that the server puts in
+//! Leptos context, and reaches the browser through server functions.
+
+pub mod backend;
+mod pages;
+
+use leptos::prelude::*;
+use leptos_meta::{MetaTags, Stylesheet, provide_meta_context};
+use leptos_router::{
+    SsrMode,
+    components::{A, Route, Router, Routes},
+    path,
+};
+
+pub use backend::{ArgumentSummary, SiteInfo, ToolSummary};
+
+/// The stylesheet's URL; the server serves `style/ledger.css` here.
+pub const STYLESHEET_PATH: &str = "/style/ledger.css";
+
+/// The HTML document around [`App`]. `hydrate` adds the wasm bootstrap
+/// scripts; the server passes `false` when no wasm bundle was built, and the
+/// pages then stay fully server-rendered.
+pub fn shell(options: LeptosOptions, hydrate: bool) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <link rel="icon" href="/favicon.svg" type="image/svg+xml"/>
+                {hydrate.then(|| view! { <HydrationScripts options=options.clone()/> })}
+                <MetaTags/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}
+
+/// The portal's router and frame.
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    view! {
+        <Stylesheet id="ledger" href=STYLESHEET_PATH/>
+        <Router>
+            <header class="site-header">
+                <A href="/" attr:class="brand">
+                    <img src="/logo.svg" alt="" width="28" height="28"/>
+                    <span>"Ledger"</span>
+                </A>
+                <nav>
+                    <A href="/">"Home"</A>
+                    <A href="/tools">"Tools"</A>
+                    <a href="/llms.txt">"llms.txt"</a>
+                    <a href="/v1/openapi.json">"OpenAPI"</a>
+                </nav>
+            </header>
+            <main>
+                <Routes fallback=pages::NotFound>
+                    <Route path=path!("/") view=pages::HomePage ssr=SsrMode::Async/>
+                    <Route path=path!("/tools") view=pages::ToolsPage ssr=SsrMode::Async/>
+                </Routes>
+            </main>
+            <footer class="site-footer">
+                <p>
+                    "Ledger: Solana wallet reports for people and agents. "
+                    <a href="/.well-known/mcp/server-card.json">"Server card"</a>
+                </p>
+            </footer>
+        </Router>
+    }
+}

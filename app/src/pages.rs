@@ -1,0 +1,220 @@
+//! The pages. Each fetches what it shows through a server function, so the
+//! server renders it in full (routes use `SsrMode::Async`: the HTML is sent
+//! once every resource resolved, which keeps pages whole with JavaScript off)
+//! and hydration finds the same data serialized in the page.
+
+use leptos::prelude::*;
+use leptos_meta::{Meta, Title};
+
+use crate::backend::{SiteInfo, ToolSummary};
+
+/// Facts about this deployment (public URL, version).
+#[server]
+pub async fn get_site_info() -> Result<SiteInfo, ServerFnError> {
+    Ok(crate::backend::backend()?.0.site_info())
+}
+
+/// The MCP tool registry, summarised for the tools page.
+#[server]
+pub async fn list_tools() -> Result<Vec<ToolSummary>, ServerFnError> {
+    Ok(crate::backend::backend()?.0.tools())
+}
+
+/// A code block with a copy button. The button exists only once the page is
+/// hydrated (an effect, which runs in the browser only, reveals it), so
+/// nobody without JavaScript sees a button that cannot work.
+#[component]
+fn Snippet(#[prop(into)] label: String, #[prop(into)] code: String) -> impl IntoView {
+    let (hydrated, set_hydrated) = signal(false);
+    let (copied, set_copied) = signal(false);
+    Effect::new(move |_| set_hydrated.set(true));
+    let text = code.clone();
+    let copy = move |_| {
+        #[cfg(feature = "hydrate")]
+        {
+            let _promise = window().navigator().clipboard().write_text(&text);
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = &text;
+        set_copied.set(true);
+    };
+    view! {
+        <figure class="snippet">
+            <figcaption>
+                <span>{label}</span>
+                <Show when=move || hydrated.get()>
+                    <button type="button" class="copy" on:click=copy.clone()>
+                        {move || if copied.get() { "Copied" } else { "Copy" }}
+                    </button>
+                </Show>
+            </figcaption>
+            <pre><code>{code}</code></pre>
+        </figure>
+    }
+    .into_any()
+}
+
+fn claude_code(info: &SiteInfo) -> String {
+    format!(
+        "claude mcp add --transport http ledger {} \\\n  --header \"Authorization: Bearer lm_...\"",
+        info.mcp_url()
+    )
+}
+
+fn cursor(info: &SiteInfo) -> String {
+    format!(
+        "{{\n  \"mcpServers\": {{\n    \"ledger\": {{\n      \"url\": \"{}\",\n      \"headers\": {{ \"Authorization\": \"Bearer ${{env:LEDGER_MCP_TOKEN}}\" }}\n    }}\n  }}\n}}",
+        info.mcp_url()
+    )
+}
+
+fn claude_desktop(info: &SiteInfo) -> String {
+    format!(
+        "{{\n  \"mcpServers\": {{\n    \"ledger\": {{\n      \"command\": \"npx\",\n      \"args\": [\n        \"mcp-remote\",\n        \"{}\",\n        \"--transport\", \"http-only\",\n        \"--header\", \"Authorization:${{LEDGER_AUTH}}\"\n      ],\n      \"env\": {{ \"LEDGER_AUTH\": \"Bearer lm_...\" }}\n    }}\n  }}\n}}",
+        info.mcp_url()
+    )
+}
+
+fn curl(info: &SiteInfo) -> String {
+    format!(
+        "URL={}\n\
+         curl -sS \"$URL\" -H 'Content-Type: application/json' \\\n  \
+         -H 'Accept: application/json, text/event-stream' \\\n  \
+         -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"ping\",\"arguments\":{{}}}}}}'",
+        info.mcp_url()
+    )
+}
+
+#[component]
+pub fn HomePage() -> impl IntoView {
+    let info = Resource::new(|| (), |_| get_site_info());
+    view! {
+        <Title text="Ledger: Solana wallet reports for people and agents"/>
+        <Meta name="description" content="Scan a Solana wallet into a ledger, positions, value history, flows and tax reports, over MCP and REST."/>
+        <section class="hero">
+            <h1>"Every lamport, accounted for."</h1>
+            <p class="lede">
+                "Ledger scans a Solana wallet into a ledger that conserves every lamport, and turns it into "
+                "positions, value history, flows and tax reports. Agents use it over MCP and REST and pay "
+                "per call in USDC through x402; people sign in, mint tokens and share reports."
+            </p>
+        </section>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match info.await {
+                    Ok(info) => view! { <Connect info/> }.into_any(),
+                    Err(_) => view! { <p class="error">"The server could not describe itself."</p> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn Connect(info: SiteInfo) -> impl IntoView {
+    view! {
+        <section class="connect">
+            <h2>"Connect an agent"</h2>
+            <p>
+                "The MCP endpoint is " <code class="endpoint">{info.mcp_url()}</code>
+                ". Leave the Authorization header out to connect anonymously; anonymous agents pay per call. "
+                "See the " <a href="/tools">"tools"</a> " it offers."
+            </p>
+            <div class="clients">
+                <article id="claude-code">
+                    <h3>"Claude Code"</h3>
+                    <Snippet label="shell" code=claude_code(&info)/>
+                </article>
+                <article id="cursor">
+                    <h3>"Cursor"</h3>
+                    <p>".cursor/mcp.json, or ~/.cursor/mcp.json for every project:"</p>
+                    <Snippet label="json" code=cursor(&info)/>
+                </article>
+                <article id="claude-desktop">
+                    <h3>"Claude Desktop (through mcp-remote)"</h3>
+                    <p>"claude_desktop_config.json, under Settings → Developer → Edit Config:"</p>
+                    <Snippet label="json" code=claude_desktop(&info)/>
+                </article>
+                <article id="curl">
+                    <h3>"curl"</h3>
+                    <Snippet label="shell" code=curl(&info)/>
+                </article>
+            </div>
+            <p class="meta">"Ledger " {info.version}</p>
+        </section>
+    }
+}
+
+#[component]
+pub fn ToolsPage() -> impl IntoView {
+    let tools = Resource::new(|| (), |_| list_tools());
+    view! {
+        <Title text="Ledger: MCP tools"/>
+        <h1>"MCP tools"</h1>
+        <p class="lede">
+            "Generated from the server's tool registry: what " <code>"tools/list"</code>
+            " answers, in a form people can read."
+        </p>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match tools.await {
+                    Ok(tools) => view! {
+                        <div class="tools">
+                            {tools.into_iter().map(|tool| view! { <ToolCard tool/> }).collect_view()}
+                        </div>
+                    }.into_any(),
+                    Err(_) => view! { <p class="error">"The tool list is unavailable."</p> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn ToolCard(tool: ToolSummary) -> impl IntoView {
+    let id = format!("tool-{}", tool.name);
+    let no_args = tool.arguments.is_empty();
+    view! {
+        <article class="tool" id=id>
+            <header>
+                <h2><code>{tool.name.clone()}</code></h2>
+                <span class="title">{tool.title}</span>
+                <span class="tier">{tool.tier}</span>
+                {tool.read_only.then(|| view! { <span class="hint">"read-only"</span> })}
+            </header>
+            <p>{tool.description}</p>
+            {if no_args {
+                view! { <p class="no-args">"No arguments."</p> }.into_any()
+            } else {
+                view! {
+                    <table class="arguments">
+                        <thead><tr><th>"Argument"</th><th>"Type"</th><th>"Description"</th></tr></thead>
+                        <tbody>
+                            {tool.arguments.into_iter().map(|arg| view! {
+                                <tr>
+                                    <td><code>{arg.name}</code>{(!arg.required).then_some("?")}</td>
+                                    <td>{arg.kind}</td>
+                                    <td>{arg.description}</td>
+                                </tr>
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                }.into_any()
+            }}
+        </article>
+    }
+}
+
+/// Any path no route claims. Sets HTTP 404 on the server.
+#[component]
+pub fn NotFound() -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
+        response.set_status(http::StatusCode::NOT_FOUND);
+    }
+    view! {
+        <Title text="Ledger: not found"/>
+        <h1>"Not found"</h1>
+        <p>"Nothing lives at this address. " <a href="/">"Back to the start"</a>"."</p>
+    }
+}

@@ -1,0 +1,104 @@
+//! Documents that describe the service to machines, all generated from the
+//! code: the MCP server card, `/llms.txt` (from the tool registry) and the
+//! OpenAPI document (utoipa, from the REST handlers). None is hand-kept.
+
+use axum::{
+    extract::State,
+    http::header,
+    response::{IntoResponse, Response},
+};
+use serde_json::{Value, json};
+
+use crate::{mcp, state::AppState, v1};
+
+/// `GET /.well-known/mcp/server-card.json`.
+pub async fn server_card(State(state): State<AppState>) -> Response {
+    axum::Json(server_card_json(&state)).into_response()
+}
+
+pub fn server_card_json(state: &AppState) -> Value {
+    let public = state.public_url();
+    json!({
+        "$schema": "https://static.modelcontextprotocol.io/schemas/mcp-server-card/v1.json",
+        "version": "1.0",
+        "protocolVersion": mcp::version::NEWEST,
+        "supportedProtocolVersions": mcp::version::SUPPORTED,
+        "serverInfo": mcp::server_info(),
+        "description": "Solana wallet reporting: quote, pay per call in USDC through x402, scan and read a wallet's ledger, positions, value history, flows and tax reports.",
+        "documentationUrl": format!("{public}/llms.txt"),
+        "transport": { "type": "streamable-http", "endpoint": format!("{public}/mcp") },
+        "capabilities": { "tools": { "listChanged": false } },
+        "authentication": {
+            "required": false,
+            "schemes": ["bearer"],
+            "protectedResourceMetadata": format!("{public}/.well-known/oauth-protected-resource"),
+        },
+        "instructions": mcp::INSTRUCTIONS,
+        "tools": state.registry().iter().map(|t| t.listing()).collect::<Vec<_>>(),
+    })
+}
+
+/// `GET /.well-known/oauth-protected-resource` (RFC 9728): what a client
+/// that received our 401 learns about this resource.
+pub async fn protected_resource(State(state): State<AppState>) -> Response {
+    let public = state.public_url();
+    axum::Json(json!({
+        "resource": format!("{public}/mcp"),
+        "bearer_methods_supported": ["header"],
+        "scopes_supported": ["read", "scan"],
+        "resource_name": "Ledger",
+        "resource_documentation": format!("{public}/llms.txt"),
+    }))
+    .into_response()
+}
+
+/// `GET /llms.txt`: the service for a language model, paid routes marked.
+pub async fn llms_txt(State(state): State<AppState>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        llms_txt_text(&state),
+    )
+        .into_response()
+}
+
+pub fn llms_txt_text(state: &AppState) -> String {
+    let public = state.public_url();
+    let mut out = format!(
+        "# Ledger\n\n\
+         > Solana wallet reports for people and AI agents: quote a wallet, pay per call in USDC \
+         on Solana through x402, scan it, and read its ledger, positions, value history, flows \
+         and tax reports over MCP and REST.\n\n\
+         MCP endpoint (Streamable HTTP, JSON-RPC 2.0): {public}/mcp\n\
+         Protocol versions: {versions}\n\
+         Authentication: none (anonymous, pay per call) or `Authorization: Bearer lm_…` / `lk_…`.\n\
+         Anonymous callers are limited per client IP; over the limit is HTTP 429 with Retry-After.\n\n\
+         ## Tools\n\n",
+        versions = mcp::version::SUPPORTED.join(", "),
+    );
+    for tool in state.registry().iter() {
+        let paid = if tool.tier.is_paid() { " (paid)" } else { "" };
+        let rest = tool
+            .rest
+            .map(|r| format!(" REST: `{} {}{}`{paid}.", r.method, public, r.path))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "- `{}` [{}]: {}{}\n",
+            tool.name,
+            tool.tier.as_str(),
+            tool.description,
+            rest
+        ));
+    }
+    out.push_str(&format!(
+        "\n## Documents\n\n\
+         - [OpenAPI]({public}/v1/openapi.json): every REST route and its parameters\n\
+         - [MCP server card]({public}/.well-known/mcp/server-card.json)\n\
+         - [Tools, for people]({public}/tools)\n"
+    ));
+    out
+}
+
+/// `GET /v1/openapi.json`.
+pub async fn openapi(State(state): State<AppState>) -> Response {
+    axum::Json(v1::openapi_json(state.public_url())).into_response()
+}

@@ -1,0 +1,231 @@
+//! One error type for every surface, rendered three ways:
+//!
+//! * REST: HTTP status plus `{"code", "message", …}` ([`AppError::rest_body`]).
+//! * MCP: a tool result with `isError: true` whose `structuredContent` is that
+//!   same object (see `mcp::tools`); JSON-RPC errors are kept for protocol
+//!   faults only.
+//! * OAuth endpoints: RFC 6749 §5.2 `{"error", "error_description"}`
+//!   ([`AppError::oauth_body`]).
+//!
+//! Internal failures are logged with their context where they are created and
+//! answered with a generic message, so nothing internal reaches a caller.
+
+use http::StatusCode;
+use serde_json::{Map, Value, json};
+
+/// The wire codes. Stable: clients match on them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Code {
+    InvalidParams,
+    Unauthenticated,
+    Forbidden,
+    NotFound,
+    RateLimited,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    NotAcceptable,
+    PaymentRequired,
+    Conflict,
+    Unavailable,
+    Internal,
+}
+
+impl Code {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::InvalidParams => "invalid_params",
+            Code::Unauthenticated => "unauthenticated",
+            Code::Forbidden => "forbidden",
+            Code::NotFound => "not_found",
+            Code::RateLimited => "rate_limited",
+            Code::PayloadTooLarge => "payload_too_large",
+            Code::UnsupportedMediaType => "unsupported_media_type",
+            Code::NotAcceptable => "not_acceptable",
+            Code::PaymentRequired => "payment_required",
+            Code::Conflict => "conflict",
+            Code::Unavailable => "unavailable",
+            Code::Internal => "internal_error",
+        }
+    }
+
+    pub fn status(self) -> StatusCode {
+        match self {
+            Code::InvalidParams => StatusCode::BAD_REQUEST,
+            Code::Unauthenticated => StatusCode::UNAUTHORIZED,
+            Code::Forbidden => StatusCode::FORBIDDEN,
+            Code::NotFound => StatusCode::NOT_FOUND,
+            Code::RateLimited => StatusCode::TOO_MANY_REQUESTS,
+            Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Code::NotAcceptable => StatusCode::NOT_ACCEPTABLE,
+            Code::PaymentRequired => StatusCode::PAYMENT_REQUIRED,
+            Code::Conflict => StatusCode::CONFLICT,
+            Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The RFC 6749 §5.2 error code an OAuth endpoint answers with.
+    fn oauth(self) -> &'static str {
+        match self {
+            Code::InvalidParams
+            | Code::PayloadTooLarge
+            | Code::UnsupportedMediaType
+            | Code::NotAcceptable
+            | Code::NotFound
+            | Code::Conflict => "invalid_request",
+            Code::Unauthenticated => "invalid_client",
+            Code::Forbidden | Code::PaymentRequired => "access_denied",
+            Code::RateLimited | Code::Unavailable => "temporarily_unavailable",
+            Code::Internal => "server_error",
+        }
+    }
+}
+
+/// A refusal or failure, ready to be rendered on any surface.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppError {
+    code: Code,
+    message: String,
+    /// Extra members of the error object (`x402`, `job`, `retry_after`, …).
+    extra: Map<String, Value>,
+    /// Seconds for a `Retry-After` header.
+    retry_after: Option<u64>,
+}
+
+impl AppError {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            extra: Map::new(),
+            retry_after: None,
+        }
+    }
+
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::new(Code::InvalidParams, message)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(Code::NotFound, message)
+    }
+
+    /// Log `error` with `context` and answer a generic internal error.
+    pub fn internal(context: &str, error: &dyn std::fmt::Display) -> Self {
+        tracing::error!(context, %error, "internal error");
+        Self::new(Code::Internal, "internal error; it has been logged")
+    }
+
+    pub fn rate_limited(retry_after_secs: u64) -> Self {
+        let mut err = Self::new(
+            Code::RateLimited,
+            format!(
+                "too many requests from this client; retry after {retry_after_secs} s or present a bearer token"
+            ),
+        );
+        err.retry_after = Some(retry_after_secs);
+        err.extra
+            .insert("retry_after".to_owned(), json!(retry_after_secs));
+        err
+    }
+
+    /// Add a member to the error object.
+    pub fn with(mut self, key: &str, value: Value) -> Self {
+        self.extra.insert(key.to_owned(), value);
+        self
+    }
+
+    pub fn code(&self) -> Code {
+        self.code
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    pub fn status(&self) -> StatusCode {
+        self.code.status()
+    }
+
+    pub fn retry_after(&self) -> Option<u64> {
+        self.retry_after
+    }
+
+    /// The REST body, also the MCP `structuredContent` of a failed tool call.
+    pub fn rest_body(&self) -> Value {
+        let mut body = Map::new();
+        body.insert("code".to_owned(), json!(self.code.as_str()));
+        body.insert("message".to_owned(), json!(self.message));
+        for (k, v) in &self.extra {
+            body.insert(k.clone(), v.clone());
+        }
+        Value::Object(body)
+    }
+
+    /// The one-line summary a model reads as a failed tool's `content[0].text`.
+    pub fn summary(&self) -> String {
+        format!("{}: {}", self.code.as_str(), self.message)
+    }
+
+    /// The RFC 6749 §5.2 body for OAuth endpoints.
+    pub fn oauth_body(&self) -> Value {
+        json!({ "error": self.code.oauth(), "error_description": self.message })
+    }
+}
+
+impl std::fmt::Display for AppError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.summary())
+    }
+}
+
+impl std::error::Error for AppError {}
+
+impl From<crate::store::StoreError> for AppError {
+    fn from(err: crate::store::StoreError) -> Self {
+        AppError::internal("store", &err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rest_body_carries_code_message_and_extras() {
+        let err = AppError::not_found("no such job").with("job", json!("job_1"));
+        assert_eq!(
+            err.rest_body(),
+            json!({"code": "not_found", "message": "no such job", "job": "job_1"})
+        );
+        assert_eq!(err.status(), StatusCode::NOT_FOUND);
+    }
+
+    #[test]
+    fn oauth_body_uses_rfc6749_codes() {
+        let err = AppError::invalid_params("redirect_uri is not registered");
+        assert_eq!(
+            err.oauth_body(),
+            json!({"error": "invalid_request", "error_description": "redirect_uri is not registered"})
+        );
+        assert_eq!(
+            AppError::new(Code::Internal, "x").oauth_body()["error"],
+            "server_error"
+        );
+    }
+
+    #[test]
+    fn internal_errors_hide_their_cause() {
+        let err = AppError::internal("store", &"disk I/O error at /secret/path");
+        assert_eq!(err.code(), Code::Internal);
+        assert!(!err.rest_body().to_string().contains("/secret/path"));
+    }
+
+    #[test]
+    fn rate_limited_carries_retry_after() {
+        let err = AppError::rate_limited(2);
+        assert_eq!(err.retry_after(), Some(2));
+        assert_eq!(err.rest_body()["code"], "rate_limited");
+    }
+}

@@ -1,0 +1,311 @@
+//! The tool registry: every MCP tool, declared once with its title, a
+//! description written for a model, an input schema that rejects unknown
+//! fields, an output schema that admits both the success shape and the error
+//! (or payment challenge) shape, its annotations, its tier and its REST twin.
+//!
+//! `tools/list`, the server card, `/llms.txt` and the portal's tools page are
+//! all generated from this registry, so none of them can drift from what
+//! `tools/call` does.
+//!
+//! Schemas come from `schemars` on the typed arguments and results: a tool's
+//! arguments are a `#[serde(deny_unknown_fields)]` struct, so the schema says
+//! `additionalProperties: false` and the call path refuses unknown fields with
+//! the same type.
+
+use std::{collections::BTreeMap, future::Future, pin::Pin, sync::Arc};
+
+use schemars::JsonSchema;
+use serde::{Serialize, de::DeserializeOwned};
+use serde_json::{Map, Value, json};
+
+use crate::{auth::Principal, error::AppError, state::AppState};
+
+/// What a tool costs, as the contract names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tier {
+    Free,
+    FreeAccountOnly,
+    Paid,
+    PaidCachedRead,
+}
+
+impl Tier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Free => "free",
+            Tier::FreeAccountOnly => "free, account only",
+            Tier::Paid => "paid",
+            Tier::PaidCachedRead => "paid cached read",
+        }
+    }
+
+    pub fn is_paid(self) -> bool {
+        matches!(self, Tier::Paid | Tier::PaidCachedRead)
+    }
+}
+
+/// MCP tool annotations (hints for clients; never trusted by us).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Annotations {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+}
+
+/// The REST route that answers the same as a tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RestRoute {
+    pub method: &'static str,
+    pub path: &'static str,
+}
+
+/// What a tool's handler gets besides its arguments.
+#[derive(Clone)]
+pub struct ToolContext {
+    pub state: AppState,
+    pub principal: Principal,
+}
+
+/// A successful tool call: the REST body and the one-line summary for a model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolOutput {
+    pub structured: Value,
+    pub summary: String,
+}
+
+/// Why a call did not reach the tool body, or how it failed.
+#[derive(Debug, PartialEq)]
+pub enum CallError {
+    /// Arguments that do not match the input schema: a JSON-RPC -32602.
+    InvalidArguments(String),
+    /// The tool ran and refused or failed: an `isError` result.
+    Tool(AppError),
+}
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+type Handler = dyn Fn(ToolContext, Value) -> BoxFuture<Result<ToolOutput, CallError>> + Send + Sync;
+
+/// One tool.
+pub struct ToolDef {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub tier: Tier,
+    pub annotations: Annotations,
+    pub rest: Option<RestRoute>,
+    pub input_schema: Value,
+    pub output_schema: Value,
+    handler: Box<Handler>,
+}
+
+/// Static facts about a tool, given to [`ToolDef::new`].
+pub struct ToolMeta {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub tier: Tier,
+    pub annotations: Annotations,
+    pub rest: Option<RestRoute>,
+}
+
+impl ToolDef {
+    /// Declare a tool from its typed arguments `I`, typed result `O` and body.
+    /// `summary` writes the one-line text a model reads for a result.
+    pub fn new<I, O, F, Fut>(meta: ToolMeta, summary: fn(&O) -> String, body: F) -> Self
+    where
+        I: DeserializeOwned + JsonSchema + Send + 'static,
+        O: Serialize + JsonSchema + Send + 'static,
+        F: Fn(ToolContext, I) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, AppError>> + Send + 'static,
+    {
+        let body = Arc::new(body);
+        let handler =
+            move |ctx: ToolContext, args: Value| -> BoxFuture<Result<ToolOutput, CallError>> {
+                let body = Arc::clone(&body);
+                Box::pin(async move {
+                    let input: I = serde_json::from_value(args)
+                        .map_err(|e| CallError::InvalidArguments(e.to_string()))?;
+                    let output = body(ctx, input).await.map_err(CallError::Tool)?;
+                    let structured = serde_json::to_value(&output)
+                        .map_err(|e| CallError::Tool(AppError::internal("tool output", &e)))?;
+                    Ok(ToolOutput {
+                        summary: summary(&output),
+                        structured,
+                    })
+                })
+            };
+        Self {
+            name: meta.name,
+            title: meta.title,
+            description: meta.description,
+            tier: meta.tier,
+            annotations: meta.annotations,
+            rest: meta.rest,
+            input_schema: input_schema::<I>(),
+            output_schema: output_schema::<O>(),
+            handler: Box::new(handler),
+        }
+    }
+
+    /// Run the tool. `args` is the `arguments` member of `tools/call`
+    /// (`null` when absent).
+    pub async fn call(&self, ctx: ToolContext, args: Value) -> Result<ToolOutput, CallError> {
+        let args = match args {
+            Value::Null => Value::Object(Map::new()),
+            Value::Object(map) => Value::Object(map),
+            _ => {
+                return Err(CallError::InvalidArguments(
+                    "arguments must be a JSON object".to_owned(),
+                ));
+            }
+        };
+        (self.handler)(ctx, args).await
+    }
+
+    /// The tool as `tools/list` describes it.
+    pub fn listing(&self) -> Value {
+        json!({
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "outputSchema": self.output_schema,
+            "annotations": {
+                "title": self.title,
+                "readOnlyHint": self.annotations.read_only,
+                "destructiveHint": self.annotations.destructive,
+                "idempotentHint": self.annotations.idempotent,
+                "openWorldHint": self.annotations.open_world,
+            },
+            "_meta": { "ledger/tier": self.tier.as_str() },
+        })
+    }
+}
+
+/// The registry: tools by name, listed in name order.
+pub struct Registry {
+    tools: BTreeMap<&'static str, ToolDef>,
+}
+
+impl Registry {
+    pub fn new(tools: impl IntoIterator<Item = ToolDef>) -> Self {
+        Self {
+            tools: tools.into_iter().map(|t| (t.name, t)).collect(),
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&ToolDef> {
+        self.tools.get(name)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &ToolDef> {
+        self.tools.values()
+    }
+
+    /// The `tools/list` result body.
+    pub fn list(&self) -> Value {
+        json!({ "tools": self.iter().map(ToolDef::listing).collect::<Vec<_>>() })
+    }
+
+    /// The registry summarised for the portal's tools page.
+    pub fn summaries(&self) -> Vec<app::ToolSummary> {
+        self.iter()
+            .map(|tool| app::ToolSummary {
+                name: tool.name.to_owned(),
+                title: tool.title.to_owned(),
+                tier: tool.tier.as_str().to_owned(),
+                description: tool.description.to_owned(),
+                arguments: arguments(&tool.input_schema),
+                read_only: tool.annotations.read_only,
+            })
+            .collect()
+    }
+}
+
+/// The arguments of an input schema, in declaration order.
+fn arguments(schema: &Value) -> Vec<app::ArgumentSummary> {
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(properties) = schema["properties"].as_object() else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .map(|(name, prop)| app::ArgumentSummary {
+            name: name.clone(),
+            required: required.contains(&name.as_str()),
+            kind: schema_kind(prop),
+            description: prop["description"].as_str().unwrap_or_default().to_owned(),
+        })
+        .collect()
+}
+
+fn schema_kind(prop: &Value) -> String {
+    match &prop["type"] {
+        Value::String(t) => t.clone(),
+        Value::Array(types) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|t| *t != "null")
+            .collect::<Vec<_>>()
+            .join(" | "),
+        _ if prop.get("enum").is_some() => "string".to_owned(),
+        _ => "any".to_owned(),
+    }
+}
+
+fn generator() -> schemars::SchemaGenerator {
+    // Inline subschemas: MCP clients validate with draft-07 validators that
+    // handle `$defs` references poorly, and our shapes are small.
+    schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator()
+}
+
+fn strip_meta(mut schema: Value) -> Value {
+    if let Some(obj) = schema.as_object_mut() {
+        obj.remove("$schema");
+        obj.remove("title");
+    }
+    schema
+}
+
+/// The input schema of `I`: an object that admits no unknown fields.
+pub fn input_schema<I: JsonSchema>() -> Value {
+    let mut schema = strip_meta(generator().into_root_schema_for::<I>().to_value());
+    if let Some(obj) = schema.as_object_mut() {
+        obj.insert("type".to_owned(), json!("object"));
+        obj.entry("properties").or_insert_with(|| json!({}));
+        obj.insert("additionalProperties".to_owned(), json!(false));
+    }
+    schema
+}
+
+/// The shape every refusal takes in `structuredContent`: the REST error body.
+/// `x402` carries a payment challenge, `error` why a payment was refused.
+pub fn error_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["code", "message"],
+        "properties": {
+            "code": { "type": "string", "description": "Stable error code, e.g. payment_required, not_found." },
+            "message": { "type": "string", "description": "What went wrong, for a person or a model." },
+            "error": { "type": "string", "description": "Why a presented payment was refused." },
+            "x402": { "type": "object", "description": "The x402 payment challenge (payment_required)." }
+        },
+        "additionalProperties": true
+    })
+}
+
+/// The output schema of `O`, widened to admit the error shape too: clients
+/// validate `structuredContent` even when `isError` is true.
+pub fn output_schema<O: JsonSchema>() -> Value {
+    let success = strip_meta(generator().into_root_schema_for::<O>().to_value());
+    json!({
+        "type": "object",
+        "anyOf": [success, error_schema()],
+    })
+}

@@ -1,0 +1,79 @@
+//! The protocol versions we speak and what each one allows.
+//!
+//! Versions up to 2025-11-25 negotiate once, with `initialize`, and may keep
+//! an `Mcp-Session-Id`. 2026-07-28 is stateless: every request names its
+//! version and the client's capabilities in `params._meta`, `server/discover`
+//! replaces the handshake, and sessions are gone.
+
+/// Every version we accept, oldest first.
+pub const SUPPORTED: [&str; 5] = [
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    STATELESS,
+];
+
+/// The stateless revision.
+pub const STATELESS: &str = "2026-07-28";
+
+/// The newest version: the answer to an `initialize` naming one we lack.
+pub const NEWEST: &str = STATELESS;
+
+/// What a request that names no version speaks (the transport spec's rule).
+pub const ASSUMED_WITHOUT_HEADER: &str = "2025-03-26";
+
+/// The versions a stateless (2026-07-28) request may name.
+pub const STATELESS_SUPPORTED: [&str; 1] = [STATELESS];
+
+pub fn is_supported(version: &str) -> bool {
+    SUPPORTED.contains(&version)
+}
+
+/// Echo the client's version when we speak it, else offer the newest.
+pub fn negotiate(requested: &str) -> &'static str {
+    SUPPORTED
+        .iter()
+        .find(|v| **v == requested)
+        .copied()
+        .unwrap_or(NEWEST)
+}
+
+/// JSON-RPC batches exist in 2025-03-26 (and are plain JSON-RPC 2.0 for
+/// 2024-11-05 clients); 2025-06-18 removed them.
+pub fn allows_batches(version: &str) -> bool {
+    matches!(version, "2024-11-05" | "2025-03-26")
+}
+
+/// `structuredContent` and `outputSchema` arrived in 2025-06-18; older
+/// clients also get the JSON as a second text block.
+pub fn has_structured_content(version: &str) -> bool {
+    !matches!(version, "2024-11-05" | "2025-03-26")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn echoes_supported_versions() {
+        for v in SUPPORTED {
+            assert_eq!(negotiate(v), v);
+        }
+    }
+
+    #[test]
+    fn unknown_versions_get_the_newest() {
+        assert_eq!(negotiate("2099-01-01"), NEWEST);
+        assert_eq!(negotiate(""), NEWEST);
+    }
+
+    #[test]
+    fn batches_only_before_2025_06_18() {
+        assert!(allows_batches("2025-03-26"));
+        assert!(allows_batches("2024-11-05"));
+        assert!(!allows_batches("2025-06-18"));
+        assert!(!allows_batches("2025-11-25"));
+        assert!(!allows_batches(STATELESS));
+    }
+}

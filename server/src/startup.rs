@@ -1,0 +1,230 @@
+//! Building and running the server: open the store, bind, wire every route
+//! (in [`router`], the one place routes are declared), serve until a
+//! shutdown signal, then let in-flight requests finish.
+
+use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
+
+use axum::{
+    Router,
+    routing::{get, post},
+};
+use leptos_axum::LeptosRoutes;
+use tokio::{net::TcpListener, sync::watch};
+use tower_http::{catch_panic::CatchPanicLayer, trace::TraceLayer};
+
+use crate::{
+    clock::Clock,
+    config::Config,
+    discovery,
+    error::AppError,
+    mcp,
+    site::{self, backend_context, shell_fn},
+    state::{AppState, Inner},
+    store::{Store, StoreError},
+    v1, worker,
+};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("binding {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("serving: {0}")]
+    Serve(std::io::Error),
+}
+
+/// A bound, ready server.
+pub struct Application {
+    listener: TcpListener,
+    state: AppState,
+}
+
+impl Application {
+    /// Open (and migrate) the store, bind the listener, build the state.
+    pub async fn build(config: Config, clock: Arc<dyn Clock>) -> Result<Self, StartupError> {
+        // Leptos resources spawn onto this executor while rendering.
+        let _ = any_spawner::Executor::init_tokio();
+        let store = Store::open(&config.database_url, &config.database).await?;
+        let listener =
+            TcpListener::bind(config.listen)
+                .await
+                .map_err(|source| StartupError::Bind {
+                    addr: config.listen,
+                    source,
+                })?;
+        let local = listener.local_addr().map_err(|source| StartupError::Bind {
+            addr: config.listen,
+            source,
+        })?;
+        let public_url = match &config.public_url {
+            Some(_) => config.public_url(),
+            None => format!("http://{local}"),
+        };
+        let hydrate = site::hydration_available(config.site_root.as_ref());
+        let state = AppState::new(Inner {
+            leptos: site::leptos_options(local),
+            registry: mcp::tools::registry(),
+            public_url,
+            store,
+            clock,
+            hydrate,
+            config,
+        });
+        Ok(Self { listener, state })
+    }
+
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.listener.local_addr().ok()
+    }
+
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// Serve until `shutdown` resolves; then stop accepting, give in-flight
+    /// requests `shutdown_grace_secs` to finish and stop the workers at their
+    /// next safe point.
+    pub async fn run_until(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), StartupError> {
+        let state = self.state.clone();
+        let grace = Duration::from_secs(state.config().shutdown_grace_secs);
+        let (stop_tx, stop_rx) = watch::channel(false);
+
+        let workers = state
+            .config()
+            .worker
+            .in_process
+            .then(|| tokio::spawn(worker::run(state.clone(), stop_rx.clone())));
+
+        tracing::info!(
+            addr = ?self.local_addr(),
+            public_url = state.public_url(),
+            database = ?state.store().dialect(),
+            hydrate = state.hydrate(),
+            "serving"
+        );
+        let mut stop_serving = stop_rx.clone();
+        let server = axum::serve(
+            self.listener,
+            router(state.clone()).into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(async move {
+            let _ = stop_serving.wait_for(|stop| *stop).await;
+        });
+        let mut server = tokio::spawn(async move { server.await });
+
+        tokio::select! {
+            () = shutdown => {
+                tracing::info!("shutting down: finishing in-flight requests");
+                let _ = stop_tx.send(true);
+            }
+            finished = &mut server => {
+                let _ = stop_tx.send(true);
+                return flatten(finished);
+            }
+        }
+        let result = match tokio::time::timeout(grace, &mut server).await {
+            Ok(finished) => flatten(finished),
+            Err(_) => {
+                tracing::warn!(?grace, "in-flight requests outlived the grace period");
+                server.abort();
+                Ok(())
+            }
+        };
+        if let Some(workers) = workers {
+            let _ = tokio::time::timeout(grace, workers).await;
+        }
+        state.store().close().await;
+        tracing::info!("stopped");
+        result
+    }
+}
+
+fn flatten(
+    joined: Result<std::io::Result<()>, tokio::task::JoinError>,
+) -> Result<(), StartupError> {
+    match joined {
+        Ok(result) => result.map_err(StartupError::Serve),
+        Err(join) => Err(StartupError::Serve(std::io::Error::other(join))),
+    }
+}
+
+/// Every route of the service.
+pub fn router(state: AppState) -> Router {
+    let portal_routes = leptos_axum::generate_route_list(app::App);
+    let server_fns = {
+        let state = state.clone();
+        move |request: axum::extract::Request| {
+            let context = backend_context(state.clone());
+            async move { leptos_axum::handle_server_fns_with_context(context, request).await }
+        }
+    };
+    Router::new()
+        .route(
+            "/mcp",
+            post(mcp::transport::post)
+                .get(mcp::transport::get)
+                .delete(mcp::transport::delete),
+        )
+        .route("/healthz", get(v1::health))
+        .route("/v1/ping", get(v1::ping))
+        .route("/v1/openapi.json", get(discovery::openapi))
+        .route("/llms.txt", get(discovery::llms_txt))
+        .route(
+            "/.well-known/mcp/server-card.json",
+            get(discovery::server_card),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource",
+            get(discovery::protected_resource),
+        )
+        .route("/api/{*fn_name}", get(server_fns.clone()).post(server_fns))
+        .leptos_routes_with_context(
+            &state,
+            portal_routes,
+            backend_context(state.clone()),
+            shell_fn(&state),
+        )
+        .fallback(site::fallback)
+        .layer(CatchPanicLayer::custom(
+            |_panic: Box<dyn std::any::Any + Send>| {
+                crate::mcp::transport::rest_error(&AppError::internal(
+                    "handler",
+                    &"a request handler panicked",
+                ))
+            },
+        ))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+}

@@ -1,0 +1,166 @@
+//! Storage: one API over SQLite (the embedded default) and PostgreSQL (the
+//! scale-out path), chosen by the `DATABASE_URL` scheme.
+//!
+//! The rest of the code calls methods on [`Store`] and never sees a pool or a
+//! dialect. Each method holds the SQL for both databases side by side, so a
+//! change to one is made next to the other. Migrations live in
+//! `migrations/sqlite` and `migrations/postgres` and are embedded in the
+//! binary; `Store::connect` runs them, so a fresh database is ready at start.
+//!
+//! State that several API instances must share (MCP sessions, and on
+//! PostgreSQL the anonymous rate limits) lives here. On SQLite the rate limiter
+//! is kept in process memory: an embedded SQLite database belongs to a single
+//! host, and a write per anonymous request would serialise every caller on
+//! the database lock.
+
+mod ratelimit;
+mod sessions;
+
+use std::{str::FromStr, time::Duration};
+
+use sqlx::{
+    PgPool, SqlitePool,
+    postgres::PgPoolOptions,
+    sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
+};
+
+pub use ratelimit::{RateDecision, RateRule};
+pub use sessions::{NewSession, SessionRecord};
+
+use crate::config::DatabaseConfig;
+
+/// A storage failure. Rendered to callers as a generic internal error.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("migration: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("database url: {0}")]
+    Url(String),
+    #[error("creating the database directory {path}: {source}")]
+    Directory {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// Which database a [`Store`] talks to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+#[derive(Clone)]
+enum Pool {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// The store. Cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    pool: Pool,
+    local_limits: ratelimit::LocalLimiter,
+}
+
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
+
+impl Store {
+    /// Connect to `url` without migrating.
+    pub async fn connect(url: &str, config: &DatabaseConfig) -> Result<Self, StoreError> {
+        let pool = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let pool = PgPoolOptions::new()
+                .max_connections(config.max_connections)
+                .acquire_timeout(Duration::from_secs(10))
+                .connect(url)
+                .await?;
+            Pool::Postgres(pool)
+        } else if url.starts_with("sqlite:") {
+            let options = SqliteConnectOptions::from_str(url)
+                .map_err(|e| StoreError::Url(e.to_string()))?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .foreign_keys(true)
+                .busy_timeout(Duration::from_millis(config.busy_timeout_ms));
+            let path = options.get_filename();
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|source| StoreError::Directory {
+                    path: dir.display().to_string(),
+                    source,
+                })?;
+            }
+            let pool = SqlitePoolOptions::new()
+                .max_connections(config.max_connections)
+                .acquire_timeout(Duration::from_secs(10))
+                .connect_with(options)
+                .await?;
+            Pool::Sqlite(pool)
+        } else {
+            return Err(StoreError::Url(
+                "DATABASE_URL must start with sqlite: or postgres://".to_owned(),
+            ));
+        };
+        Ok(Self {
+            pool,
+            local_limits: ratelimit::LocalLimiter::default(),
+        })
+    }
+
+    /// Connect and bring the schema up to date.
+    pub async fn open(url: &str, config: &DatabaseConfig) -> Result<Self, StoreError> {
+        let store = Self::connect(url, config).await?;
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// Apply pending migrations. Safe to run from several processes at once:
+    /// sqlx takes a database lock around them.
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        match &self.pool {
+            Pool::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await?,
+            Pool::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await?,
+        }
+        Ok(())
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        match self.pool {
+            Pool::Sqlite(_) => Dialect::Sqlite,
+            Pool::Postgres(_) => Dialect::Postgres,
+        }
+    }
+
+    /// A round trip to the database, for `/healthz`.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        match &self.pool {
+            Pool::Sqlite(pool) => sqlx::query("SELECT 1").execute(pool).await?,
+            Pool::Postgres(pool) => {
+                sqlx::query("SELECT 1").execute(pool).await?;
+                return Ok(());
+            }
+        };
+        Ok(())
+    }
+
+    /// The number of migrations applied, for `/healthz` and `ledger migrate`.
+    pub async fn applied_migrations(&self) -> Result<i64, StoreError> {
+        let sql = "SELECT COUNT(*) FROM _sqlx_migrations WHERE success";
+        let count: i64 = match &self.pool {
+            Pool::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await?,
+            Pool::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await?,
+        };
+        Ok(count)
+    }
+
+    /// Close every connection (on shutdown).
+    pub async fn close(&self) {
+        match &self.pool {
+            Pool::Sqlite(pool) => pool.close().await,
+            Pool::Postgres(pool) => pool.close().await,
+        }
+    }
+}

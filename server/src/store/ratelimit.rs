@@ -1,0 +1,180 @@
+//! Anonymous rate limits as a GCRA (generic cell rate algorithm): one number
+//! per bucket, the theoretical arrival time (TAT) of the next request.
+//! A request at `now` is admitted when `max(tat, now) + interval - now` stays
+//! within `interval * burst`, and then moves the TAT by one interval. This is
+//! a token bucket of `burst` tokens refilled at `rate` per second, kept in
+//! one integer, which makes it a single atomic UPSERT on PostgreSQL.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+};
+
+use super::{Pool, Store, StoreError};
+use crate::clock::UnixMillis;
+
+/// A limit: `per_second` sustained, `burst` at once.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateRule {
+    pub per_second: f64,
+    pub burst: u32,
+}
+
+impl RateRule {
+    fn interval_ms(self) -> i64 {
+        // Positive and finite by configuration validation.
+        ((1000.0 / self.per_second).ceil() as i64).max(1)
+    }
+
+    fn tolerance_ms(self) -> i64 {
+        self.interval_ms() * i64::from(self.burst)
+    }
+}
+
+/// The outcome of [`Store::take_rate_token`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RateDecision {
+    Allowed,
+    /// Refused; the next request would be admitted after this many ms.
+    Limited {
+        retry_after_ms: i64,
+    },
+}
+
+/// The in-process limiter used with SQLite.
+#[derive(Clone, Default)]
+pub(super) struct LocalLimiter(Arc<Mutex<HashMap<String, i64>>>);
+
+fn decide(tat: Option<i64>, now: UnixMillis, rule: RateRule) -> (RateDecision, Option<i64>) {
+    let start = tat.map_or(now, |tat| tat.max(now));
+    let next = start + rule.interval_ms();
+    if next - now <= rule.tolerance_ms() {
+        (RateDecision::Allowed, Some(next))
+    } else {
+        let retry_after_ms = next - rule.tolerance_ms() - now;
+        (RateDecision::Limited { retry_after_ms }, None)
+    }
+}
+
+impl Store {
+    /// Take one request from `bucket`'s allowance.
+    pub async fn take_rate_token(
+        &self,
+        bucket: &str,
+        now: UnixMillis,
+        rule: RateRule,
+    ) -> Result<RateDecision, StoreError> {
+        match &self.pool {
+            Pool::Sqlite(_) => {
+                let mut map = self
+                    .local_limits
+                    .0
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                let (decision, next) = decide(map.get(bucket).copied(), now, rule);
+                if let Some(next) = next {
+                    map.insert(bucket.to_owned(), next);
+                }
+                Ok(decision)
+            }
+            Pool::Postgres(pool) => {
+                let admitted: Option<i64> = sqlx::query_scalar(
+                    "INSERT INTO rate_limits (bucket, tat_ms) VALUES ($1, $2 + $3) \
+                     ON CONFLICT (bucket) DO UPDATE \
+                       SET tat_ms = GREATEST(rate_limits.tat_ms, $2) + $3 \
+                       WHERE GREATEST(rate_limits.tat_ms, $2) + $3 - $2 <= $4 \
+                     RETURNING tat_ms",
+                )
+                .bind(bucket)
+                .bind(now)
+                .bind(rule.interval_ms())
+                .bind(rule.tolerance_ms())
+                .fetch_optional(pool)
+                .await?;
+                if admitted.is_some() {
+                    return Ok(RateDecision::Allowed);
+                }
+                let tat: Option<i64> =
+                    sqlx::query_scalar("SELECT tat_ms FROM rate_limits WHERE bucket = $1")
+                        .bind(bucket)
+                        .fetch_optional(pool)
+                        .await?;
+                Ok(decide(tat, now, rule).0)
+            }
+        }
+    }
+
+    /// Drop buckets whose allowance is full again (TAT in the past).
+    pub async fn purge_rate_limits(&self, now: UnixMillis) -> Result<u64, StoreError> {
+        match &self.pool {
+            Pool::Sqlite(_) => {
+                let mut map = self
+                    .local_limits
+                    .0
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                let before = map.len();
+                map.retain(|_, tat| *tat > now);
+                Ok((before - map.len()) as u64)
+            }
+            Pool::Postgres(pool) => Ok(sqlx::query("DELETE FROM rate_limits WHERE tat_ms <= $1")
+                .bind(now)
+                .execute(pool)
+                .await?
+                .rows_affected()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RULE: RateRule = RateRule {
+        per_second: 3.0,
+        burst: 6,
+    };
+
+    fn run(times: &[i64]) -> Vec<RateDecision> {
+        let mut tat = None;
+        times
+            .iter()
+            .map(|&now| {
+                let (d, next) = decide(tat, now, RULE);
+                if next.is_some() {
+                    tat = next;
+                }
+                d
+            })
+            .collect()
+    }
+
+    #[test]
+    fn burst_of_six_then_refused() {
+        let decisions = run(&[0; 7]);
+        assert!(decisions[..6].iter().all(|d| *d == RateDecision::Allowed));
+        assert_eq!(
+            decisions[6],
+            RateDecision::Limited {
+                retry_after_ms: 334
+            }
+        );
+    }
+
+    #[test]
+    fn refills_at_three_per_second() {
+        let mut times = vec![0; 6];
+        times.extend([334, 400, 668]);
+        let d = run(&times);
+        assert_eq!(d[6], RateDecision::Allowed);
+        assert!(matches!(d[7], RateDecision::Limited { .. }));
+        assert_eq!(d[8], RateDecision::Allowed);
+    }
+
+    #[test]
+    fn idle_bucket_starts_full() {
+        let mut times = vec![0; 6];
+        times.extend([10_000; 6]);
+        assert!(run(&times).iter().all(|d| *d == RateDecision::Allowed));
+    }
+}

@@ -1,0 +1,123 @@
+//! The REST API under `/v1`: thin handlers over the same domain functions
+//! the MCP tools call, so a route and its tool answer the same JSON.
+//! The OpenAPI document is generated from these handlers by utoipa.
+
+use axum::{
+    extract::State,
+    http::HeaderMap,
+    response::{IntoResponse, Response},
+};
+use serde_json::Value;
+use utoipa::OpenApi;
+
+use crate::{
+    auth::{self, PingResult, Principal},
+    error::AppError,
+    mcp::transport::{rest_error, unauthenticated},
+    state::AppState,
+};
+
+/// The REST error body: every refusal on every route.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct ErrorBody {
+    /// Stable machine-readable code: invalid_params, unauthenticated,
+    /// forbidden, not_found, rate_limited, payment_required, …
+    code: String,
+    /// What went wrong, in words.
+    message: String,
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Ledger",
+        description = "Solana wallet reports. Paid routes answer HTTP 402 with an x402 challenge.",
+        license(name = "MIT"),
+    ),
+    paths(ping, health),
+    components(schemas(ErrorBody, PingResult, Principal, HealthBody)),
+    tags((name = "meta", description = "Service health and identity")),
+)]
+struct ApiDoc;
+
+/// The OpenAPI document, with this deployment's URL as its server.
+pub fn openapi_json(public_url: &str) -> Value {
+    let mut doc = ApiDoc::openapi();
+    doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
+    doc.servers = Some(vec![utoipa::openapi::Server::new(public_url)]);
+    serde_json::to_value(doc).unwrap_or(Value::Null)
+}
+
+fn principal_of(headers: &HeaderMap) -> Result<Principal, AppError> {
+    let authorization = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .map(|v| v.to_str().unwrap_or("\u{0}"));
+    auth::resolve(authorization)
+}
+
+/// Who this credential resolves to (the REST twin of the `ping` tool).
+#[utoipa::path(
+    get,
+    path = "/v1/ping",
+    tag = "meta",
+    responses(
+        (status = 200, description = "The principal", body = PingResult),
+        (status = 401, description = "Unknown or revoked bearer", body = ErrorBody),
+    ),
+)]
+pub async fn ping(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    match principal_of(&headers) {
+        Ok(principal) => axum::Json(auth::ping(&principal)).into_response(),
+        Err(err) => unauthenticated(&state, &err),
+    }
+}
+
+/// The body of `/healthz`.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct HealthBody {
+    /// `ok`
+    status: &'static str,
+    /// `sqlite` or `postgres`.
+    database: &'static str,
+    /// Migrations applied.
+    migrations: i64,
+    version: &'static str,
+}
+
+/// Ready: the database answers and is migrated.
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    tag = "meta",
+    responses(
+        (status = 200, description = "Serving", body = HealthBody),
+        (status = 503, description = "The database is unavailable", body = ErrorBody),
+    ),
+)]
+pub async fn health(State(state): State<AppState>) -> Response {
+    let store = state.store();
+    let checked = async {
+        store.ping().await?;
+        store.applied_migrations().await
+    };
+    match checked.await {
+        Ok(migrations) => axum::Json(HealthBody {
+            status: "ok",
+            database: match store.dialect() {
+                crate::store::Dialect::Sqlite => "sqlite",
+                crate::store::Dialect::Postgres => "postgres",
+            },
+            migrations,
+            version: env!("CARGO_PKG_VERSION"),
+        })
+        .into_response(),
+        Err(err) => {
+            tracing::warn!(error = %err, "health check failed");
+            rest_error(&AppError::new(
+                crate::error::Code::Unavailable,
+                "the database is unavailable",
+            ))
+        }
+    }
+}
