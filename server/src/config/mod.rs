@@ -236,3 +236,114 @@ impl Config {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn no_file_and_no_environment_gives_the_defaults() {
+        let config = Config::load_from(None, env(&[])).unwrap();
+        assert_eq!(config, Config::default());
+        assert_eq!(config.listen.to_string(), "127.0.0.1:3000");
+        assert_eq!(config.database_url, "sqlite://./data/ledger.db");
+        assert_eq!(config.public_url(), "http://127.0.0.1:3000");
+    }
+
+    #[test]
+    fn environment_overrides_file_overrides_defaults() {
+        let dir = std::env::temp_dir().join(format!("ledger-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("ledger.toml");
+        std::fs::write(
+            &file,
+            "listen = \"0.0.0.0:8080\"\npublic_url = \"https://file.example/\"\n[mcp]\nmax_batch = 5\n",
+        )
+        .unwrap();
+        let config = Config::load_from(
+            Some(&file),
+            env(&[
+                ("LEDGER_PUBLIC_URL", "https://env.example"),
+                ("LEDGER_RATE_LIMIT__ANON_BURST", "12"),
+                ("LEDGER_ALLOWED_ORIGINS", "[\"https://a.example\"]"),
+                ("DATABASE_URL", "postgres://u:p@db/ledger"),
+                ("UNRELATED", "ignored"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(config.listen.to_string(), "0.0.0.0:8080");
+        assert_eq!(config.public_url(), "https://env.example");
+        assert_eq!(config.mcp.max_batch, 5);
+        assert_eq!(config.rate_limit.anon_burst, 12);
+        assert_eq!(config.allowed_origins, vec!["https://a.example".to_owned()]);
+        assert_eq!(config.database_url, "postgres://u:p@db/ledger");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_refused() {
+        for pairs in [
+            vec![("LEDGER_LISTNE", "1.2.3.4:5")],
+            vec![("LEDGER_LISTEN", "not an address")],
+            vec![("LEDGER_PUBLIC_URL", "ftp://x")],
+            vec![("LEDGER_RATE_LIMIT__ANON_RPS", "0")],
+            vec![("LEDGER_MCP__MAX_BATCH", "0")],
+        ] {
+            assert!(Config::load_from(None, env(&pairs)).is_err(), "{pairs:?}");
+        }
+    }
+
+    #[test]
+    fn a_missing_file_is_an_error() {
+        let missing = std::path::Path::new("/nonexistent/ledger.toml");
+        assert!(matches!(
+            Config::load_from(Some(missing), env(&[])),
+            Err(ConfigError::File { .. })
+        ));
+    }
+
+    fn keys(prefix: &str, value: &serde_json::Value, out: &mut Vec<String>) {
+        match value.as_object() {
+            Some(map) => {
+                for (k, v) in map {
+                    let key = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    keys(&key, v, out);
+                }
+            }
+            None => out.push(prefix.to_owned()),
+        }
+    }
+
+    #[test]
+    fn docs_table_lists_every_key() {
+        let docs = include_str!("../../../docs/configuration.md");
+        let mut all = Vec::new();
+        keys(
+            "",
+            &serde_json::to_value(Config::default()).unwrap(),
+            &mut all,
+        );
+        for key in all {
+            let env = if key == "database_url" {
+                "DATABASE_URL".to_owned()
+            } else {
+                format!("LEDGER_{}", key.to_ascii_uppercase().replace('.', "__"))
+            };
+            assert!(
+                docs.contains(&format!("| `{key}` | `{env}` |")),
+                "docs/configuration.md lacks a row for `{key}` (`{env}`)"
+            );
+        }
+    }
+}

@@ -58,10 +58,11 @@ async fn handle_post(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response, Response> {
-    check_browser(state, headers)?;
+    let refuse = |err: AppError| rest_error(&err);
+    check_browser(state, headers).map_err(refuse)?;
     let principal = admit(state, peer, headers).await?;
-    check_content_type(headers)?;
-    let sse = wants_sse(headers)?;
+    check_content_type(headers).map_err(refuse)?;
+    let sse = wants_sse(headers).map_err(refuse)?;
     let bytes = read_body(body, state.config().mcp.max_body_bytes).await?;
     let message: Value = serde_json::from_slice(&bytes).map_err(|_| {
         json_reply(
@@ -264,7 +265,7 @@ pub async fn delete(
     headers: HeaderMap,
 ) -> Response {
     let run = async {
-        check_browser(&state, &headers)?;
+        check_browser(&state, &headers).map_err(|e| rest_error(&e))?;
         let principal = admit(&state, peer, &headers).await?;
         let Some(id) = header_str(&headers, SESSION_HEADER) else {
             return Err(rest_error(&AppError::invalid_params(
@@ -286,13 +287,13 @@ pub async fn delete(
 }
 
 /// Refuse what a browser sends on another site's behalf.
-fn check_browser(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {
+fn check_browser(state: &AppState, headers: &HeaderMap) -> Result<(), AppError> {
     if header_str(headers, "sec-fetch-site") == Some("cross-site") {
         tracing::info!("refused a cross-site browser request");
-        return Err(rest_error(&AppError::new(
+        return Err(AppError::new(
             Code::Forbidden,
             "cross-site browser requests are refused; this endpoint is for MCP clients",
-        )));
+        ));
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
         let allowed = origin
@@ -301,10 +302,10 @@ fn check_browser(state: &AppState, headers: &HeaderMap) -> Result<(), Response> 
             .is_some_and(|o| origin_allowed(state, o));
         if !allowed {
             tracing::info!(origin = ?origin, "refused a foreign Origin");
-            return Err(rest_error(&AppError::new(
+            return Err(AppError::new(
                 Code::Forbidden,
                 "requests from this Origin are refused",
-            )));
+            ));
         }
     }
     Ok(())
@@ -385,7 +386,7 @@ fn client_ip(state: &AppState, peer: SocketAddr, headers: &HeaderMap) -> IpAddr 
     peer.ip()
 }
 
-fn check_content_type(headers: &HeaderMap) -> Result<(), Response> {
+fn check_content_type(headers: &HeaderMap) -> Result<(), AppError> {
     match header_str(headers, "content-type") {
         None => Ok(()),
         Some(ct) => {
@@ -393,10 +394,10 @@ fn check_content_type(headers: &HeaderMap) -> Result<(), Response> {
             if mime.eq_ignore_ascii_case("application/json") {
                 Ok(())
             } else {
-                Err(rest_error(&AppError::new(
+                Err(AppError::new(
                     Code::UnsupportedMediaType,
                     "POST a JSON-RPC message with Content-Type: application/json",
-                )))
+                ))
             }
         }
     }
@@ -404,17 +405,17 @@ fn check_content_type(headers: &HeaderMap) -> Result<(), Response> {
 
 /// Whether to answer as one SSE `message` event: when the client accepts
 /// only `text/event-stream`. 406 when it accepts neither framing.
-fn wants_sse(headers: &HeaderMap) -> Result<bool, Response> {
+fn wants_sse(headers: &HeaderMap) -> Result<bool, AppError> {
     if headers.get(header::ACCEPT).is_none() {
         return Ok(false);
     }
     let json = accepts(headers, "application/json");
     let sse = accepts(headers, "text/event-stream");
     if !json && !sse {
-        return Err(rest_error(&AppError::new(
+        return Err(AppError::new(
             Code::NotAcceptable,
             "Accept must admit application/json or text/event-stream",
-        )));
+        ));
     }
     Ok(sse && !json)
 }

@@ -1,0 +1,279 @@
+//! The test harness: the real server on 127.0.0.1:0 with a fresh database.
+//!
+//! The database is SQLite in a temporary directory, or, when
+//! `TEST_DATABASE_URL` names a PostgreSQL server (as `.ci/test` sets
+//! it for the second pass), a fresh database created on it for this test and
+//! dropped afterwards. Every test therefore runs on both databases.
+
+use std::{net::SocketAddr, sync::Arc};
+
+use reqwest::{Response, StatusCode, header::HeaderMap};
+use serde_json::{Value, json};
+use server::{
+    clock::{Clock, ManualClock, SystemClock},
+    config::Config,
+    startup::Application,
+    state::AppState,
+};
+use sqlx::{Connection, Executor, PgConnection};
+use tokio::sync::oneshot;
+
+pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+pub struct TestApp {
+    pub base: String,
+    pub client: reqwest::Client,
+    pub state: AppState,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    database: TestDatabase,
+}
+
+enum TestDatabase {
+    Sqlite(#[allow(dead_code)] tempfile::TempDir),
+    Postgres { admin_url: String, name: String },
+}
+
+/// Options for [`spawn_with`].
+pub struct Options {
+    pub clock: Arc<dyn Clock>,
+    pub configure: Box<dyn FnOnce(&mut Config) + Send>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            clock: Arc::new(SystemClock),
+            configure: Box::new(|_| {}),
+        }
+    }
+}
+
+/// The server with default settings, anonymous limits raised so that tests
+/// exercising other rules are not throttled.
+pub async fn spawn_app() -> TestApp {
+    spawn_with(Options {
+        configure: Box::new(relaxed_limits),
+        ..Options::default()
+    })
+    .await
+}
+
+/// The server with a hand-driven clock.
+pub async fn spawn_with_clock(clock: ManualClock) -> TestApp {
+    spawn_with(Options {
+        clock: Arc::new(clock),
+        configure: Box::new(relaxed_limits),
+    })
+    .await
+}
+
+pub fn relaxed_limits(config: &mut Config) {
+    config.rate_limit.anon_rps = 100_000.0;
+    config.rate_limit.anon_burst = 100_000;
+}
+
+pub async fn spawn_with(options: Options) -> TestApp {
+    let (database_url, database) = fresh_database().await;
+    let mut config = Config {
+        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+        database_url,
+        ..Config::default()
+    };
+    config.worker.in_process = false;
+    config.shutdown_grace_secs = 5;
+    (options.configure)(&mut config);
+    let app = Application::build(config, options.clock)
+        .await
+        .expect("server builds");
+    let addr = app.local_addr().expect("bound");
+    let state = app.state().clone();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        app.run_until(async move {
+            let _ = stopped.await;
+        })
+        .await
+        .expect("server runs");
+    });
+    TestApp {
+        base: format!("http://{addr}"),
+        client: reqwest::Client::new(),
+        state,
+        stop: Some(stop),
+        task: Some(task),
+        database,
+    }
+}
+
+async fn fresh_database() -> (String, TestDatabase) {
+    match std::env::var("TEST_DATABASE_URL") {
+        Ok(admin_url) if admin_url.starts_with("postgres") => {
+            let name = format!("ledger_test_{}", random_suffix());
+            let mut admin = PgConnection::connect(&admin_url)
+                .await
+                .expect("connect to the PostgreSQL admin database");
+            admin
+                .execute(format!(r#"CREATE DATABASE "{name}""#).as_str())
+                .await
+                .expect("create the test database");
+            let url = match admin_url.rsplit_once('/') {
+                Some((server, _db)) => format!("{server}/{name}"),
+                None => panic!("TEST_DATABASE_URL needs a database path"),
+            };
+            (url, TestDatabase::Postgres { admin_url, name })
+        }
+        _ => {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let url = format!("sqlite://{}/ledger.db", dir.path().display());
+            (url, TestDatabase::Sqlite(dir))
+        }
+    }
+}
+
+fn random_suffix() -> String {
+    use rand::Rng;
+    let mut rng = rand::thread_rng();
+    (0..12)
+        .map(|_| char::from(b'a' + rng.gen_range(0..26)))
+        .collect()
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Stop the server gracefully (the database is dropped with the app).
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+
+    /// POST a raw body to /mcp with the usual MCP headers plus `extra`.
+    pub async fn post_mcp_raw(
+        &self,
+        body: impl Into<reqwest::Body>,
+        extra: &[(&str, &str)],
+    ) -> Response {
+        let mut request = self
+            .client
+            .post(self.url("/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", ACCEPT_BOTH)
+            .body(body);
+        for (k, v) in extra {
+            request = request.header(*k, *v);
+        }
+        request.send().await.expect("request sent")
+    }
+
+    /// POST a JSON-RPC message to /mcp.
+    pub async fn post_mcp(&self, message: &Value, extra: &[(&str, &str)]) -> Response {
+        self.post_mcp_raw(message.to_string(), extra).await
+    }
+
+    /// POST and expect HTTP 200 with a JSON body.
+    pub async fn rpc(&self, message: &Value, extra: &[(&str, &str)]) -> Value {
+        let response = self.post_mcp(message, extra).await;
+        assert_eq!(response.status(), StatusCode::OK, "POST {message}");
+        response.json().await.expect("JSON body")
+    }
+
+    /// `initialize` with `version`; returns the session id and the result.
+    pub async fn initialize(&self, version: &str) -> (String, Value) {
+        let response = self
+            .post_mcp(
+                &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+                    "protocolVersion": version,
+                    "capabilities": {},
+                    "clientInfo": {"name":"harness","version":"1"}}}),
+                &[],
+            )
+            .await;
+        assert_eq!(response.status(), StatusCode::OK);
+        let session = session_id(response.headers()).expect("Mcp-Session-Id on initialize");
+        let body: Value = response.json().await.expect("JSON");
+        (session, body["result"].clone())
+    }
+
+    /// A stateless (2026-07-28) request with correct `_meta` and headers.
+    pub async fn stateless(
+        &self,
+        id: Value,
+        method: &str,
+        mut params: Value,
+    ) -> (StatusCode, Value) {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "harness", "version": "1"},
+        });
+        let name = params["name"].as_str().map(str::to_owned);
+        let mut headers = vec![
+            ("mcp-protocol-version", "2026-07-28".to_owned()),
+            ("mcp-method", method.to_owned()),
+        ];
+        if let Some(name) = name {
+            headers.push(("mcp-name", name));
+        }
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let response = self
+            .post_mcp(
+                &json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}),
+                &headers,
+            )
+            .await;
+        let status = response.status();
+        (status, response.json().await.expect("JSON body"))
+    }
+
+    /// `tools/call` without a session; returns the JSON-RPC `result`.
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Value {
+        let body = self
+            .rpc(
+                &json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":name,"arguments":arguments}}),
+                &[],
+            )
+            .await;
+        body["result"].clone()
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let TestDatabase::Postgres { admin_url, name } = &self.database {
+            // Drop runs outside async context: use a thread with its own runtime.
+            let (admin_url, name) = (admin_url.clone(), name.clone());
+            let _ = std::thread::spawn(move || {
+                let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                else {
+                    return;
+                };
+                rt.block_on(async {
+                    if let Ok(mut admin) = PgConnection::connect(&admin_url).await {
+                        let sql = format!(r#"DROP DATABASE IF EXISTS "{name}" WITH (FORCE)"#);
+                        let _ = admin.execute(sql.as_str()).await;
+                    }
+                });
+            })
+            .join();
+        }
+    }
+}
+
+pub fn session_id(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}

@@ -1,0 +1,12 @@
+//! Integration tests against the real server (see `helpers`). One binary,
+//! so the crate links once.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod binary;
+mod discovery;
+mod helpers;
+mod mcp_limits;
+mod mcp_stateless;
+mod mcp_transport;
+mod pages;
+mod storage;

@@ -1,0 +1,543 @@
+//! SPEC T1-T5, T8, T9 for initialize-era clients: one test per rule.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::{ACCEPT_BOTH, session_id, spawn_app};
+
+const LEGACY: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+#[tokio::test]
+async fn initialize_echoes_every_supported_version_and_opens_a_session() {
+    let app = spawn_app().await;
+    for version in LEGACY.iter().chain(&["2026-07-28"]) {
+        let (session, result) = app.initialize(version).await;
+        assert_eq!(result["protocolVersion"], *version);
+        assert_eq!(result["serverInfo"]["name"], "ledger");
+        assert_eq!(result["capabilities"]["tools"]["listChanged"], false);
+        assert!(!session.is_empty());
+        assert!(
+            session.bytes().all(|b| (0x21..=0x7e).contains(&b)),
+            "session id must be visible ASCII: {session}"
+        );
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn initialize_with_an_unknown_version_answers_the_newest() {
+    let app = spawn_app().await;
+    let (_, result) = app.initialize("2099-01-01").await;
+    assert_eq!(result["protocolVersion"], "2026-07-28");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn requests_without_a_session_are_served() {
+    let app = spawn_app().await;
+    let body = app
+        .rpc(&json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}), &[])
+        .await;
+    assert_eq!(body["result"]["tools"][0]["name"], "ping");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_session_serves_its_requests() {
+    let app = spawn_app().await;
+    let (session, _) = app.initialize("2025-06-18").await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-06-18"),
+    ];
+    let note = app
+        .post_mcp(
+            &json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            &headers,
+        )
+        .await;
+    assert_eq!(note.status(), StatusCode::ACCEPTED);
+    let result = app
+        .rpc(
+            &json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ping","arguments":{}}}),
+            &headers,
+        )
+        .await;
+    assert_eq!(result["result"]["structuredContent"]["ok"], true);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn an_unknown_session_is_404() {
+    let app = spawn_app().await;
+    let response = app
+        .post_mcp(
+            &json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
+            &[("mcp-session-id", "no-such-session")],
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn delete_ends_a_session_and_it_is_404_afterwards() {
+    let app = spawn_app().await;
+    let (session, _) = app.initialize("2025-11-25").await;
+    let deleted = app
+        .client
+        .delete(app.url("/mcp"))
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
+    let after = app
+        .post_mcp(
+            &json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
+            &[("mcp-session-id", session.as_str())],
+        )
+        .await;
+    assert_eq!(after.status(), StatusCode::NOT_FOUND);
+    let again = app
+        .client
+        .delete(app.url("/mcp"))
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), StatusCode::NOT_FOUND);
+    let without = app.client.delete(app.url("/mcp")).send().await.unwrap();
+    assert_eq!(without.status(), StatusCode::BAD_REQUEST);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn sse_only_clients_get_one_message_event() {
+    let app = spawn_app().await;
+    let response = app
+        .client
+        .post(app.url("/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "text/event-stream")
+        .body(json!({"jsonrpc":"2.0","id":4,"method":"tools/list"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let text = response.text().await.unwrap();
+    assert_eq!(text.matches("event: message\n").count(), 1, "{text}");
+    let data = text
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .expect("a data line");
+    let message: Value = serde_json::from_str(data).unwrap();
+    assert_eq!(message["id"], 4);
+    assert_eq!(message["result"]["tools"][0]["name"], "ping");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn json_is_the_default_framing() {
+    let app = spawn_app().await;
+    for accept in [
+        None,
+        Some(ACCEPT_BOTH),
+        Some("*/*"),
+        Some("application/json"),
+    ] {
+        let mut request = app
+            .client
+            .post(app.url("/mcp"))
+            .header("content-type", "application/json")
+            .body(json!({"jsonrpc":"2.0","id":1,"method":"ping"}).to_string());
+        if let Some(accept) = accept {
+            request = request.header("accept", accept);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(response.headers()["content-type"], "application/json");
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn accept_admitting_neither_framing_is_406() {
+    let app = spawn_app().await;
+    let response = app
+        .client
+        .post(app.url("/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "text/html")
+        .body(json!({"jsonrpc":"2.0","id":1,"method":"ping"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_ACCEPTABLE);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_non_json_content_type_is_415() {
+    let app = spawn_app().await;
+    let response = app
+        .client
+        .post(app.url("/mcp"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("a=b")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["code"], "unsupported_media_type");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn get_with_event_stream_is_405_allow_post() {
+    let app = spawn_app().await;
+    let response = app
+        .client
+        .get(app.url("/mcp"))
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(response.headers()["allow"], "POST");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_plain_get_describes_the_server() {
+    let app = spawn_app().await;
+    let response = app.client.get(app.url("/mcp")).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["name"], "ledger");
+    assert_eq!(body["endpoint"], app.url("/mcp"));
+    assert_eq!(body["tools"], json!(["ping"]));
+    assert_eq!(
+        body["protocolVersions"],
+        json!([
+            "2024-11-05",
+            "2025-03-26",
+            "2025-06-18",
+            "2025-11-25",
+            "2026-07-28"
+        ])
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn notifications_and_responses_get_202_without_a_body() {
+    let app = spawn_app().await;
+    for message in [
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}),
+        json!({"jsonrpc":"2.0","id":"srv-1","result":{}}),
+    ] {
+        let response = app.post_mcp(&message, &[]).await;
+        assert_eq!(response.status(), StatusCode::ACCEPTED, "{message}");
+        assert!(response.text().await.unwrap().is_empty());
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn malformed_json_is_a_parse_error_with_http_400() {
+    let app = spawn_app().await;
+    let response = app.post_mcp_raw("{\"jsonrpc\": \"2.0\", ", &[]).await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32700);
+    assert_eq!(body["id"], Value::Null);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn an_invalid_request_is_32600() {
+    let app = spawn_app().await;
+    let response = app
+        .post_mcp(&json!({"jsonrpc":"1.0","id":3,"method":"tools/list"}), &[])
+        .await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32600);
+    assert_eq!(body["id"], 3);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn an_unknown_method_is_32601() {
+    let app = spawn_app().await;
+    let body = app
+        .rpc(
+            &json!({"jsonrpc":"2.0","id":"x","method":"resources/list"}),
+            &[],
+        )
+        .await;
+    assert_eq!(body["error"]["code"], -32601);
+    assert_eq!(body["id"], "x");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn an_unknown_tool_is_32602() {
+    let app = spawn_app().await;
+    let body = app
+        .rpc(
+            &json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rm_rf","arguments":{}}}),
+            &[],
+        )
+        .await;
+    assert_eq!(body["error"]["code"], -32602);
+    assert_eq!(body["error"]["message"], "Unknown tool: rm_rf");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn bad_params_are_32602() {
+    let app = spawn_app().await;
+    for params in [
+        json!(null),
+        json!([]),
+        json!({"arguments":{}}),
+        json!({"name":7}),
+        json!({"name":"ping","arguments":[1]}),
+        json!({"name":"ping","arguments":"x"}),
+    ] {
+        let body = app
+            .rpc(
+                &json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":params}),
+                &[],
+            )
+            .await;
+        assert_eq!(body["error"]["code"], -32602, "{params}");
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn unknown_argument_fields_are_32602() {
+    let app = spawn_app().await;
+    let body = app
+        .rpc(
+            &json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ping","arguments":{"verbose":true}}}),
+            &[],
+        )
+        .await;
+    assert_eq!(body["error"]["code"], -32602);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown field `verbose`"),
+        "{body}"
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_batch_is_answered_in_2025_03_26() {
+    let app = spawn_app().await;
+    let batch = json!([
+        {"jsonrpc":"2.0","id":1,"method":"tools/list"},
+        {"jsonrpc":"2.0","method":"notifications/initialized"},
+        {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ping","arguments":{}}},
+        {"jsonrpc":"2.0","id":3,"method":"nope"}
+    ]);
+    let body = app
+        .rpc(&batch, &[("mcp-protocol-version", "2025-03-26")])
+        .await;
+    let responses = body.as_array().expect("an array of responses");
+    assert_eq!(responses.len(), 3);
+    assert_eq!(responses[0]["id"], 1);
+    assert_eq!(responses[1]["result"]["isError"], false);
+    assert_eq!(responses[2]["error"]["code"], -32601);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_batch_of_only_notifications_is_202() {
+    let app = spawn_app().await;
+    let response = app
+        .post_mcp(
+            &json!([{"jsonrpc":"2.0","method":"notifications/initialized"}]),
+            &[],
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn batches_hold_at_most_twenty() {
+    let app = spawn_app().await;
+    let make = |n: usize| {
+        Value::Array(
+            (0..n)
+                .map(|i| json!({"jsonrpc":"2.0","id":i,"method":"ping"}))
+                .collect(),
+        )
+    };
+    let ok = app.rpc(&make(20), &[]).await;
+    assert_eq!(ok.as_array().map(Vec::len), Some(20));
+    let response = app.post_mcp(&make(21), &[]).await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32600);
+    let empty = app.post_mcp(&json!([]), &[]).await;
+    assert_eq!(empty.status(), StatusCode::BAD_REQUEST);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn batches_are_refused_from_2025_06_18_on() {
+    let app = spawn_app().await;
+    let batch = json!([{"jsonrpc":"2.0","id":1,"method":"ping"}]);
+    for version in ["2025-06-18", "2025-11-25"] {
+        let response = app
+            .post_mcp(&batch, &[("mcp-protocol-version", version)])
+            .await;
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{version}");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["error"]["code"], -32600);
+    }
+    let (session, _) = app.initialize("2025-06-18").await;
+    let response = app
+        .post_mcp(&batch, &[("mcp-session-id", session.as_str())])
+        .await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn initialize_inside_a_batch_is_refused() {
+    let app = spawn_app().await;
+    let body = app
+        .rpc(
+            &json!([{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}]),
+            &[],
+        )
+        .await;
+    assert_eq!(body[0]["error"]["code"], -32600);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn an_unsupported_protocol_version_header_is_400() {
+    let app = spawn_app().await;
+    let response = app
+        .post_mcp(
+            &json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
+            &[("mcp-protocol-version", "1999-01-01")],
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn tools_list_declares_schemas_and_annotations() {
+    let app = spawn_app().await;
+    let body = app
+        .rpc(&json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}), &[])
+        .await;
+    let ping = &body["result"]["tools"][0];
+    assert_eq!(ping["name"], "ping");
+    assert_eq!(ping["title"], "Ping");
+    assert!(ping["description"].as_str().unwrap().len() > 40);
+    assert_eq!(ping["inputSchema"]["type"], "object");
+    assert_eq!(ping["inputSchema"]["additionalProperties"], false);
+    assert_eq!(ping["outputSchema"]["type"], "object");
+    let shapes = ping["outputSchema"]["anyOf"].as_array().unwrap();
+    assert_eq!(shapes.len(), 2, "success and error shapes");
+    assert_eq!(shapes[1]["required"], json!(["code", "message"]));
+    let annotations = &ping["annotations"];
+    assert_eq!(annotations["readOnlyHint"], true);
+    assert_eq!(annotations["destructiveHint"], false);
+    assert_eq!(annotations["idempotentHint"], true);
+    assert_eq!(annotations["openWorldHint"], false);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn ping_answers_ok_and_the_anonymous_principal() {
+    let app = spawn_app().await;
+    let result = app.call_tool("ping", json!({})).await;
+    assert_eq!(result["isError"], false);
+    assert_eq!(
+        result["structuredContent"],
+        json!({"ok": true, "principal": {"kind": "anonymous"}})
+    );
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(!text.contains('\n'), "one line: {text}");
+    assert!(text.starts_with("ok"));
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn structured_content_equals_the_rest_route() {
+    let app = spawn_app().await;
+    let result = app.call_tool("ping", json!({})).await;
+    let rest: Value = app
+        .client
+        .get(app.url("/v1/ping"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(result["structuredContent"], rest);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn clients_before_2025_06_18_also_get_the_json_as_text() {
+    let app = spawn_app().await;
+    let (session, _) = app.initialize("2025-03-26").await;
+    let body = app
+        .rpc(
+            &json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ping"}}),
+            &[("mcp-session-id", session.as_str())],
+        )
+        .await;
+    let content = body["result"]["content"].as_array().unwrap();
+    assert_eq!(content.len(), 2);
+    let json_text: Value = serde_json::from_str(content[1]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(json_text, body["result"]["structuredContent"]);
+    let (session, _) = app.initialize("2025-06-18").await;
+    let body = app
+        .rpc(
+            &json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ping"}}),
+            &[("mcp-session-id", session.as_str())],
+        )
+        .await;
+    assert_eq!(body["result"]["content"].as_array().unwrap().len(), 1);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_protocol_ping_answers_an_empty_result() {
+    let app = spawn_app().await;
+    let body = app
+        .rpc(&json!({"jsonrpc":"2.0","id":9,"method":"ping"}), &[])
+        .await;
+    assert_eq!(body, json!({"jsonrpc":"2.0","id":9,"result":{}}));
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn initialize_response_carries_the_session_header_only_on_initialize() {
+    let app = spawn_app().await;
+    let response = app
+        .post_mcp(&json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}), &[])
+        .await;
+    assert!(session_id(response.headers()).is_none());
+    app.stop().await;
+}
