@@ -13,6 +13,18 @@
 //! host, and a write per anonymous request would serialise every caller on
 //! the database lock.
 
+/// Run `$body` with `$conn` bound to the store's pool, whichever database it
+/// is. The body is type-checked once per driver, so one query text and one
+/// bind chain serve both.
+macro_rules! on_pool {
+    ($pool:expr, |$conn:ident| $body:expr) => {
+        match $pool {
+            Pool::Sqlite($conn) => $body,
+            Pool::Postgres($conn) => $body,
+        }
+    };
+}
+
 mod ratelimit;
 mod sessions;
 
@@ -136,31 +148,24 @@ impl Store {
 
     /// A round trip to the database, for `/healthz`.
     pub async fn ping(&self) -> Result<(), StoreError> {
-        match &self.pool {
-            Pool::Sqlite(pool) => sqlx::query("SELECT 1").execute(pool).await?,
-            Pool::Postgres(pool) => {
-                sqlx::query("SELECT 1").execute(pool).await?;
-                return Ok(());
-            }
-        };
+        on_pool!(&self.pool, |pool| sqlx::query("SELECT 1")
+            .execute(pool)
+            .await
+            .map(|_| ())?);
         Ok(())
     }
 
     /// The number of migrations applied, for `/healthz` and `ledger migrate`.
     pub async fn applied_migrations(&self) -> Result<i64, StoreError> {
         let sql = "SELECT COUNT(*) FROM _sqlx_migrations WHERE success";
-        let count: i64 = match &self.pool {
-            Pool::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await?,
-            Pool::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await?,
-        };
+        let count: i64 = on_pool!(&self.pool, |pool| sqlx::query_scalar(sql)
+            .fetch_one(pool)
+            .await?);
         Ok(count)
     }
 
     /// Close every connection (on shutdown).
     pub async fn close(&self) {
-        match &self.pool {
-            Pool::Sqlite(pool) => pool.close().await,
-            Pool::Postgres(pool) => pool.close().await,
-        }
+        on_pool!(&self.pool, |pool| pool.close().await)
     }
 }
