@@ -257,6 +257,9 @@ test('hydration: a button.copy in each snippet, and clicking it shows "Copied"',
       { timeout: 5_000 },
     ).catch(() => {});
     assert.equal((await button.innerText()).trim(), 'Copied', 'the clicked button reads "Copied"');
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    const shown = await snippets.first().locator('pre').innerText();
+    assert.equal(copied.trim(), shown.trim(), 'the clipboard holds the snippet as shown');
     await screenshot(page, 'home-hydrated-copied');
     assert.deepEqual(problems, [], 'no console errors while hydrating and copying');
   } finally {
