@@ -104,6 +104,18 @@ pub fn error(id: Value, code: i64, message: &str, data: Option<Value>) -> Value 
     json!({ "jsonrpc": "2.0", "id": id, "error": err })
 }
 
+/// 2026-07-28 types an error's `id` as a string or integer and leaves it
+/// out when the request's id is unknown; JSON-RPC 2.0 (and so every
+/// earlier MCP version) writes `null`. Drop a `null` id for the former.
+pub fn without_null_id(mut response: Value) -> Value {
+    if let Some(obj) = response.as_object_mut()
+        && obj.get("id") == Some(&Value::Null)
+    {
+        obj.remove("id");
+    }
+    response
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

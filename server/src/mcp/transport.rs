@@ -64,23 +64,27 @@ async fn handle_post(
     check_content_type(headers).map_err(refuse)?;
     let sse = wants_sse(headers).map_err(refuse)?;
     let bytes = read_body(body, state.config().mcp.max_body_bytes).await?;
-    let message: Value = serde_json::from_slice(&bytes).map_err(|_| {
-        json_reply(
-            StatusCode::BAD_REQUEST,
-            &jsonrpc::error(
-                Value::Null,
-                jsonrpc::PARSE_ERROR,
-                "Parse error: the body is not JSON",
-                None,
-            ),
-            false,
-        )
-    })?;
     let mcp_headers = McpHeaders {
         protocol_version: header_str(headers, PROTOCOL_VERSION_HEADER).map(str::to_owned),
         method: header_str(headers, "mcp-method").map(str::to_owned),
         name: header_str(headers, "mcp-name").map(str::to_owned),
     };
+    let stateless_header =
+        mcp_headers.protocol_version.as_deref().map(str::trim) == Some(version::STATELESS);
+    let message: Value = serde_json::from_slice(&bytes).map_err(|_| {
+        let error = jsonrpc::error(
+            Value::Null,
+            jsonrpc::PARSE_ERROR,
+            "Parse error: the body is not JSON",
+            None,
+        );
+        let error = if stateless_header {
+            jsonrpc::without_null_id(error)
+        } else {
+            error
+        };
+        json_reply(StatusCode::BAD_REQUEST, &error, false)
+    })?;
     let ctx = ToolContext {
         state: state.clone(),
         principal,
@@ -91,7 +95,7 @@ async fn handle_post(
         let reply = match jsonrpc::classify(message) {
             Err(error) => Reply {
                 status: StatusCode::BAD_REQUEST,
-                body: Some(error),
+                body: Some(jsonrpc::without_null_id(error)),
             },
             Ok(Incoming::Request { id, method, params }) => {
                 dispatch::stateless_request(ctx, id, &method, params, &mcp_headers).await
@@ -144,11 +148,13 @@ async fn legacy(
         Value::Array(batch) => {
             let max = state.config().mcp.max_batch;
             let refuse = |text: String| {
-                json_reply(
-                    StatusCode::BAD_REQUEST,
-                    &jsonrpc::error(Value::Null, jsonrpc::INVALID_REQUEST, &text, None),
-                    false,
-                )
+                let error = jsonrpc::error(Value::Null, jsonrpc::INVALID_REQUEST, &text, None);
+                let error = if speaks == version::STATELESS {
+                    jsonrpc::without_null_id(error)
+                } else {
+                    error
+                };
+                json_reply(StatusCode::BAD_REQUEST, &error, false)
             };
             if !version::allows_batches(&speaks) {
                 return Err(refuse(format!(

@@ -247,3 +247,29 @@ async fn unknown_tools_and_bad_arguments_are_32602() {
     assert_eq!(bad["error"]["code"], -32602);
     app.stop().await;
 }
+
+#[tokio::test]
+async fn errors_without_a_readable_id_leave_the_id_out() {
+    let app = spawn_app().await;
+    let parse = app
+        .post_mcp_raw("{not json", &[("mcp-protocol-version", "2026-07-28")])
+        .await;
+    assert_eq!(parse.status(), StatusCode::BAD_REQUEST);
+    let body: Value = parse.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32700);
+    assert!(body.get("id").is_none(), "{body}");
+    let batch = app
+        .post_mcp(
+            &json!([{"jsonrpc":"2.0","id":1,"method":"tools/list"}]),
+            &[("mcp-protocol-version", "2026-07-28")],
+        )
+        .await;
+    let body: Value = batch.json().await.unwrap();
+    assert!(body.get("id").is_none(), "{body}");
+    // Earlier versions keep JSON-RPC 2.0's null.
+    let legacy = app.post_mcp_raw("{not json", &[]).await;
+    let body: Value = legacy.json().await.unwrap();
+    assert_eq!(body["id"], Value::Null);
+    assert!(body.get("id").is_some());
+    app.stop().await;
+}
