@@ -154,7 +154,7 @@ start_server() {
         BASE_URL=http://127.0.0.1:$PORT
         (
             cd "$SERVER_DIR"
-            # The server refuses unknown LEDGER_* variables (strict config), so
+            # The server warns about LEDGER_* variables that name no setting, so
             # this script's own variables are not passed on; other LEDGER_* are.
             exec env -u LEDGER_BIN -u LEDGER_E2E_OUT -u LEDGER_REQUIRE_HYDRATION -u LEDGER_URL \
                 LEDGER_LISTEN="127.0.0.1:$PORT" \

@@ -176,11 +176,19 @@ impl Config {
         // figment's `Env` provider reads the real process environment; we
         // take the variables as given so tests stay hermetic, and parse each
         // value the way `Env` would (numbers, booleans, arrays, else string).
+        // `LEDGER_` is a common prefix (build scripts, wrappers), so a
+        // variable naming no key is logged and ignored; a key in the file
+        // that names nothing is an error.
+        let known = known_keys();
         for (key, value) in env {
             let Some(rest) = key.strip_prefix("LEDGER_").filter(|r| !r.is_empty()) else {
                 continue;
             };
             let path = rest.to_ascii_lowercase().replace("__", ".");
+            if !known.contains(&path) {
+                tracing::warn!(variable = %key, "ignoring an environment variable that names no setting");
+                continue;
+            }
             let value: figment::value::Value = value
                 .parse()
                 .unwrap_or_else(|never: std::convert::Infallible| match never {});
@@ -194,6 +202,11 @@ impl Config {
             .map_err(|e| ConfigError::Invalid(e.to_string()))?;
         config.validate()?;
         Ok(config)
+    }
+
+    /// Every key, dotted (`mcp.session_ttl_secs`), as the docs table lists them.
+    pub fn keys() -> Vec<String> {
+        known_keys()
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
@@ -235,6 +248,29 @@ impl Config {
             None => format!("http://{}", self.listen),
         }
     }
+}
+
+fn known_keys() -> Vec<String> {
+    fn walk(prefix: &str, value: &serde_json::Value, out: &mut Vec<String>) {
+        match value.as_object() {
+            Some(map) => {
+                for (k, v) in map {
+                    let key = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    walk(&key, v, out);
+                }
+            }
+            None => out.push(prefix.to_owned()),
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(defaults) = serde_json::to_value(Config::default()) {
+        walk("", &defaults, &mut out);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -290,7 +326,6 @@ mod tests {
     #[test]
     fn unknown_keys_and_bad_values_are_refused() {
         for pairs in [
-            vec![("LEDGER_LISTNE", "1.2.3.4:5")],
             vec![("LEDGER_LISTEN", "not an address")],
             vec![("LEDGER_PUBLIC_URL", "ftp://x")],
             vec![("LEDGER_RATE_LIMIT__ANON_RPS", "0")],
@@ -298,6 +333,20 @@ mod tests {
         ] {
             assert!(Config::load_from(None, env(&pairs)).is_err(), "{pairs:?}");
         }
+    }
+
+    #[test]
+    fn unknown_environment_variables_are_ignored_but_unknown_file_keys_refused() {
+        let config = Config::load_from(
+            None,
+            env(&[("LEDGER_LISTNE", "1.2.3.4:5"), ("LEDGER_BIN", "/x")]),
+        )
+        .unwrap();
+        assert_eq!(config, Config::default());
+        let file = std::env::temp_dir().join(format!("ledger-typo-{}.toml", std::process::id()));
+        std::fs::write(&file, "listne = \"1.2.3.4:5\"\n").unwrap();
+        assert!(Config::load_from(Some(&file), env(&[])).is_err());
+        let _ = std::fs::remove_file(file);
     }
 
     #[test]
@@ -309,31 +358,11 @@ mod tests {
         ));
     }
 
-    fn keys(prefix: &str, value: &serde_json::Value, out: &mut Vec<String>) {
-        match value.as_object() {
-            Some(map) => {
-                for (k, v) in map {
-                    let key = if prefix.is_empty() {
-                        k.clone()
-                    } else {
-                        format!("{prefix}.{k}")
-                    };
-                    keys(&key, v, out);
-                }
-            }
-            None => out.push(prefix.to_owned()),
-        }
-    }
-
     #[test]
     fn docs_table_lists_every_key() {
         let docs = include_str!("../../../docs/configuration.md");
-        let mut all = Vec::new();
-        keys(
-            "",
-            &serde_json::to_value(Config::default()).unwrap(),
-            &mut all,
-        );
+        let all = Config::keys();
+        assert!(all.len() > 10);
         for key in all {
             let env = if key == "database_url" {
                 "DATABASE_URL".to_owned()
