@@ -17,6 +17,7 @@ pub mod clock;
 pub mod config;
 pub mod discovery;
 pub mod error;
+pub mod ledger;
 pub mod mcp;
 pub mod site;
 pub mod startup;
