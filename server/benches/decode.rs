@@ -27,7 +27,10 @@ fn main() {
             .iter()
             .map(|t| serde_json::from_str(t).expect("json"))
             .collect();
-        let views: Vec<TxView> = parsed.iter().map(|v| TxView::parse(v).expect("tx")).collect();
+        let views: Vec<TxView> = parsed
+            .iter()
+            .map(|v| TxView::parse(v).expect("tx"))
+            .collect();
         let start = Instant::now();
         let mut txs = 0u64;
         let mut legs = 0usize;

@@ -76,16 +76,21 @@ pub fn llms_txt_text(state: &AppState) -> String {
         versions = mcp::version::SUPPORTED.join(", "),
     );
     for tool in state.registry().iter() {
-        let paid = if tool.tier.is_paid() { " (paid)" } else { "" };
+        let paid = if tool.meta.tier.is_paid() {
+            " (paid)"
+        } else {
+            ""
+        };
         let rest = tool
+            .meta
             .rest
             .map(|r| format!(" REST: `{} {}{}`{paid}.", r.method, public, r.path))
             .unwrap_or_default();
         out.push_str(&format!(
             "- `{}` [{}]: {}{}\n",
-            tool.name,
-            tool.tier.as_str(),
-            tool.description,
+            tool.meta.name,
+            tool.meta.tier.as_str(),
+            tool.meta.description,
             rest
         ));
     }

@@ -86,14 +86,9 @@ pub enum CallError {
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 type Handler = dyn Fn(ToolContext, Value) -> BoxFuture<Result<ToolOutput, CallError>> + Send + Sync;
 
-/// One tool.
+/// One tool: its static facts, its schemas and its body.
 pub struct ToolDef {
-    pub name: &'static str,
-    pub title: &'static str,
-    pub description: &'static str,
-    pub tier: Tier,
-    pub annotations: Annotations,
-    pub rest: Option<RestRoute>,
+    pub meta: ToolMeta,
     pub input_schema: Value,
     pub output_schema: Value,
     handler: Box<Handler>,
@@ -136,12 +131,7 @@ impl ToolDef {
                 })
             };
         Self {
-            name: meta.name,
-            title: meta.title,
-            description: meta.description,
-            tier: meta.tier,
-            annotations: meta.annotations,
-            rest: meta.rest,
+            meta,
             input_schema: input_schema::<I>(),
             output_schema: output_schema::<O>(),
             handler: Box::new(handler),
@@ -166,19 +156,19 @@ impl ToolDef {
     /// The tool as `tools/list` describes it.
     pub fn listing(&self) -> Value {
         json!({
-            "name": self.name,
-            "title": self.title,
-            "description": self.description,
+            "name": self.meta.name,
+            "title": self.meta.title,
+            "description": self.meta.description,
             "inputSchema": self.input_schema,
             "outputSchema": self.output_schema,
             "annotations": {
-                "title": self.title,
-                "readOnlyHint": self.annotations.read_only,
-                "destructiveHint": self.annotations.destructive,
-                "idempotentHint": self.annotations.idempotent,
-                "openWorldHint": self.annotations.open_world,
+                "title": self.meta.title,
+                "readOnlyHint": self.meta.annotations.read_only,
+                "destructiveHint": self.meta.annotations.destructive,
+                "idempotentHint": self.meta.annotations.idempotent,
+                "openWorldHint": self.meta.annotations.open_world,
             },
-            "_meta": { "ledger/tier": self.tier.as_str() },
+            "_meta": { "ledger/tier": self.meta.tier.as_str() },
         })
     }
 }
@@ -191,7 +181,7 @@ pub struct Registry {
 impl Registry {
     pub fn new(tools: impl IntoIterator<Item = ToolDef>) -> Self {
         Self {
-            tools: tools.into_iter().map(|t| (t.name, t)).collect(),
+            tools: tools.into_iter().map(|t| (t.meta.name, t)).collect(),
         }
     }
 
@@ -212,12 +202,12 @@ impl Registry {
     pub fn summaries(&self) -> Vec<app::ToolSummary> {
         self.iter()
             .map(|tool| app::ToolSummary {
-                name: tool.name.to_owned(),
-                title: tool.title.to_owned(),
-                tier: tool.tier.as_str().to_owned(),
-                description: tool.description.to_owned(),
+                name: tool.meta.name.to_owned(),
+                title: tool.meta.title.to_owned(),
+                tier: tool.meta.tier.as_str().to_owned(),
+                description: tool.meta.description.to_owned(),
                 arguments: arguments(&tool.input_schema),
-                read_only: tool.annotations.read_only,
+                read_only: tool.meta.annotations.read_only,
             })
             .collect()
     }

@@ -258,7 +258,7 @@ pub fn describe(state: &AppState) -> Value {
         "methods": ["POST"],
         "protocolVersions": version::SUPPORTED,
         "authentication": "optional: Authorization: Bearer lm_… (MCP token) or lk_… (API key); anonymous otherwise",
-        "tools": state.registry().iter().map(|t| t.name).collect::<Vec<_>>(),
+        "tools": state.registry().iter().map(|t| t.meta.name).collect::<Vec<_>>(),
         "serverCard": format!("{}/.well-known/mcp/server-card.json", state.public_url()),
         "documentation": format!("{}/llms.txt", state.public_url()),
     })

@@ -45,6 +45,16 @@ pub enum RateDecision {
 #[derive(Clone, Default)]
 pub(super) struct LocalLimiter(Arc<Mutex<HashMap<String, i64>>>);
 
+impl LocalLimiter {
+    /// The buckets. A panic while holding the lock cannot leave a bucket
+    /// half-written (each update is one insert), so a poisoned lock is used.
+    fn buckets(&self) -> std::sync::MutexGuard<'_, HashMap<String, i64>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
 fn decide(tat: Option<i64>, now: UnixMillis, rule: RateRule) -> (RateDecision, Option<i64>) {
     let start = tat.map_or(now, |tat| tat.max(now));
     let next = start + rule.interval_ms();
@@ -66,11 +76,7 @@ impl Store {
     ) -> Result<RateDecision, StoreError> {
         match &self.pool {
             Pool::Sqlite(_) => {
-                let mut map = self
-                    .local_limits
-                    .0
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                let mut map = self.local_limits.buckets();
                 let (decision, next) = decide(map.get(bucket).copied(), now, rule);
                 if let Some(next) = next {
                     map.insert(bucket.to_owned(), next);
@@ -108,11 +114,7 @@ impl Store {
     pub async fn purge_rate_limits(&self, now: UnixMillis) -> Result<u64, StoreError> {
         match &self.pool {
             Pool::Sqlite(_) => {
-                let mut map = self
-                    .local_limits
-                    .0
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                let mut map = self.local_limits.buckets();
                 let before = map.len();
                 map.retain(|_, tat| *tat > now);
                 Ok((before - map.len()) as u64)

@@ -37,12 +37,12 @@ async fn tools_page_is_generated_from_the_registry() {
     assert_eq!(status, StatusCode::OK);
     for tool in app.state.registry().iter() {
         assert!(
-            html.contains(&format!("id=\"tool-{}\"", tool.name)),
+            html.contains(&format!("id=\"tool-{}\"", tool.meta.name)),
             "{}",
-            tool.name
+            tool.meta.name
         );
-        assert!(html.contains(tool.title));
-        assert!(html.contains(tool.tier.as_str()));
+        assert!(html.contains(tool.meta.title));
+        assert!(html.contains(tool.meta.tier.as_str()));
     }
     app.stop().await;
 }
