@@ -20,6 +20,7 @@ pub mod error;
 pub mod ledger;
 pub mod mcp;
 pub mod site;
+pub mod solana;
 pub mod startup;
 pub mod state;
 pub mod store;

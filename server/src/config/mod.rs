@@ -42,7 +42,64 @@ pub struct Config {
     pub rate_limit: RateLimitConfig,
     pub worker: WorkerConfig,
     pub database: DatabaseConfig,
+    pub solana: SolanaConfig,
 }
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SolanaConfig {
+    /// The JSON-RPC endpoint scans read from (`SOLANA_RPC_URL`).
+    pub rpc_url: String,
+    /// `json` or `jsonParsed`: the encoding requested for transactions
+    /// (`SOLANA_TX_ENCODING`).
+    pub tx_encoding: crate::solana::TxEncoding,
+    /// Most RPC requests in flight per process.
+    pub max_concurrency: usize,
+    /// `getTransaction` requests per JSON-RPC batch.
+    pub batch_size: usize,
+    /// Retries on transport errors, HTTP 429 and 5xx.
+    pub max_retries: u32,
+    /// First backoff, doubled per retry (a `Retry-After` wins).
+    pub retry_base_ms: u64,
+    /// Per-request timeout.
+    pub timeout_secs: u64,
+}
+
+impl Default for SolanaConfig {
+    fn default() -> Self {
+        Self {
+            rpc_url: "https://api.mainnet-beta.solana.com".to_owned(),
+            tx_encoding: crate::solana::TxEncoding::Json,
+            max_concurrency: 8,
+            batch_size: 50,
+            max_retries: 5,
+            retry_base_ms: 250,
+            timeout_secs: 30,
+        }
+    }
+}
+
+impl SolanaConfig {
+    /// The RPC client settings.
+    pub fn rpc_settings(&self) -> crate::solana::rpc::RpcSettings {
+        crate::solana::rpc::RpcSettings {
+            url: self.rpc_url.clone(),
+            encoding: self.tx_encoding,
+            max_concurrency: self.max_concurrency,
+            batch_size: self.batch_size,
+            max_retries: self.max_retries,
+            retry_base: std::time::Duration::from_millis(self.retry_base_ms),
+            timeout: std::time::Duration::from_secs(self.timeout_secs),
+        }
+    }
+}
+
+/// Conventional environment names that are not `LEDGER_…`, and their keys.
+pub const UNPREFIXED_ENV: [(&str, &str); 3] = [
+    ("DATABASE_URL", "database_url"),
+    ("SOLANA_RPC_URL", "solana.rpc_url"),
+    ("SOLANA_TX_ENCODING", "solana.tx_encoding"),
+];
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -96,6 +153,7 @@ impl Default for Config {
             rate_limit: RateLimitConfig::default(),
             worker: WorkerConfig::default(),
             database: DatabaseConfig::default(),
+            solana: SolanaConfig::default(),
         }
     }
 }
@@ -169,10 +227,14 @@ impl Config {
             figment = figment.merge(Toml::string(&text));
         }
         let env: Vec<(String, String)> = env.into_iter().collect();
-        let database_url = env
+        let unprefixed: Vec<(&str, String)> = UNPREFIXED_ENV
             .iter()
-            .find(|(k, _)| k == "DATABASE_URL")
-            .map(|(_, v)| v.clone());
+            .filter_map(|(name, key)| {
+                env.iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| (*key, v.clone()))
+            })
+            .collect();
         // figment's `Env` provider reads the real process environment; we
         // take the variables as given so tests stay hermetic, and parse each
         // value the way `Env` would (numbers, booleans, arrays, else string).
@@ -194,8 +256,8 @@ impl Config {
                 .unwrap_or_else(|never: std::convert::Infallible| match never {});
             figment = figment.merge(Serialized::global(&path, value));
         }
-        if let Some(url) = database_url {
-            figment = figment.merge(Serialized::global("database_url", url));
+        for (key, value) in unprefixed {
+            figment = figment.merge(Serialized::global(key, value));
         }
         let config: Config = figment
             .extract()
@@ -233,6 +295,13 @@ impl Config {
                 "rate_limit.anon_burst must be at least 1".to_owned(),
             ));
         }
+        if self.solana.max_concurrency == 0 || self.solana.batch_size == 0 {
+            return Err(ConfigError::Invalid(
+                "solana.max_concurrency and solana.batch_size must be positive".to_owned(),
+            ));
+        }
+        url::Url::parse(&self.solana.rpc_url)
+            .map_err(|e| ConfigError::Invalid(format!("solana.rpc_url: {e}")))?;
         if self.mcp.max_batch == 0 || self.mcp.max_body_bytes == 0 {
             return Err(ConfigError::Invalid(
                 "mcp.max_batch and mcp.max_body_bytes must be positive".to_owned(),
@@ -310,6 +379,8 @@ mod tests {
                 ("LEDGER_RATE_LIMIT__ANON_BURST", "12"),
                 ("LEDGER_ALLOWED_ORIGINS", "[\"https://a.example\"]"),
                 ("DATABASE_URL", "postgres://u:p@db/ledger"),
+                ("SOLANA_RPC_URL", "http://127.0.0.1:8899"),
+                ("SOLANA_TX_ENCODING", "jsonParsed"),
                 ("UNRELATED", "ignored"),
             ]),
         )
@@ -320,6 +391,11 @@ mod tests {
         assert_eq!(config.rate_limit.anon_burst, 12);
         assert_eq!(config.allowed_origins, vec!["https://a.example".to_owned()]);
         assert_eq!(config.database_url, "postgres://u:p@db/ledger");
+        assert_eq!(config.solana.rpc_url, "http://127.0.0.1:8899");
+        assert_eq!(
+            config.solana.tx_encoding,
+            crate::solana::TxEncoding::JsonParsed
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 
@@ -364,10 +440,9 @@ mod tests {
         let all = Config::keys();
         assert!(all.len() > 10);
         for key in all {
-            let env = if key == "database_url" {
-                "DATABASE_URL".to_owned()
-            } else {
-                format!("LEDGER_{}", key.to_ascii_uppercase().replace('.', "__"))
+            let env = match UNPREFIXED_ENV.iter().find(|(_, k)| *k == key) {
+                Some((name, _)) => (*name).to_owned(),
+                None => format!("LEDGER_{}", key.to_ascii_uppercase().replace('.', "__")),
             };
             assert!(
                 docs.contains(&format!("| `{key}` | `{env}` |")),

@@ -1,0 +1,6 @@
+//! Talking to Solana: the JSON-RPC client the scanner (and later payment
+//! settlement) uses. Decoding what comes back into legs is `ledger`'s job.
+
+pub mod rpc;
+
+pub use rpc::{RpcClient, RpcCost, RpcError, SignatureInfo, TxEncoding};

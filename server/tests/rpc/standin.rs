@@ -1,0 +1,154 @@
+//! A local Solana JSON-RPC stand-in: serves a wallet's signature history
+//! and recorded `getTransaction` answers, accepts or refuses batches, and
+//! injects faults (HTTP 429 with Retry-After, 500) on demand. Loopback only.
+
+use std::{
+    collections::{HashMap, VecDeque},
+    net::SocketAddr,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use axum::{
+    Json, Router,
+    extract::State,
+    http::StatusCode,
+    response::{IntoResponse, Response},
+    routing::post,
+};
+use serde_json::{Value, json};
+
+#[derive(Clone, Copy, Debug)]
+pub enum Fault {
+    TooMany { retry_after_secs: u64 },
+    ServerError,
+}
+
+#[derive(Default)]
+pub struct Shared {
+    /// Signature entries, newest first, per address.
+    pub history: HashMap<String, Vec<Value>>,
+    pub transactions: HashMap<String, Value>,
+    pub refuse_batches: bool,
+    pub faults: Mutex<VecDeque<Fault>>,
+    pub http_requests: AtomicUsize,
+    pub in_flight: AtomicUsize,
+    pub max_in_flight: AtomicUsize,
+    pub encodings: Mutex<Vec<String>>,
+    pub delay: Duration,
+}
+
+pub struct StandIn {
+    pub url: String,
+    pub shared: Arc<Shared>,
+}
+
+pub async fn start(shared: Shared) -> StandIn {
+    let shared = Arc::new(shared);
+    let app = Router::new()
+        .route("/", post(handle))
+        .with_state(shared.clone());
+    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    StandIn { url, shared }
+}
+
+async fn handle(State(shared): State<Arc<Shared>>, Json(body): Json<Value>) -> Response {
+    shared.http_requests.fetch_add(1, Ordering::SeqCst);
+    let now = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+    shared.max_in_flight.fetch_max(now, Ordering::SeqCst);
+    if !shared.delay.is_zero() {
+        tokio::time::sleep(shared.delay).await;
+    }
+    let response = answer(&shared, body);
+    shared.in_flight.fetch_sub(1, Ordering::SeqCst);
+    response
+}
+
+fn answer(shared: &Shared, body: Value) -> Response {
+    let fault = shared.faults.lock().unwrap().pop_front();
+    match fault {
+        Some(Fault::TooMany { retry_after_secs }) => {
+            return (
+                StatusCode::TOO_MANY_REQUESTS,
+                [("retry-after", retry_after_secs.to_string())],
+                "slow down",
+            )
+                .into_response();
+        }
+        Some(Fault::ServerError) => {
+            return (StatusCode::INTERNAL_SERVER_ERROR, "oops").into_response();
+        }
+        None => {}
+    }
+    match body {
+        Value::Array(requests) if shared.refuse_batches => {
+            let _ = requests;
+            (
+                StatusCode::OK,
+                Json(json!({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch requests are not supported"}})),
+            )
+                .into_response()
+        }
+        Value::Array(requests) => Json(Value::Array(
+            requests.iter().map(|r| one(shared, r)).collect(),
+        ))
+        .into_response(),
+        request => Json(one(shared, &request)).into_response(),
+    }
+}
+
+fn one(shared: &Shared, request: &Value) -> Value {
+    let id = request["id"].clone();
+    let params = &request["params"];
+    let result = match request["method"].as_str() {
+        Some("getSignaturesForAddress") => {
+            let options = &params[1];
+            let all = shared
+                .history
+                .get(params[0].as_str().unwrap_or_default())
+                .cloned()
+                .unwrap_or_default();
+            let start = match options["before"].as_str() {
+                Some(before) => all
+                    .iter()
+                    .position(|e| e["signature"] == before)
+                    .map_or(all.len(), |i| i + 1),
+                None => 0,
+            };
+            let limit = options["limit"].as_u64().unwrap_or(1000) as usize;
+            let page: Vec<Value> = all[start..]
+                .iter()
+                .take_while(|e| options["until"].as_str() != e["signature"].as_str())
+                .take(limit)
+                .cloned()
+                .collect();
+            json!(page)
+        }
+        Some("getTransaction") => {
+            shared
+                .encodings
+                .lock()
+                .unwrap()
+                .push(params[1]["encoding"].as_str().unwrap_or("?").to_owned());
+            let sig = params[0].as_str().unwrap_or_default();
+            shared
+                .transactions
+                .get(sig)
+                .map(|t| t["result"].clone())
+                .unwrap_or(Value::Null)
+        }
+        _ => {
+            return json!({"jsonrpc":"2.0","id":id,"error":{"code":-32601,"message":"Method not found"}});
+        }
+    };
+    json!({"jsonrpc":"2.0","id":id,"result":result})
+}
