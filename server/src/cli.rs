@@ -83,7 +83,9 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
         Command::Worker => {
             let store = Store::open(&config.database_url, &config.database).await?;
             let public_url = config.public_url();
+            let rpc = crate::solana::RpcClient::new(config.solana.rpc_settings())?;
             let state = AppState::new(Inner {
+                rpc,
                 leptos: crate::site::leptos_options(config.listen),
                 registry: crate::mcp::tools::registry(),
                 public_url,

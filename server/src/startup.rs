@@ -35,6 +35,8 @@ pub enum StartupError {
     },
     #[error("serving: {0}")]
     Serve(std::io::Error),
+    #[error("Solana RPC client: {0}")]
+    Rpc(#[from] crate::solana::RpcError),
 }
 
 /// A bound, ready server.
@@ -65,7 +67,9 @@ impl Application {
             None => format!("http://{local}"),
         };
         let hydrate = site::hydration_available(config.site_root.as_ref());
+        let rpc = crate::solana::RpcClient::new(config.solana.rpc_settings())?;
         let state = AppState::new(Inner {
+            rpc,
             leptos: site::leptos_options(local),
             registry: mcp::tools::registry(),
             public_url,
@@ -174,6 +178,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/healthz", get(v1::health))
         .route("/v1/ping", get(v1::ping))
+        .route("/v1/quotes", post(v1::quotes))
         .route("/v1/openapi.json", get(discovery::openapi))
         .route("/llms.txt", get(discovery::llms_txt))
         .route(

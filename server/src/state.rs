@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use leptos::prelude::LeptosOptions;
 
-use crate::{clock::Clock, config::Config, mcp::registry::Registry, store::Store};
+use crate::{
+    clock::Clock, config::Config, mcp::registry::Registry, solana::RpcClient, store::Store,
+};
 
 #[derive(Clone)]
 pub struct AppState(Arc<Inner>);
@@ -14,6 +16,7 @@ pub struct Inner {
     pub config: Config,
     pub public_url: String,
     pub store: Store,
+    pub rpc: RpcClient,
     pub clock: Arc<dyn Clock>,
     pub registry: Registry,
     pub leptos: LeptosOptions,
@@ -36,6 +39,10 @@ impl AppState {
 
     pub fn store(&self) -> &Store {
         &self.0.store
+    }
+
+    pub fn rpc(&self) -> &RpcClient {
+        &self.0.rpc
     }
 
     pub fn now_ms(&self) -> i64 {

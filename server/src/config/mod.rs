@@ -43,6 +43,60 @@ pub struct Config {
     pub worker: WorkerConfig,
     pub database: DatabaseConfig,
     pub solana: SolanaConfig,
+    pub pricing: PricingConfig,
+}
+
+/// One scan tier: histories up to `max_signatures` (none: any size).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriceTier {
+    pub name: String,
+    pub max_signatures: Option<u64>,
+    pub price_usd: crate::payments::Usd,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PricingConfig {
+    /// How long a quote stays valid.
+    pub quote_ttl_secs: u64,
+    /// A read of an already-scanned wallet.
+    pub cached_read_usd: crate::payments::Usd,
+    /// A preview scan (the most recent signatures).
+    pub preview_usd: crate::payments::Usd,
+    /// How many recent signatures a preview covers.
+    pub preview_signatures: usize,
+    /// The least an incremental scan costs (a wallet that has not moved).
+    pub incremental_min_usd: crate::payments::Usd,
+    /// Signature pages (1000 each) counted to estimate a wallet's size.
+    pub estimate_max_pages: usize,
+    /// Scan tiers, smallest first; the last should have no maximum.
+    pub tiers: Vec<PriceTier>,
+}
+
+impl Default for PricingConfig {
+    fn default() -> Self {
+        let usd = crate::payments::Usd::from_micros;
+        let tier = |name: &str, max: Option<u64>, micros| PriceTier {
+            name: name.to_owned(),
+            max_signatures: max,
+            price_usd: usd(micros),
+        };
+        Self {
+            quote_ttl_secs: 15 * 60,
+            cached_read_usd: usd(20_000),
+            preview_usd: usd(50_000),
+            preview_signatures: 100,
+            incremental_min_usd: usd(10_000),
+            estimate_max_pages: 10,
+            tiers: vec![
+                tier("small", Some(1_000), 250_000),
+                tier("medium", Some(10_000), 1_000_000),
+                tier("large", Some(100_000), 5_000_000),
+                tier("whale", None, 20_000_000),
+            ],
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -154,6 +208,7 @@ impl Default for Config {
             worker: WorkerConfig::default(),
             database: DatabaseConfig::default(),
             solana: SolanaConfig::default(),
+            pricing: PricingConfig::default(),
         }
     }
 }
@@ -298,6 +353,33 @@ impl Config {
         if self.solana.max_concurrency == 0 || self.solana.batch_size == 0 {
             return Err(ConfigError::Invalid(
                 "solana.max_concurrency and solana.batch_size must be positive".to_owned(),
+            ));
+        }
+        let tiers = &self.pricing.tiers;
+        let ascending =
+            tiers
+                .windows(2)
+                .all(|w| match (w[0].max_signatures, w[1].max_signatures) {
+                    (Some(a), Some(b)) => a < b,
+                    (Some(_), None) => true,
+                    (None, _) => false,
+                });
+        if tiers.is_empty()
+            || !ascending
+            || tiers.last().is_some_and(|t| t.max_signatures.is_some())
+        {
+            return Err(ConfigError::Invalid(
+                "pricing.tiers must be ascending by max_signatures and end with a tier without one"
+                    .to_owned(),
+            ));
+        }
+        if self.pricing.preview_signatures == 0
+            || self.pricing.preview_signatures > 1000
+            || self.pricing.estimate_max_pages == 0
+        {
+            return Err(ConfigError::Invalid(
+                "pricing.preview_signatures must be 1..=1000 and pricing.estimate_max_pages positive"
+                    .to_owned(),
             ));
         }
         url::Url::parse(&self.solana.rpc_url)

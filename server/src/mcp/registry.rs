@@ -242,8 +242,23 @@ fn schema_kind(prop: &Value) -> String {
             .filter(|t| *t != "null")
             .collect::<Vec<_>>()
             .join(" | "),
-        _ if prop.get("enum").is_some() => "string".to_owned(),
-        _ => "any".to_owned(),
+        _ if prop.get("enum").is_some() || prop.get("const").is_some() => "string".to_owned(),
+        _ => {
+            // anyOf/oneOf alternatives (an optional enum, say): their kinds.
+            let mut kinds: Vec<String> = ["anyOf", "oneOf"]
+                .iter()
+                .filter_map(|k| prop[*k].as_array())
+                .flatten()
+                .map(schema_kind)
+                .filter(|k| k != "null" && k != "any")
+                .collect();
+            kinds.dedup();
+            if kinds.is_empty() {
+                "any".to_owned()
+            } else {
+                kinds.join(" | ")
+            }
+        }
     }
 }
 
@@ -298,4 +313,30 @@ pub fn output_schema<O: JsonSchema>() -> Value {
         "type": "object",
         "anyOf": [success, error_schema()],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn argument_kinds_read_through_optional_enums() {
+        let schema = json!({
+            "type": "object",
+            "required": ["address"],
+            "properties": {
+                "address": {"type": "string", "description": "key"},
+                "scope": {"anyOf": [{"oneOf": [{"const": "a", "type": "string"}]}, {"type": "null"}]},
+                "limit": {"type": ["integer", "null"]}
+            }
+        });
+        let args = arguments(&schema);
+        let kinds: Vec<(&str, &str, bool)> = args
+            .iter()
+            .map(|a| (a.name.as_str(), a.kind.as_str(), a.required))
+            .collect();
+        assert!(kinds.contains(&("address", "string", true)));
+        assert!(kinds.contains(&("scope", "string", false)));
+        assert!(kinds.contains(&("limit", "integer", false)));
+    }
 }

@@ -25,6 +25,7 @@ macro_rules! on_pool {
     };
 }
 
+mod quotes;
 mod ratelimit;
 mod sessions;
 
@@ -36,6 +37,7 @@ use sqlx::{
     sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
 };
 
+pub use quotes::QuoteRecord;
 pub use ratelimit::{RateDecision, RateRule};
 pub use sessions::{NewSession, SessionRecord};
 

@@ -10,10 +10,13 @@ use axum::{
 use serde_json::Value;
 use utoipa::OpenApi;
 
+use axum::body::Bytes;
+
 use crate::{
     auth::{self, PingResult, Principal},
     error::AppError,
     mcp::transport::{rest_error, unauthenticated},
+    payments::{self, QuoteWalletArgs},
     state::AppState,
 };
 
@@ -35,9 +38,12 @@ pub struct ErrorBody {
         description = "Solana wallet reports. Paid routes answer HTTP 402 with an x402 challenge.",
         license(name = "MIT"),
     ),
-    paths(ping, health),
-    components(schemas(ErrorBody, PingResult, Principal, HealthBody)),
-    tags((name = "meta", description = "Service health and identity")),
+    paths(ping, health, quotes),
+    components(schemas(ErrorBody, PingResult, Principal, HealthBody, QuoteWalletArgs)),
+    tags(
+        (name = "meta", description = "Service health and identity"),
+        (name = "scans", description = "Quotes and scans"),
+    ),
 )]
 struct ApiDoc;
 
@@ -70,6 +76,33 @@ pub async fn ping(State(state): State<AppState>, headers: HeaderMap) -> Response
     match principal_of(&headers) {
         Ok(principal) => axum::Json(auth::ping(&principal)).into_response(),
         Err(err) => unauthenticated(&state, &err),
+    }
+}
+
+/// Price a scan (or a cached read) of a wallet: the REST twin of `quote_wallet`.
+#[utoipa::path(
+    post,
+    path = "/v1/quotes",
+    tag = "scans",
+    request_body = QuoteWalletArgs,
+    responses(
+        (status = 200, description = "The quote and the tier table (see quote_wallet)"),
+        (status = 400, description = "Bad body or address", body = ErrorBody),
+        (status = 401, description = "Unknown or revoked bearer", body = ErrorBody),
+        (status = 503, description = "The Solana RPC endpoint did not answer", body = ErrorBody),
+    ),
+)]
+pub async fn quotes(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Err(err) = principal_of(&headers) {
+        return unauthenticated(&state, &err);
+    }
+    let args: QuoteWalletArgs = match serde_json::from_slice(&body) {
+        Ok(args) => args,
+        Err(e) => return rest_error(&AppError::invalid_params(format!("body: {e}"))),
+    };
+    match payments::quote(&state, args).await {
+        Ok(quote) => axum::Json(quote).into_response(),
+        Err(err) => rest_error(&err),
     }
 }
 

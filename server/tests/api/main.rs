@@ -9,4 +9,7 @@ mod mcp_limits;
 mod mcp_stateless;
 mod mcp_transport;
 mod pages;
+mod quotes;
+#[path = "../support/rpc_standin.rs"]
+mod standin;
 mod storage;

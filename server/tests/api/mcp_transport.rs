@@ -218,7 +218,7 @@ async fn a_plain_get_describes_the_server() {
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["name"], "ledger");
     assert_eq!(body["endpoint"], app.url("/mcp"));
-    assert_eq!(body["tools"], json!(["ping"]));
+    assert_eq!(body["tools"], json!(["ping", "quote_wallet"]));
     assert_eq!(
         body["protocolVersions"],
         json!([

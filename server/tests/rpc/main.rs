@@ -3,6 +3,7 @@
 //! concurrency bound and cost accounting.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../support/rpc_standin.rs"]
 mod standin;
 
 use std::{path::PathBuf, sync::atomic::Ordering, time::Duration};

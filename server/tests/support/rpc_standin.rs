@@ -2,6 +2,9 @@
 //! and recorded `getTransaction` answers, accepts or refuses batches, and
 //! injects faults (HTTP 429 with Retry-After, 500) on demand. Loopback only.
 
+// Shared by several test crates; each uses part of it.
+#![allow(dead_code)]
+
 use std::{
     collections::{HashMap, VecDeque},
     net::SocketAddr,

@@ -1,0 +1,285 @@
+//! `quote_wallet`: price a scan (or a cached read) of a wallet. A quote
+//! fixes the wallet, the scope and the price for `pricing.quote_ttl_secs`;
+//! `scan_wallet` and the paywall accept nothing else.
+//!
+//! The size of a wallet is estimated by counting its signatures page by
+//! page (1000 a page), up to `pricing.estimate_max_pages` pages; a wallet
+//! with more is priced at the tier beyond what was counted.
+
+use serde::{Deserialize, Serialize};
+
+use super::money::Usd;
+use crate::{
+    config::{PriceTier, PricingConfig},
+    ids,
+    solana::{RpcClient, RpcCost, RpcError, WalletAddress},
+    store::{QuoteRecord, Store, StoreError},
+};
+
+/// What a quote prices.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// The most recent signatures only.
+    Preview,
+    /// The whole history.
+    #[default]
+    Full,
+    /// Only what is new since the last scan.
+    Incremental,
+    /// Re-list the whole history, fetch only what is missing.
+    Refresh,
+    /// A cached read of an already-scanned wallet.
+    Read,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Preview => "preview",
+            Scope::Full => "full",
+            Scope::Incremental => "incremental",
+            Scope::Refresh => "refresh",
+            Scope::Read => "read",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        [
+            Scope::Preview,
+            Scope::Full,
+            Scope::Incremental,
+            Scope::Refresh,
+            Scope::Read,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
+    }
+}
+
+/// How many signatures were counted, and whether that is all of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct SignatureEstimate {
+    pub counted: u64,
+    /// False when counting stopped at the page cap: there are more.
+    pub complete: bool,
+}
+
+/// One row of the tier table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct TierRow {
+    pub tier: String,
+    /// Largest history the tier covers; null for the last tier.
+    pub max_signatures: Option<u64>,
+    pub price_usd: Usd,
+}
+
+/// A priced quote, as `quote_wallet` and `POST /v1/quotes` answer it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Quote {
+    /// Pass this to scan_wallet (or as the x402 quoteId).
+    pub quote_id: String,
+    pub address: WalletAddress,
+    pub scope: Scope,
+    pub tier: String,
+    pub price_usd: Usd,
+    /// The price in USDC atomic units (6 decimals), as a string.
+    pub amount_atomic: String,
+    /// RFC 3339; scan_wallet needs a live quote.
+    pub expires_at: String,
+    /// The size estimate behind the tier (absent for read quotes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signatures: Option<SignatureEstimate>,
+    /// The whole tier table for scans.
+    pub tiers: Vec<TierRow>,
+    pub preview_usd: Usd,
+    pub cached_read_usd: Usd,
+}
+
+impl schemars::JsonSchema for WalletAddress {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "WalletAddress".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "description": "a base58 Solana public key"})
+    }
+}
+
+/// Why a quote could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum QuoteError {
+    #[error(transparent)]
+    Rpc(#[from] RpcError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Count signatures newest first, stopping at `until` (exclusive) or after
+/// `max_pages` pages of 1000.
+pub async fn count_signatures(
+    rpc: &RpcClient,
+    address: &WalletAddress,
+    until: Option<&str>,
+    max_pages: usize,
+    page_size: usize,
+    cost: &RpcCost,
+) -> Result<SignatureEstimate, RpcError> {
+    let mut counted = 0u64;
+    let mut before: Option<String> = None;
+    for _ in 0..max_pages.max(1) {
+        let page = rpc
+            .signatures(address.as_str(), before.as_deref(), until, page_size, cost)
+            .await?;
+        counted += page.len() as u64;
+        if page.len() < page_size {
+            return Ok(SignatureEstimate {
+                counted,
+                complete: true,
+            });
+        }
+        before = page.last().map(|s| s.signature.clone());
+    }
+    Ok(SignatureEstimate {
+        counted,
+        complete: false,
+    })
+}
+
+/// The tier for a history of `estimate` signatures.
+pub fn tier_for(tiers: &[PriceTier], estimate: SignatureEstimate) -> Option<&PriceTier> {
+    tiers.iter().find(|t| match t.max_signatures {
+        None => true,
+        Some(max) if estimate.complete => estimate.counted <= max,
+        // Counting stopped early: the history is larger than what we saw.
+        Some(max) => estimate.counted < max,
+    })
+}
+
+/// Everything a quote needs.
+pub struct Quoting<'a> {
+    pub rpc: &'a RpcClient,
+    pub store: &'a Store,
+    pub pricing: &'a PricingConfig,
+    pub now_ms: i64,
+}
+
+/// Price `scope` for `address`, store the quote and return it.
+pub async fn quote_wallet(
+    q: Quoting<'_>,
+    address: WalletAddress,
+    scope: Scope,
+) -> Result<Quote, QuoteError> {
+    let pricing = q.pricing;
+    let cost = RpcCost::default();
+    let (tier, price, signatures) = match scope {
+        Scope::Read => ("read".to_owned(), pricing.cached_read_usd, None),
+        Scope::Preview => {
+            let estimate =
+                count_signatures(q.rpc, &address, None, 1, pricing.preview_signatures, &cost)
+                    .await?;
+            ("preview".to_owned(), pricing.preview_usd, Some(estimate))
+        }
+        Scope::Full | Scope::Refresh | Scope::Incremental => {
+            // Incremental counts only what is newer than the last scan
+            // (`until` = the newest scanned signature). No scan is stored
+            // yet, so today that is the whole history.
+            let until: Option<&str> = None;
+            let estimate = count_signatures(
+                q.rpc,
+                &address,
+                until,
+                pricing.estimate_max_pages,
+                1000,
+                &cost,
+            )
+            .await?;
+            let tier = tier_for(&pricing.tiers, estimate);
+            let (name, mut price) = tier
+                .map(|t| (t.name.clone(), t.price_usd))
+                .unwrap_or_else(|| ("unpriced".to_owned(), Usd::default()));
+            if scope == Scope::Incremental {
+                price = price.max(pricing.incremental_min_usd);
+                if estimate.counted == 0 {
+                    price = pricing.incremental_min_usd;
+                }
+            }
+            (name, price, Some(estimate))
+        }
+    };
+    let expires_ms =
+        q.now_ms + i64::try_from(pricing.quote_ttl_secs * 1000).unwrap_or(i64::MAX / 2);
+    let record = QuoteRecord {
+        id: ids::new_id("q_", q.now_ms),
+        address: address.as_str().to_owned(),
+        scope: scope.as_str().to_owned(),
+        tier: tier.clone(),
+        price_micros: i64::try_from(price.micros()).unwrap_or(i64::MAX),
+        signatures: signatures.map(|s| i64::try_from(s.counted).unwrap_or(i64::MAX)),
+        created_at: q.now_ms,
+        expires_at: expires_ms,
+    };
+    q.store.insert_quote(&record).await?;
+    tracing::info!(quote = %record.id, %address, scope = scope.as_str(), %tier, %price, rpc_calls = cost.calls(), "quoted");
+    Ok(Quote {
+        quote_id: record.id,
+        address,
+        scope,
+        tier,
+        price_usd: price,
+        amount_atomic: price.usdc_atomic().to_string(),
+        expires_at: rfc3339(expires_ms),
+        signatures,
+        tiers: pricing
+            .tiers
+            .iter()
+            .map(|t| TierRow {
+                tier: t.name.clone(),
+                max_signatures: t.max_signatures,
+                price_usd: t.price_usd,
+            })
+            .collect(),
+        preview_usd: pricing.preview_usd,
+        cached_read_usd: pricing.cached_read_usd,
+    })
+}
+
+/// Milliseconds since the epoch as RFC 3339 UTC, to the second.
+pub fn rfc3339(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiers() -> Vec<PriceTier> {
+        PricingConfig::default().tiers
+    }
+
+    #[test]
+    fn tiers_cover_every_size() {
+        let t = tiers();
+        let at = |counted, complete| {
+            tier_for(&t, SignatureEstimate { counted, complete }).map(|t| t.name.as_str())
+        };
+        assert_eq!(at(0, true), Some("small"));
+        assert_eq!(at(1000, true), Some("small"));
+        assert_eq!(at(1001, true), Some("medium"));
+        assert_eq!(
+            at(10_000, false),
+            Some("large"),
+            "10,000 counted and more to come"
+        );
+        assert_eq!(at(5_000_000, true), Some("whale"));
+    }
+
+    #[test]
+    fn rfc3339_is_utc_to_the_second() {
+        assert_eq!(rfc3339(1_800_000_000_123), "2027-01-15T08:00:00Z");
+    }
+}

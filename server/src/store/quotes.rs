@@ -1,0 +1,50 @@
+//! Quotes: what `quote_wallet` priced, looked up by `scan_wallet` and the
+//! paywall. A quote is immutable once written.
+
+use super::{Pool, Store, StoreError};
+use crate::clock::UnixMillis;
+
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct QuoteRecord {
+    pub id: String,
+    pub address: String,
+    pub scope: String,
+    pub tier: String,
+    pub price_micros: i64,
+    pub signatures: Option<i64>,
+    pub created_at: UnixMillis,
+    pub expires_at: UnixMillis,
+}
+
+impl Store {
+    pub async fn insert_quote(&self, q: &QuoteRecord) -> Result<(), StoreError> {
+        on_pool!(&self.pool, |pool| {
+            sqlx::query(
+                "INSERT INTO quotes (id, address, scope, tier, price_micros, signatures, created_at, expires_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            )
+            .bind(&q.id)
+            .bind(&q.address)
+            .bind(&q.scope)
+            .bind(&q.tier)
+            .bind(q.price_micros)
+            .bind(q.signatures)
+            .bind(q.created_at)
+            .bind(q.expires_at)
+            .execute(pool)
+            .await?;
+        });
+        Ok(())
+    }
+
+    /// A quote by id, expired or not (the caller decides).
+    pub async fn quote(&self, id: &str) -> Result<Option<QuoteRecord>, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(
+            "SELECT id, address, scope, tier, price_micros, signatures, created_at, expires_at \
+             FROM quotes WHERE id = $1"
+        )
+        .bind(id)
+        .fetch_optional(pool)
+        .await?))
+    }
+}
