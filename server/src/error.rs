@@ -25,6 +25,9 @@ pub enum Code {
     UnsupportedMediaType,
     NotAcceptable,
     PaymentRequired,
+    QuoteNotFound,
+    QuoteExpired,
+    JobAlreadyRunning,
     Conflict,
     Unavailable,
     Internal,
@@ -42,6 +45,9 @@ impl Code {
             Code::UnsupportedMediaType => "unsupported_media_type",
             Code::NotAcceptable => "not_acceptable",
             Code::PaymentRequired => "payment_required",
+            Code::QuoteNotFound => "quote_not_found",
+            Code::QuoteExpired => "quote_expired",
+            Code::JobAlreadyRunning => "job_already_running",
             Code::Conflict => "conflict",
             Code::Unavailable => "unavailable",
             Code::Internal => "internal_error",
@@ -59,6 +65,9 @@ impl Code {
             Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Code::NotAcceptable => StatusCode::NOT_ACCEPTABLE,
             Code::PaymentRequired => StatusCode::PAYMENT_REQUIRED,
+            Code::QuoteNotFound => StatusCode::NOT_FOUND,
+            Code::QuoteExpired => StatusCode::GONE,
+            Code::JobAlreadyRunning => StatusCode::CONFLICT,
             Code::Conflict => StatusCode::CONFLICT,
             Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
@@ -73,6 +82,9 @@ impl Code {
             | Code::UnsupportedMediaType
             | Code::NotAcceptable
             | Code::NotFound
+            | Code::QuoteNotFound
+            | Code::QuoteExpired
+            | Code::JobAlreadyRunning
             | Code::Conflict => "invalid_request",
             Code::Unauthenticated => "invalid_client",
             Code::Forbidden | Code::PaymentRequired => "access_denied",

@@ -18,6 +18,7 @@ pub mod config;
 pub mod discovery;
 pub mod error;
 pub mod ids;
+pub mod jobs;
 pub mod ledger;
 pub mod mcp;
 pub mod payments;

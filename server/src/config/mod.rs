@@ -44,6 +44,17 @@ pub struct Config {
     pub database: DatabaseConfig,
     pub solana: SolanaConfig,
     pub pricing: PricingConfig,
+    /// `off`: every paid tool is free (x402 arrives with the payments work).
+    pub payments: PaymentsMode,
+}
+
+/// How paid tools are paid for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PaymentsMode {
+    /// Paid tools are free.
+    #[default]
+    Off,
 }
 
 /// One scan tier: histories up to `max_signatures` (none: any size).
@@ -182,6 +193,11 @@ pub struct WorkerConfig {
     pub in_process: bool,
     /// Seconds between maintenance passes.
     pub maintenance_interval_secs: u64,
+    /// How long a claimed job stays a worker's without progress; a job
+    /// whose worker died is claimed again after this.
+    pub lease_secs: u64,
+    /// How often an idle worker looks for a job, in milliseconds.
+    pub poll_ms: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -209,6 +225,7 @@ impl Default for Config {
             database: DatabaseConfig::default(),
             solana: SolanaConfig::default(),
             pricing: PricingConfig::default(),
+            payments: PaymentsMode::Off,
         }
     }
 }
@@ -237,6 +254,8 @@ impl Default for WorkerConfig {
         Self {
             in_process: true,
             maintenance_interval_secs: 60,
+            lease_secs: 60,
+            poll_ms: 500,
         }
     }
 }

@@ -7,12 +7,97 @@ use serde::Deserialize;
 use super::registry::{Annotations, Registry, RestRoute, Tier, ToolDef, ToolMeta};
 use crate::{
     auth::{self, PingResult},
+    jobs::{self, GetJobArgs, JobView, ScanWalletArgs},
     payments::{self, Quote, QuoteWalletArgs},
 };
 
 /// Every tool this server offers.
 pub fn registry() -> Registry {
-    Registry::new([ping(), quote_wallet()])
+    Registry::new([ping(), quote_wallet(), scan_wallet(), get_job()])
+}
+
+fn job_summary(job: &JobView) -> String {
+    let p = &job.progress;
+    format!(
+        "Job {} ({} scan of {}): {}; {} signatures listed, {} transactions fetched, {} legs written{}.{}",
+        job.job_id,
+        job.scope,
+        job.address,
+        job.status,
+        p.signatures_listed,
+        p.transactions_fetched,
+        p.legs_written,
+        if p.transactions_missing > 0 {
+            format!(", {} missing", p.transactions_missing)
+        } else {
+            String::new()
+        },
+        if job.status == "running" {
+            format!(
+                " Poll get_job job_id={} until the status leaves running.",
+                job.job_id
+            )
+        } else {
+            String::new()
+        }
+    )
+}
+
+fn scan_wallet() -> ToolDef {
+    ToolDef::new(
+        ToolMeta {
+            name: "scan_wallet",
+            title: "Scan a wallet",
+            description: "Start the scan a quote_wallet quote priced. Paid: without an \
+                entitlement the tool fails with code payment_required and an x402 challenge in \
+                structuredContent.x402 (while the server runs with payments off, scans are free). \
+                The quote fixes the wallet and the scope, so an incremental quote starts an \
+                incremental scan. Returns the running job; poll get_job until its status leaves \
+                running. job_already_running names the scan already running for the wallet; \
+                quote_not_found and quote_expired mean: quote it again.",
+            tier: Tier::Paid,
+            annotations: Annotations {
+                read_only: false,
+                destructive: false,
+                idempotent: false,
+                open_world: true,
+            },
+            rest: Some(RestRoute {
+                method: "POST",
+                path: "/v1/scans",
+            }),
+        },
+        job_summary,
+        |ctx, args: ScanWalletArgs| async move {
+            jobs::start_scan(&ctx.state, &ctx.principal, args).await
+        },
+    )
+}
+
+fn get_job() -> ToolDef {
+    ToolDef::new(
+        ToolMeta {
+            name: "get_job",
+            title: "Read a scan job",
+            description: "Read a scan job by id: status (running, completed, partial, failed, \
+                cancelled), progress, RPC cost, and the quote it was bought against. Free, but \
+                scoped: the job's own account, an admin key, or the receipt of the payment the \
+                scan was started on (the receipt argument); anything else is not_found.",
+            tier: Tier::Free,
+            annotations: Annotations {
+                read_only: true,
+                destructive: false,
+                idempotent: true,
+                open_world: false,
+            },
+            rest: Some(RestRoute {
+                method: "GET",
+                path: "/v1/jobs/{job_id}",
+            }),
+        },
+        job_summary,
+        |ctx, args: GetJobArgs| async move { jobs::get_job(&ctx.state, &ctx.principal, args).await },
+    )
 }
 
 fn quote_wallet() -> ToolDef {

@@ -56,3 +56,17 @@ pub async fn quote(state: &AppState, args: QuoteWalletArgs) -> Result<Quote, App
     };
     Ok(quote::quote_wallet(quoting, address, args.scope.unwrap_or_default()).await?)
 }
+
+/// The paywall seam for scans. With `payments = off` every scan is free;
+/// the payments work verifies `args.payment` or `args.receipt` here and
+/// answers `payment_required` with a challenge otherwise.
+pub fn authorize_scan(
+    state: &AppState,
+    _principal: &crate::auth::Principal,
+    _quote: &crate::store::QuoteRecord,
+    _args: &crate::jobs::ScanWalletArgs,
+) -> Result<(), AppError> {
+    match state.config().payments {
+        crate::config::PaymentsMode::Off => Ok(()),
+    }
+}

@@ -25,6 +25,7 @@ macro_rules! on_pool {
     };
 }
 
+mod jobs;
 mod quotes;
 mod ratelimit;
 mod sessions;
@@ -37,6 +38,7 @@ use sqlx::{
     sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
 };
 
+pub use jobs::{Created, JobProgress, JobRecord, TransactionLegs};
 pub use quotes::QuoteRecord;
 pub use ratelimit::{RateDecision, RateRule};
 pub use sessions::{NewSession, SessionRecord};
@@ -52,6 +54,8 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("database url: {0}")]
     Url(String),
+    #[error("a row vanished between two statements")]
+    Vanished,
     #[error("creating the database directory {path}: {source}")]
     Directory {
         path: String,

@@ -10,11 +10,16 @@ use axum::{
 use serde_json::Value;
 use utoipa::OpenApi;
 
-use axum::body::Bytes;
+use axum::{
+    body::Bytes,
+    extract::{Path, Query},
+    http::StatusCode,
+};
 
 use crate::{
     auth::{self, PingResult, Principal},
     error::AppError,
+    jobs::{self, GetJobArgs, ScanWalletArgs},
     mcp::transport::{rest_error, unauthenticated},
     payments::{self, QuoteWalletArgs},
     state::AppState,
@@ -38,8 +43,8 @@ pub struct ErrorBody {
         description = "Solana wallet reports. Paid routes answer HTTP 402 with an x402 challenge.",
         license(name = "MIT"),
     ),
-    paths(ping, health, quotes),
-    components(schemas(ErrorBody, PingResult, Principal, HealthBody, QuoteWalletArgs)),
+    paths(ping, health, quotes, scans, job),
+    components(schemas(ErrorBody, PingResult, Principal, HealthBody, QuoteWalletArgs, ScanWalletArgs)),
     tags(
         (name = "meta", description = "Service health and identity"),
         (name = "scans", description = "Quotes and scans"),
@@ -102,6 +107,74 @@ pub async fn quotes(State(state): State<AppState>, headers: HeaderMap, body: Byt
     };
     match payments::quote(&state, args).await {
         Ok(quote) => axum::Json(quote).into_response(),
+        Err(err) => rest_error(&err),
+    }
+}
+
+/// Start the scan a quote priced: the REST twin of `scan_wallet`.
+#[utoipa::path(
+    post,
+    path = "/v1/scans",
+    tag = "scans",
+    request_body = ScanWalletArgs,
+    responses(
+        (status = 202, description = "The job, running (see get_job)"),
+        (status = 400, description = "Bad body", body = ErrorBody),
+        (status = 402, description = "Payment required (x402 challenge)", body = ErrorBody),
+        (status = 404, description = "quote_not_found", body = ErrorBody),
+        (status = 409, description = "job_already_running: the body's `job` names it", body = ErrorBody),
+        (status = 410, description = "quote_expired", body = ErrorBody),
+    ),
+)]
+pub async fn scans(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let principal = match principal_of(&headers) {
+        Ok(principal) => principal,
+        Err(err) => return unauthenticated(&state, &err),
+    };
+    let args: ScanWalletArgs = match serde_json::from_slice(&body) {
+        Ok(args) => args,
+        Err(e) => return rest_error(&AppError::invalid_params(format!("body: {e}"))),
+    };
+    match jobs::start_scan(&state, &principal, args).await {
+        Ok(job) => (StatusCode::ACCEPTED, axum::Json(job)).into_response(),
+        Err(err) => rest_error(&err),
+    }
+}
+
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct JobQuery {
+    /// Receipt of the payment the job was started on.
+    receipt: Option<String>,
+}
+
+/// Read a scan job: the REST twin of `get_job`.
+#[utoipa::path(
+    get,
+    path = "/v1/jobs/{job_id}",
+    tag = "scans",
+    params(("job_id" = String, Path, description = "The job id scan_wallet returned"), JobQuery),
+    responses(
+        (status = 200, description = "The job"),
+        (status = 404, description = "No such job, or not yours to read", body = ErrorBody),
+    ),
+)]
+pub async fn job(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(job_id): Path<String>,
+    Query(query): Query<JobQuery>,
+) -> Response {
+    let principal = match principal_of(&headers) {
+        Ok(principal) => principal,
+        Err(err) => return unauthenticated(&state, &err),
+    };
+    let args = GetJobArgs {
+        job_id,
+        receipt: query.receipt,
+    };
+    match jobs::get_job(&state, &principal, args).await {
+        Ok(job) => axum::Json(job).into_response(),
         Err(err) => rest_error(&err),
     }
 }

@@ -1,10 +1,11 @@
 //! Background work, run in-process by `ledger serve` or alone by
 //! `ledger worker` (several workers may share one PostgreSQL database).
 //!
-//! Each pass runs to completion; shutdown is only observed between passes,
-//! which are the safe points. Today the work is maintenance (forgetting
-//! expired MCP sessions and idle rate-limit buckets); the job queue plugs in
-//! here as another pass.
+//! The work: scan jobs (claimed with leases, see `jobs`) and maintenance
+//! (forgetting expired MCP sessions and idle rate-limit buckets). Shutdown
+//! is observed at safe points only: between maintenance passes, and
+//! between pages of a scan, where the job is handed back for the next
+//! worker.
 
 use std::time::Duration;
 
@@ -30,24 +31,57 @@ pub async fn maintenance_pass(state: &AppState) -> Result<Maintenance, crate::st
     })
 }
 
-/// Run passes until `stop` turns true.
+/// A name for this worker, unique across processes and hosts.
+pub fn worker_id() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_else(|_| "host".to_owned());
+    crate::ids::new_id(&format!("{host}-{}-", std::process::id()), 0)
+}
+
+/// Run jobs and maintenance until `stop` turns true. Each job runs to its
+/// end or to a safe point (between pages) when a stop is asked for.
 pub async fn run(state: AppState, mut stop: watch::Receiver<bool>) {
-    let interval = Duration::from_secs(state.config().worker.maintenance_interval_secs.max(1));
-    tracing::info!(?interval, "worker started");
+    let maintenance_every =
+        Duration::from_secs(state.config().worker.maintenance_interval_secs.max(1));
+    let poll = Duration::from_millis(state.config().worker.poll_ms.max(10));
+    let owner = worker_id();
+    tracing::info!(%owner, ?maintenance_every, "worker started");
+    let mut last_maintenance: Option<tokio::time::Instant> = None;
     loop {
-        match maintenance_pass(&state).await {
-            Ok(done) if done != Maintenance::default() => {
-                tracing::info!(?done, "maintenance pass");
+        if last_maintenance.is_none_or(|t| t.elapsed() >= maintenance_every) {
+            match maintenance_pass(&state).await {
+                Ok(done) if done != Maintenance::default() => {
+                    tracing::info!(?done, "maintenance pass");
+                }
+                Ok(_) => {}
+                Err(err) => tracing::warn!(error = %err, "maintenance pass failed; will retry"),
             }
-            Ok(_) => {}
-            Err(err) => tracing::warn!(error = %err, "maintenance pass failed; will retry"),
+            last_maintenance = Some(tokio::time::Instant::now());
+        }
+        let stopping = {
+            let stop = stop.clone();
+            move || *stop.borrow()
+        };
+        let found = match crate::jobs::run_next(&state, &owner, &stopping).await {
+            Ok(found) => found,
+            Err(err) => {
+                tracing::warn!(error = %err, "job loop: store failed; will retry");
+                false
+            }
+        };
+        if *stop.borrow() {
+            break;
+        }
+        if found {
+            continue;
         }
         tokio::select! {
             changed = stop.wait_for(|stop| *stop) => {
                 let _ = changed;
                 break;
             }
-            () = tokio::time::sleep(interval) => {}
+            () = tokio::time::sleep(poll) => {}
         }
     }
     tracing::info!("worker stopped at a safe point");

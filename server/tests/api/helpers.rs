@@ -277,3 +277,8 @@ pub fn session_id(headers: &HeaderMap) -> Option<String> {
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
 }
+
+/// The tool named `name` in a `tools/list` result.
+pub fn tool<'a>(list: &'a Value, name: &str) -> Option<&'a Value> {
+    list["tools"].as_array()?.iter().find(|t| t["name"] == name)
+}

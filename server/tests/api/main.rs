@@ -10,6 +10,7 @@ mod mcp_stateless;
 mod mcp_transport;
 mod pages;
 mod quotes;
+mod scans;
 #[path = "../support/rpc_standin.rs"]
 mod standin;
 mod storage;

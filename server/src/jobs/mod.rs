@@ -1,0 +1,291 @@
+//! Jobs: scans requested by `scan_wallet`, stored in the database and run
+//! by workers (in-process under `ledger serve`, or `ledger worker`
+//! processes sharing one PostgreSQL). Claiming with leases is `store`'s;
+//! running a scan is [`scan`]; this module starts jobs, shows them, and
+//! drives the claim-run-finish loop.
+
+pub mod scan;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    auth::Principal,
+    error::{AppError, Code},
+    ids,
+    payments::{Scope, Usd, quote::rfc3339},
+    state::AppState,
+    store::{Created, JobRecord},
+};
+
+/// The arguments of `scan_wallet` and the body of `POST /v1/scans`.
+#[derive(Debug, Deserialize, JsonSchema, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScanWalletArgs {
+    /// The quote_id from quote_wallet (fixes the wallet and scope).
+    pub quote_id: String,
+    /// Base64 X-PAYMENT built for this quote's payment_required challenge (x402 exact scheme).
+    #[serde(default)]
+    pub payment: Option<String>,
+    /// Receipt token of an earlier payment whose entitlement covers this scan.
+    #[serde(default)]
+    pub receipt: Option<String>,
+}
+
+/// The arguments of `get_job`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetJobArgs {
+    /// The job id scan_wallet returned.
+    pub job_id: String,
+    /// Receipt of the payment the job was started on; without it only the
+    /// job's own account (or an admin) can read it.
+    #[serde(default)]
+    pub receipt: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct JobProgressView {
+    /// queued, scanning or done.
+    pub phase: String,
+    pub signatures_listed: i64,
+    pub transactions_fetched: i64,
+    /// Transactions the RPC node did not return or that could not be read.
+    pub transactions_missing: i64,
+    pub legs_written: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct RpcCostView {
+    /// HTTP round trips to the Solana RPC endpoint.
+    pub calls: i64,
+    /// JSON-RPC requests (what providers bill), batched or not.
+    pub credits: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct JobQuoteView {
+    pub quote_id: String,
+    pub tier: String,
+    pub price_usd: Usd,
+}
+
+/// A job as `get_job`, `scan_wallet` and their REST twins show it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct JobView {
+    pub job_id: String,
+    /// running, completed, partial, failed or cancelled.
+    pub status: String,
+    pub address: String,
+    pub scope: String,
+    pub progress: JobProgressView,
+    pub rpc_cost: RpcCostView,
+    /// The quote the scan was bought against.
+    pub quote: JobQuoteView,
+    pub created_at: String,
+    pub updated_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+async fn view(state: &AppState, job: JobRecord) -> Result<JobView, AppError> {
+    let quote = state.store().quote(&job.quote_id).await?;
+    let (tier, price) = quote
+        .map(|q| {
+            (
+                q.tier,
+                Usd::from_micros(u64::try_from(q.price_micros).unwrap_or(0)),
+            )
+        })
+        .unwrap_or_default();
+    Ok(JobView {
+        job_id: job.id,
+        status: job.status,
+        address: job.address,
+        scope: job.scope,
+        progress: JobProgressView {
+            phase: job.phase,
+            signatures_listed: job.signatures_listed,
+            transactions_fetched: job.transactions_fetched,
+            transactions_missing: job.transactions_missing,
+            legs_written: job.legs_written,
+        },
+        rpc_cost: RpcCostView {
+            calls: job.rpc_calls,
+            credits: job.rpc_credits,
+        },
+        quote: JobQuoteView {
+            quote_id: job.quote_id,
+            tier,
+            price_usd: price,
+        },
+        created_at: rfc3339(job.created_at),
+        updated_at: rfc3339(job.updated_at),
+        finished_at: job.finished_at.map(rfc3339),
+        error: job.error,
+    })
+}
+
+/// `scan_wallet`: start the scan a live quote priced.
+pub async fn start_scan(
+    state: &AppState,
+    principal: &Principal,
+    args: ScanWalletArgs,
+) -> Result<JobView, AppError> {
+    let quote = state
+        .store()
+        .quote(args.quote_id.trim())
+        .await?
+        .ok_or_else(|| {
+            AppError::new(
+                Code::QuoteNotFound,
+                "no such quote; get one with quote_wallet",
+            )
+        })?;
+    let now = state.now_ms();
+    if quote.expires_at <= now {
+        return Err(AppError::new(
+            Code::QuoteExpired,
+            "the quote expired; quote the wallet again (a quote lives fifteen minutes)",
+        ));
+    }
+    let scope = Scope::parse(&quote.scope)
+        .ok_or_else(|| AppError::internal("quote scope", &quote.scope))?;
+    if scope == Scope::Read {
+        return Err(AppError::invalid_params(
+            "this is a read quote; quote a scan scope (full, preview, incremental, refresh)",
+        ));
+    }
+    // The paywall seam: with payments off every scan is free. The payments
+    // work decides here from `args.payment` / `args.receipt`.
+    crate::payments::authorize_scan(state, principal, &quote, &args)?;
+    let stop_at = match scope {
+        Scope::Incremental => state.store().newest_known_signature(&quote.address).await?,
+        _ => None,
+    };
+    let id = ids::new_id("job_", now);
+    match state
+        .store()
+        .create_scan_job(
+            &id,
+            &quote.address,
+            &quote.scope,
+            &quote.id,
+            stop_at.as_deref(),
+            now,
+        )
+        .await?
+    {
+        Created::Job(job) => {
+            tracing::info!(job = %job.id, address = %job.address, scope = %job.scope, "scan queued");
+            view(state, job).await
+        }
+        Created::AlreadyRunning(job) => Err(AppError::new(
+            Code::JobAlreadyRunning,
+            format!(
+                "a scan of this wallet is already running: poll get_job job_id={}",
+                job.id
+            ),
+        )
+        .with("job", serde_json::json!(job.id))),
+    }
+}
+
+/// `get_job`: read a job. Scoped: today anyone holding the job id (an
+/// unguessable capability) reads it; with accounts and receipts, only the
+/// job's account, an admin, or the scan's receipt.
+pub async fn get_job(
+    state: &AppState,
+    principal: &Principal,
+    args: GetJobArgs,
+) -> Result<JobView, AppError> {
+    let not_found = || AppError::not_found("no such job");
+    if !ids::is_id("job_", args.job_id.trim()) {
+        return Err(not_found());
+    }
+    let job = state
+        .store()
+        .job(args.job_id.trim())
+        .await?
+        .ok_or_else(not_found)?;
+    if !may_read_job(principal, &job, args.receipt.as_deref()) {
+        return Err(not_found());
+    }
+    view(state, job).await
+}
+
+/// The scoping seam of `get_job`. Until accounts and receipts exist every
+/// job is anonymous and its id is the credential.
+fn may_read_job(principal: &Principal, _job: &JobRecord, _receipt: Option<&str>) -> bool {
+    match principal {
+        Principal::Anonymous => true,
+    }
+}
+
+/// The worker's side: claim the next job and run it to its end. Returns
+/// whether a job was found.
+pub async fn run_next(
+    state: &AppState,
+    owner: &str,
+    should_stop: &(dyn Fn() -> bool + Send + Sync),
+) -> Result<bool, crate::store::StoreError> {
+    let settings = scan::ScanSettings {
+        lease_ms: i64::try_from(state.config().worker.lease_secs * 1000).unwrap_or(60_000),
+        page_size: 1000,
+        fetch_batch: state.config().solana.batch_size,
+        preview_signatures: state.config().pricing.preview_signatures,
+    };
+    let Some(job) = state
+        .store()
+        .claim_job(owner, state.now_ms(), settings.lease_ms)
+        .await?
+    else {
+        return Ok(false);
+    };
+    tracing::info!(job = %job.id, attempt = job.attempts, "scan claimed");
+    let now = || state.now_ms();
+    let ctx = scan::ScanContext {
+        store: state.store(),
+        rpc: state.rpc(),
+        settings: &settings,
+        owner,
+        now: &now,
+        should_stop,
+    };
+    let (status, error) = match scan::run(&ctx, &job).await {
+        Ok(scan::Outcome::Completed) => ("completed", None),
+        Ok(scan::Outcome::Partial { missing }) => (
+            "partial",
+            Some(format!(
+                "{missing} transactions could not be fetched or read"
+            )),
+        ),
+        Err(scan::ScanError::Stopped) => {
+            // A safe point: hand the job back for the next worker.
+            state.store().release_job(&job.id, owner).await?;
+            tracing::info!(job = %job.id, "scan paused for shutdown");
+            return Ok(true);
+        }
+        Err(scan::ScanError::LeaseLost) => {
+            tracing::warn!(job = %job.id, "lease lost; another worker continues");
+            return Ok(true);
+        }
+        Err(scan::ScanError::Rpc(e)) => {
+            tracing::warn!(job = %job.id, error = %e, "scan failed on RPC");
+            (
+                "failed",
+                Some("the Solana RPC endpoint failed; the scan can be run again".to_owned()),
+            )
+        }
+        Err(scan::ScanError::Store(e)) => return Err(e),
+        Err(e @ scan::ScanError::BadScope(_)) => ("failed", Some(e.to_string())),
+    };
+    state
+        .store()
+        .finish_job(&job.id, owner, status, error.as_deref(), state.now_ms())
+        .await?;
+    tracing::info!(job = %job.id, status, "scan ended");
+    Ok(true)
+}

@@ -1,0 +1,169 @@
+//! Running a scan job: list the wallet's signatures page by page (newest
+//! first, from where the job left off), fetch the transactions the ledger
+//! does not hold yet, decode them into legs and write them, then move on.
+//! One page is in memory at a time, so memory stays flat however long the
+//! history. Progress (and the lease) is recorded after every batch; a job
+//! resumed after a crash re-lists its current page and skips what it
+//! already wrote.
+
+use crate::{
+    ledger::{self, TxView},
+    payments::Scope,
+    solana::{RpcClient, RpcCost, RpcError},
+    store::{JobProgress, JobRecord, Store, StoreError, TransactionLegs},
+};
+
+/// How a scan runs.
+#[derive(Clone, Debug)]
+pub struct ScanSettings {
+    pub lease_ms: i64,
+    pub page_size: usize,
+    pub fetch_batch: usize,
+    pub preview_signatures: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    #[error(transparent)]
+    Rpc(#[from] RpcError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the job's lease was lost to another worker")]
+    LeaseLost,
+    #[error("stopped at a safe point for shutdown")]
+    Stopped,
+    #[error("the job names an unknown scope {0:?}")]
+    BadScope(String),
+}
+
+/// How a scan ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every listed transaction is in the ledger.
+    Completed,
+    /// Some transactions could not be fetched or read.
+    Partial { missing: i64 },
+}
+
+pub struct ScanContext<'a> {
+    pub store: &'a Store,
+    pub rpc: &'a RpcClient,
+    pub settings: &'a ScanSettings,
+    pub owner: &'a str,
+    pub now: &'a (dyn Fn() -> i64 + Send + Sync),
+    pub should_stop: &'a (dyn Fn() -> bool + Send + Sync),
+}
+
+/// Record progress (this run's RPC cost added to what earlier runs spent)
+/// and extend the lease; a lost lease ends the run.
+async fn record(
+    ctx: &ScanContext<'_>,
+    job: &JobRecord,
+    cost: &RpcCost,
+    progress: &JobProgress,
+) -> Result<(), ScanError> {
+    let mut p = progress.clone();
+    p.rpc_calls = job.rpc_calls + i64::try_from(cost.calls()).unwrap_or(i64::MAX);
+    p.rpc_credits = job.rpc_credits + i64::try_from(cost.credits()).unwrap_or(i64::MAX);
+    let held = ctx
+        .store
+        .record_progress(&job.id, ctx.owner, &p, (ctx.now)(), ctx.settings.lease_ms)
+        .await?;
+    if held {
+        Ok(())
+    } else {
+        Err(ScanError::LeaseLost)
+    }
+}
+
+/// Run `job` until it ends, the lease is lost, or a stop is asked for.
+pub async fn run(ctx: &ScanContext<'_>, job: &JobRecord) -> Result<Outcome, ScanError> {
+    let scope = Scope::parse(&job.scope).ok_or_else(|| ScanError::BadScope(job.scope.clone()))?;
+    let address = job.address.as_str();
+    let cost = RpcCost::default();
+    let mut progress = JobProgress {
+        phase: "scanning".to_owned(),
+        resume_before: job.resume_before.clone(),
+        signatures_listed: job.signatures_listed,
+        transactions_fetched: job.transactions_fetched,
+        transactions_missing: job.transactions_missing,
+        legs_written: job.legs_written,
+        rpc_calls: job.rpc_calls,
+        rpc_credits: job.rpc_credits,
+    };
+    let (page_size, one_page) = match scope {
+        Scope::Preview => (ctx.settings.preview_signatures, true),
+        _ => (ctx.settings.page_size, false),
+    };
+    record(ctx, job, &cost, &progress).await?;
+    loop {
+        if (ctx.should_stop)() {
+            return Err(ScanError::Stopped);
+        }
+        let page = ctx
+            .rpc
+            .signatures(
+                address,
+                progress.resume_before.as_deref(),
+                job.stop_at.as_deref(),
+                page_size,
+                &cost,
+            )
+            .await?;
+        let signatures: Vec<String> = page.iter().map(|s| s.signature.clone()).collect();
+        let known = ctx.store.known_signatures(address, &signatures).await?;
+        let todo: Vec<String> = signatures
+            .iter()
+            .filter(|s| !known.contains(*s))
+            .cloned()
+            .collect();
+        for chunk in todo.chunks(ctx.settings.fetch_batch.max(1)) {
+            let fetched = ctx.rpc.transactions(chunk, &cost).await?;
+            let mut views = Vec::with_capacity(chunk.len());
+            for (signature, tx) in chunk.iter().zip(fetched) {
+                let view = tx.as_ref().map(TxView::parse);
+                match view {
+                    Some(Ok(view)) => views.push(view),
+                    Some(Err(error)) => {
+                        tracing::warn!(%signature, %error, "transaction not readable; left out");
+                        progress.transactions_missing += 1;
+                    }
+                    None => {
+                        tracing::warn!(%signature, "transaction not available from RPC; left out");
+                        progress.transactions_missing += 1;
+                    }
+                }
+            }
+            let legs: Vec<Vec<ledger::Leg>> =
+                views.iter().map(|v| ledger::legs(v, address)).collect();
+            let batch: Vec<TransactionLegs<'_>> = views
+                .iter()
+                .zip(&legs)
+                .map(|(v, legs)| TransactionLegs {
+                    signature: &v.signature,
+                    slot: v.slot,
+                    block_time: v.block_time,
+                    failed: v.failed,
+                    legs,
+                })
+                .collect();
+            let written = ctx.store.write_legs(address, &batch).await?;
+            progress.transactions_fetched += views.len() as i64;
+            progress.legs_written += i64::try_from(written).unwrap_or(i64::MAX);
+            record(ctx, job, &cost, &progress).await?;
+        }
+        progress.signatures_listed += page.len() as i64;
+        progress.resume_before = page.last().map(|s| s.signature.clone());
+        record(ctx, job, &cost, &progress).await?;
+        if one_page || page.len() < page_size {
+            break;
+        }
+    }
+    Ok(if progress.transactions_missing > 0 {
+        Outcome::Partial {
+            missing: progress.transactions_missing,
+        }
+    } else {
+        Outcome::Completed
+    })
+}

@@ -1,0 +1,385 @@
+//! Scan jobs and the wallet data they write.
+//!
+//! Workers claim a running job with a lease: SQLite in one
+//! `UPDATE … WHERE id = (SELECT …) RETURNING`, PostgreSQL with
+//! `FOR UPDATE SKIP LOCKED` so concurrent workers never wait on each other.
+//! Every progress write is fenced by the lease owner: a worker that lost
+//! its lease (it stalled, another took over) finds its writes refused and
+//! stops. Legs are written with their transaction marker in one database
+//! transaction, and both are keyed by (wallet, signature), so a job that
+//! is resumed never duplicates or loses a leg.
+
+use std::collections::HashSet;
+
+use super::{Pool, Store, StoreError};
+use crate::{clock::UnixMillis, ledger::Leg};
+
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct JobRecord {
+    pub id: String,
+    pub kind: String,
+    pub address: String,
+    pub scope: String,
+    pub quote_id: String,
+    pub status: String,
+    pub phase: String,
+    pub lease_owner: Option<String>,
+    pub lease_until: Option<i64>,
+    pub attempts: i32,
+    pub resume_before: Option<String>,
+    pub stop_at: Option<String>,
+    pub signatures_listed: i64,
+    pub transactions_fetched: i64,
+    pub transactions_missing: i64,
+    pub legs_written: i64,
+    pub rpc_calls: i64,
+    pub rpc_credits: i64,
+    pub error: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub finished_at: Option<i64>,
+}
+
+const COLUMNS: &str = "id, kind, address, scope, quote_id, status, phase, lease_owner, lease_until, \
+    attempts, resume_before, stop_at, signatures_listed, transactions_fetched, transactions_missing, \
+    legs_written, rpc_calls, rpc_credits, error, created_at, updated_at, finished_at";
+
+/// Progress a worker reports after each page.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JobProgress {
+    pub phase: String,
+    pub resume_before: Option<String>,
+    pub signatures_listed: i64,
+    pub transactions_fetched: i64,
+    pub transactions_missing: i64,
+    pub legs_written: i64,
+    pub rpc_calls: i64,
+    pub rpc_credits: i64,
+}
+
+/// The outcome of creating a scan job.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Created {
+    Job(JobRecord),
+    /// A scan of the wallet is already running: this one.
+    AlreadyRunning(JobRecord),
+}
+
+/// One transaction's contribution to a wallet's ledger.
+pub struct TransactionLegs<'a> {
+    pub signature: &'a str,
+    pub slot: u64,
+    pub block_time: Option<i64>,
+    pub failed: bool,
+    pub legs: &'a [Leg],
+}
+
+fn to_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+impl Store {
+    /// Create a running scan job, unless one is running for the wallet.
+    pub async fn create_scan_job(
+        &self,
+        id: &str,
+        address: &str,
+        scope: &str,
+        quote_id: &str,
+        stop_at: Option<&str>,
+        now: UnixMillis,
+    ) -> Result<Created, StoreError> {
+        let inserted = on_pool!(&self.pool, |pool| {
+            sqlx::query(
+            "INSERT INTO jobs (id, kind, address, scope, quote_id, status, phase, stop_at, created_at, updated_at) \
+             VALUES ($1, 'scan', $2, $3, $4, 'running', 'queued', $5, $6, $6) \
+             ON CONFLICT DO NOTHING"
+        )
+        .bind(id)
+        .bind(address)
+        .bind(scope)
+        .bind(quote_id)
+        .bind(stop_at)
+        .bind(now)
+        .execute(pool)
+        .await?
+        .rows_affected()
+        });
+        if inserted == 1 {
+            let job = self.job(id).await?.ok_or(StoreError::Vanished)?;
+            return Ok(Created::Job(job));
+        }
+        match self.running_job_for(address).await? {
+            Some(job) => Ok(Created::AlreadyRunning(job)),
+            // The running job ended between our insert and this read.
+            None => {
+                Box::pin(self.create_scan_job(id, address, scope, quote_id, stop_at, now)).await
+            }
+        }
+    }
+
+    pub async fn job(&self, id: &str) -> Result<Option<JobRecord>, StoreError> {
+        let sql = format!("SELECT {COLUMNS} FROM jobs WHERE id = $1");
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(&sql)
+            .bind(id)
+            .fetch_optional(pool)
+            .await?))
+    }
+
+    pub async fn running_job_for(&self, address: &str) -> Result<Option<JobRecord>, StoreError> {
+        let sql = format!("SELECT {COLUMNS} FROM jobs WHERE address = $1 AND status = 'running'");
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(&sql)
+            .bind(address)
+            .fetch_optional(pool)
+            .await?))
+    }
+
+    /// Claim the oldest running job whose lease is free or expired.
+    pub async fn claim_job(
+        &self,
+        owner: &str,
+        now: UnixMillis,
+        lease_ms: i64,
+    ) -> Result<Option<JobRecord>, StoreError> {
+        let job = match &self.pool {
+            Pool::Sqlite(pool) => {
+                let sql = format!(
+                    "UPDATE jobs SET lease_owner = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3 \
+                     WHERE id = (SELECT id FROM jobs WHERE status = 'running' \
+                                 AND (lease_until IS NULL OR lease_until < $3) \
+                                 ORDER BY created_at LIMIT 1) \
+                     RETURNING {COLUMNS}"
+                );
+                sqlx::query_as(&sql)
+                    .bind(owner)
+                    .bind(now + lease_ms)
+                    .bind(now)
+                    .fetch_optional(pool)
+                    .await?
+            }
+            Pool::Postgres(pool) => {
+                let sql = format!(
+                    "WITH claimable AS (SELECT id FROM jobs WHERE status = 'running' \
+                         AND (lease_until IS NULL OR lease_until < $3) \
+                         ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED) \
+                     UPDATE jobs SET lease_owner = $1, lease_until = $2, attempts = attempts + 1, updated_at = $3 \
+                     FROM claimable WHERE jobs.id = claimable.id \
+                     RETURNING {}",
+                    COLUMNS
+                        .split(", ")
+                        .map(|c| format!("jobs.{c}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                sqlx::query_as(&sql)
+                    .bind(owner)
+                    .bind(now + lease_ms)
+                    .bind(now)
+                    .fetch_optional(pool)
+                    .await?
+            }
+        };
+        Ok(job)
+    }
+
+    /// Record progress and extend the lease. False when `owner` no longer
+    /// holds the job (the caller must stop).
+    pub async fn record_progress(
+        &self,
+        id: &str,
+        owner: &str,
+        p: &JobProgress,
+        now: UnixMillis,
+        lease_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let affected = on_pool!(&self.pool, |pool| sqlx::query(
+            "UPDATE jobs SET phase = $3, resume_before = $4, signatures_listed = $5, \
+             transactions_fetched = $6, transactions_missing = $7, legs_written = $8, \
+             rpc_calls = $9, rpc_credits = $10, updated_at = $11, lease_until = $12 \
+             WHERE id = $1 AND lease_owner = $2 AND status = 'running'"
+        )
+        .bind(id)
+        .bind(owner)
+        .bind(&p.phase)
+        .bind(&p.resume_before)
+        .bind(p.signatures_listed)
+        .bind(p.transactions_fetched)
+        .bind(p.transactions_missing)
+        .bind(p.legs_written)
+        .bind(p.rpc_calls)
+        .bind(p.rpc_credits)
+        .bind(now)
+        .bind(now + lease_ms)
+        .execute(pool)
+        .await?
+        .rows_affected());
+        Ok(affected == 1)
+    }
+
+    /// End a job with `status` (completed, partial, failed, cancelled).
+    pub async fn finish_job(
+        &self,
+        id: &str,
+        owner: &str,
+        status: &str,
+        error: Option<&str>,
+        now: UnixMillis,
+    ) -> Result<bool, StoreError> {
+        let affected = on_pool!(&self.pool, |pool| {
+            sqlx::query(
+            "UPDATE jobs SET status = $3, phase = 'done', error = $4, finished_at = $5, updated_at = $5, \
+             lease_owner = NULL, lease_until = NULL \
+             WHERE id = $1 AND lease_owner = $2 AND status = 'running'"
+        )
+        .bind(id)
+        .bind(owner)
+        .bind(status)
+        .bind(error)
+        .bind(now)
+        .execute(pool)
+        .await?
+        .rows_affected()
+        });
+        Ok(affected == 1)
+    }
+
+    /// Give a job back (shutdown at a safe point): the next claim takes it.
+    pub async fn release_job(&self, id: &str, owner: &str) -> Result<bool, StoreError> {
+        let affected = on_pool!(&self.pool, |pool| sqlx::query(
+            "UPDATE jobs SET lease_owner = NULL, lease_until = NULL \
+             WHERE id = $1 AND lease_owner = $2 AND status = 'running'"
+        )
+        .bind(id)
+        .bind(owner)
+        .execute(pool)
+        .await?
+        .rows_affected());
+        Ok(affected == 1)
+    }
+
+    /// Which of `signatures` the wallet's ledger already holds.
+    pub async fn known_signatures(
+        &self,
+        wallet: &str,
+        signatures: &[String],
+    ) -> Result<HashSet<String>, StoreError> {
+        let mut known = HashSet::new();
+        for chunk in signatures.chunks(500) {
+            let placeholders: Vec<String> =
+                (0..chunk.len()).map(|i| format!("${}", i + 2)).collect();
+            let sql = format!(
+                "SELECT signature FROM wallet_transactions WHERE wallet = $1 AND signature IN ({})",
+                placeholders.join(", ")
+            );
+            let found: Vec<String> = on_pool!(&self.pool, |pool| {
+                let mut query = sqlx::query_scalar(&sql).bind(wallet);
+                for sig in chunk {
+                    query = query.bind(sig);
+                }
+                query.fetch_all(pool).await?
+            });
+            known.extend(found);
+        }
+        Ok(known)
+    }
+
+    /// The newest signature in the wallet's ledger (where an incremental
+    /// scan stops listing).
+    pub async fn newest_known_signature(&self, wallet: &str) -> Result<Option<String>, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_scalar(
+            "SELECT signature FROM wallet_transactions WHERE wallet = $1 \
+             ORDER BY slot DESC, signature DESC LIMIT 1"
+        )
+        .bind(wallet)
+        .fetch_optional(pool)
+        .await?))
+    }
+
+    /// Write a batch of transactions' legs for a wallet, atomically. Rows
+    /// already present are left as they are. Returns the legs written.
+    pub async fn write_legs(
+        &self,
+        wallet: &str,
+        batch: &[TransactionLegs<'_>],
+    ) -> Result<u64, StoreError> {
+        let written = on_pool!(&self.pool, |pool| {
+            let mut tx = pool.begin().await?;
+            let mut written = 0u64;
+            for t in batch {
+                let fresh = sqlx::query(
+                    "INSERT INTO wallet_transactions (wallet, signature, slot, block_time, failed) \
+                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+                )
+                .bind(wallet)
+                .bind(t.signature)
+                .bind(to_i64(t.slot))
+                .bind(t.block_time)
+                .bind(t.failed)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+                if fresh == 0 {
+                    continue;
+                }
+                for leg in t.legs {
+                    let counterparties = serde_json::to_string(&leg.counterparties)
+                        .unwrap_or_else(|_| "[]".to_owned());
+                    sqlx::query(
+                        "INSERT INTO legs (wallet, signature, leg_index, slot, block_time, operation_type, \
+                         mint, amount, decimals, counterparties) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
+                    )
+                    .bind(wallet)
+                    .bind(&leg.signature)
+                    .bind(i32::try_from(leg.index).unwrap_or(i32::MAX))
+                    .bind(to_i64(leg.slot))
+                    .bind(leg.block_time)
+                    .bind(leg.operation_type.as_str())
+                    .bind(&leg.mint)
+                    .bind(leg.amount.to_string())
+                    .bind(i32::from(leg.decimals))
+                    .bind(counterparties)
+                    .execute(&mut *tx)
+                    .await?;
+                    written += 1;
+                }
+            }
+            tx.commit().await?;
+            written
+        });
+        Ok(written)
+    }
+
+    /// Legs stored for a wallet (for tests and reports).
+    pub async fn count_legs(&self, wallet: &str) -> Result<i64, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_scalar(
+            "SELECT COUNT(*) FROM legs WHERE wallet = $1"
+        )
+        .bind(wallet)
+        .fetch_one(pool)
+        .await?))
+    }
+
+    /// A named server secret, created (32 random bytes, hex) on first use.
+    /// Every instance on the same database sees the same one.
+    pub async fn server_secret(&self, name: &str) -> Result<String, StoreError> {
+        use rand::RngCore;
+        let mut raw = [0u8; 32];
+        rand::rngs::OsRng.fill_bytes(&mut raw);
+        let fresh: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+        on_pool!(&self.pool, |pool| sqlx::query(
+            "INSERT INTO server_secrets (name, secret) VALUES ($1, $2) ON CONFLICT DO NOTHING"
+        )
+        .bind(name)
+        .bind(&fresh)
+        .execute(pool)
+        .await
+        .map(|_| ())?);
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_scalar(
+            "SELECT secret FROM server_secrets WHERE name = $1"
+        )
+        .bind(name)
+        .fetch_one(pool)
+        .await?))
+    }
+}
