@@ -33,6 +33,10 @@ impl OperationType {
         OperationType::AirdropSpam,
     ];
 
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|op| op.as_str() == text)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             OperationType::TransferIn => "transfer_in",
@@ -47,14 +51,14 @@ impl OperationType {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     In,
     Out,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CounterpartyKind {
     Wallet,
@@ -63,7 +67,7 @@ pub enum CounterpartyKind {
 }
 
 /// Who paid the wallet, or was paid by it, in a leg.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Counterparty {
     pub address: String,
     pub direction: Direction,

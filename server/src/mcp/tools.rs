@@ -8,12 +8,69 @@ use super::registry::{Annotations, Registry, RestRoute, Tier, ToolDef, ToolMeta}
 use crate::{
     auth::{self, PingResult},
     jobs::{self, GetJobArgs, JobView, ScanWalletArgs},
+    ledger::{
+        self,
+        page::{GetLedgerArgs, LedgerPage},
+    },
     payments::{self, Quote, QuoteWalletArgs},
 };
 
 /// Every tool this server offers.
 pub fn registry() -> Registry {
-    Registry::new([ping(), quote_wallet(), scan_wallet(), get_job()])
+    Registry::new([
+        ping(),
+        quote_wallet(),
+        scan_wallet(),
+        get_job(),
+        get_ledger(),
+    ])
+}
+
+fn get_ledger() -> ToolDef {
+    ToolDef::new(
+        ToolMeta {
+            name: "get_ledger",
+            title: "Read a wallet's ledger",
+            description: "One page of a scanned wallet's ledger (every leg: transfers, swaps, fees, \
+                rent, airdrops), newest first, with a next_cursor for the following page. Each \
+                entry has signature, slot, block_time, operation_type (transfer_in, transfer_out, \
+                swap, network_fee, rent_deposit, rent_refund, airdrop, airdrop_spam), mint (\"sol\" \
+                for native SOL), amount (signed atomic units, as a string) and decimals. Filters: \
+                from/to (RFC 3339 or YYYY-MM-DD, inclusive), mint, operation_type, exclude, \
+                min_usd_value (legs without a price are kept only when it is absent); \
+                include_counterparties adds who paid or was paid. A wallet never scanned is \
+                not_found: quote_wallet, scan_wallet, poll get_job, then read. Paid cached read: \
+                covered by a receipt from the wallet's scan, by your account watching the wallet, \
+                or by a payment against the challenge the tool returns as payment_required \
+                (while the server runs with payments off, reads are free).",
+            tier: Tier::PaidCachedRead,
+            annotations: Annotations {
+                read_only: true,
+                destructive: false,
+                idempotent: true,
+                open_world: false,
+            },
+            rest: Some(RestRoute {
+                method: "GET",
+                path: "/v1/wallets/{address}/ledger",
+            }),
+        },
+        |page: &LedgerPage| {
+            let more = match &page.next_cursor {
+                Some(cursor) => format!("more follow: pass cursor {cursor}"),
+                None => "this is the last page".to_owned(),
+            };
+            format!(
+                "{} ledger entries for {}; {}.",
+                page.entries.len(),
+                page.address,
+                more
+            )
+        },
+        |ctx, args: GetLedgerArgs| async move {
+            ledger::page::get_ledger(&ctx.state, &ctx.principal, args).await
+        },
+    )
 }
 
 fn job_summary(job: &JobView) -> String {

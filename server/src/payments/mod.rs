@@ -70,3 +70,16 @@ pub fn authorize_scan(
         crate::config::PaymentsMode::Off => Ok(()),
     }
 }
+
+/// The paywall seam for paid reads of a wallet (get_ledger and the reads
+/// to come). With `payments = off` every read is free; the payments work
+/// checks receipts, owner reads and payments here.
+pub fn authorize_read(
+    state: &AppState,
+    _principal: &crate::auth::Principal,
+    _address: &WalletAddress,
+) -> Result<(), AppError> {
+    match state.config().payments {
+        crate::config::PaymentsMode::Off => Ok(()),
+    }
+}

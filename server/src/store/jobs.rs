@@ -383,3 +383,100 @@ impl Store {
         .await?))
     }
 }
+
+/// One stored leg, as the ledger query reads it.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct LegRow {
+    pub signature: String,
+    pub leg_index: i32,
+    pub slot: i64,
+    pub block_time: Option<i64>,
+    pub operation_type: String,
+    pub mint: String,
+    pub amount: String,
+    pub decimals: i32,
+    pub counterparties: String,
+}
+
+/// Which legs a ledger page holds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LedgerQuery {
+    pub wallet: String,
+    /// Inclusive bounds on block time, unix seconds.
+    pub from: Option<i64>,
+    pub to: Option<i64>,
+    pub mint: Option<String>,
+    pub operation_type: Option<String>,
+    pub exclude: Vec<String>,
+    /// Leave out every leg without a USD value (none has one yet).
+    pub priced_only: bool,
+    /// Start after this leg: (slot, signature, leg_index), newest first.
+    pub after: Option<(i64, String, i32)>,
+    pub limit: u32,
+}
+
+impl Store {
+    /// Whether a scan of `wallet` has ended (completed or partial).
+    pub async fn wallet_scanned(&self, wallet: &str) -> Result<bool, StoreError> {
+        let n: i64 =
+            on_pool!(&self.pool, |pool| {
+                sqlx::query_scalar(
+            "SELECT COUNT(*) FROM jobs WHERE address = $1 AND status IN ('completed', 'partial')"
+        )
+        .bind(wallet)
+        .fetch_one(pool)
+        .await?
+            });
+        Ok(n > 0)
+    }
+
+    /// One page of a wallet's legs, newest first (slot, then signature,
+    /// descending; legs of a transaction in their order).
+    pub async fn ledger_page(&self, q: &LedgerQuery) -> Result<Vec<LegRow>, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| {
+            let mut sql = sqlx::QueryBuilder::new(
+                "SELECT signature, leg_index, slot, block_time, operation_type, mint, amount, decimals, \
+                 counterparties FROM legs WHERE wallet = ",
+            );
+            sql.push_bind(&q.wallet);
+            if let Some(from) = q.from {
+                sql.push(" AND block_time >= ").push_bind(from);
+            }
+            if let Some(to) = q.to {
+                sql.push(" AND block_time <= ").push_bind(to);
+            }
+            if let Some(mint) = &q.mint {
+                sql.push(" AND mint = ").push_bind(mint);
+            }
+            if let Some(op) = &q.operation_type {
+                sql.push(" AND operation_type = ").push_bind(op);
+            }
+            for op in &q.exclude {
+                sql.push(" AND operation_type <> ").push_bind(op);
+            }
+            if q.priced_only {
+                // No leg carries a USD value yet; prices arrive with the
+                // analytics work and fill this filter in.
+                sql.push(" AND 1 = 0");
+            }
+            if let Some((slot, signature, index)) = &q.after {
+                sql.push(" AND (slot < ")
+                    .push_bind(*slot)
+                    .push(" OR (slot = ")
+                    .push_bind(*slot)
+                    .push(" AND signature < ")
+                    .push_bind(signature)
+                    .push(") OR (slot = ")
+                    .push_bind(*slot)
+                    .push(" AND signature = ")
+                    .push_bind(signature)
+                    .push(" AND leg_index > ")
+                    .push_bind(*index)
+                    .push("))");
+            }
+            sql.push(" ORDER BY slot DESC, signature DESC, leg_index ASC LIMIT ")
+                .push_bind(i64::from(q.limit));
+            sql.build_query_as::<LegRow>().fetch_all(pool).await?
+        }))
+    }
+}

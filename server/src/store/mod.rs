@@ -38,7 +38,7 @@ use sqlx::{
     sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
 };
 
-pub use jobs::{Created, JobProgress, JobRecord, TransactionLegs};
+pub use jobs::{Created, JobProgress, JobRecord, LedgerQuery, LegRow, TransactionLegs};
 pub use quotes::QuoteRecord;
 pub use ratelimit::{RateDecision, RateRule};
 pub use sessions::{NewSession, SessionRecord};

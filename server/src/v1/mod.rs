@@ -12,7 +12,7 @@ use utoipa::OpenApi;
 
 use axum::{
     body::Bytes,
-    extract::{Path, Query},
+    extract::{Path, Query, RawQuery},
     http::StatusCode,
 };
 
@@ -20,6 +20,7 @@ use crate::{
     auth::{self, PingResult, Principal},
     error::AppError,
     jobs::{self, GetJobArgs, ScanWalletArgs},
+    ledger::{self, page::GetLedgerArgs},
     mcp::transport::{rest_error, unauthenticated},
     payments::{self, QuoteWalletArgs},
     state::AppState,
@@ -43,11 +44,12 @@ pub struct ErrorBody {
         description = "Solana wallet reports. Paid routes answer HTTP 402 with an x402 challenge.",
         license(name = "MIT"),
     ),
-    paths(ping, health, quotes, scans, job),
+    paths(ping, health, quotes, scans, job, ledger),
     components(schemas(ErrorBody, PingResult, Principal, HealthBody, QuoteWalletArgs, ScanWalletArgs)),
     tags(
         (name = "meta", description = "Service health and identity"),
         (name = "scans", description = "Quotes and scans"),
+        (name = "ledger", description = "Reading a scanned wallet"),
     ),
 )]
 struct ApiDoc;
@@ -175,6 +177,92 @@ pub async fn job(
     };
     match jobs::get_job(&state, &principal, args).await {
         Ok(job) => axum::Json(job).into_response(),
+        Err(err) => rest_error(&err),
+    }
+}
+
+/// The query parameters of the ledger route (`exclude` comma-separated).
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct LedgerParams {
+    /// next_cursor from the previous page.
+    cursor: Option<String>,
+    /// Operation types to leave out, comma-separated (e.g. airdrop_spam).
+    exclude: Option<String>,
+    /// Inclusive lower bound on block time: RFC 3339 or YYYY-MM-DD.
+    from: Option<String>,
+    /// Inclusive upper bound on block time: RFC 3339 or YYYY-MM-DD.
+    to: Option<String>,
+    /// Add each leg's counterparties.
+    include_counterparties: Option<bool>,
+    /// Page size, 1..1000; default 100.
+    limit: Option<u32>,
+    /// Leave out legs worth less than this many USD.
+    min_usd_value: Option<String>,
+    /// Keep only legs in this mint (sol for native SOL).
+    mint: Option<String>,
+    /// Keep only this operation type.
+    operation_type: Option<String>,
+    /// Receipt token of the payment that covers reads of this wallet.
+    receipt: Option<String>,
+}
+
+/// One page of a scanned wallet's ledger: the REST twin of `get_ledger`.
+#[utoipa::path(
+    get,
+    path = "/v1/wallets/{address}/ledger",
+    tag = "ledger",
+    params(("address" = String, Path, description = "The wallet's base58 public key"), LedgerParams),
+    responses(
+        (status = 200, description = "A page of legs, newest first, and next_cursor"),
+        (status = 400, description = "Bad parameter or cursor", body = ErrorBody),
+        (status = 402, description = "Payment required (x402 challenge)", body = ErrorBody),
+        (status = 404, description = "The wallet has never been scanned", body = ErrorBody),
+    ),
+)]
+pub async fn ledger(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(address): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let principal = match principal_of(&headers) {
+        Ok(principal) => principal,
+        Err(err) => return unauthenticated(&state, &err),
+    };
+    let params: LedgerParams = match serde_urlencoded::from_str(query.as_deref().unwrap_or("")) {
+        Ok(params) => params,
+        Err(e) => return rest_error(&AppError::invalid_params(format!("query: {e}"))),
+    };
+    let min_usd_value = match params.min_usd_value.as_deref().map(payments::Usd::parse) {
+        None => None,
+        Some(Ok(usd)) => Some(usd),
+        Some(Err(why)) => {
+            return rest_error(&AppError::invalid_params(format!("min_usd_value: {why}")));
+        }
+    };
+    let args = GetLedgerArgs {
+        address,
+        cursor: params.cursor,
+        exclude: params.exclude.map(|e| {
+            e.split(',')
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect()
+        }),
+        from: params.from,
+        include_counterparties: params.include_counterparties,
+        limit: params.limit,
+        min_usd_value,
+        mint: params.mint,
+        operation_type: params.operation_type,
+        receipt: params.receipt,
+        to: params.to,
+        ..GetLedgerArgs::default()
+    };
+    match ledger::page::get_ledger(&state, &principal, args).await {
+        Ok(page) => axum::Json(page).into_response(),
         Err(err) => rest_error(&err),
     }
 }

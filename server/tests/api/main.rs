@@ -5,6 +5,7 @@
 mod binary;
 mod discovery;
 mod helpers;
+mod ledger;
 mod mcp_limits;
 mod mcp_stateless;
 mod mcp_transport;

@@ -15,9 +15,9 @@ use crate::{
     standin::{self, Shared},
 };
 
-const WALLET: &str = "71WDyyCsZwyEYDV91Qrb212rdg6woCHYQhFnmZUBxiJ6";
+pub const WALLET: &str = "71WDyyCsZwyEYDV91Qrb212rdg6woCHYQhFnmZUBxiJ6";
 
-fn fixtures() -> Vec<Value> {
+pub fn fixtures() -> Vec<Value> {
     let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../shared/fixtures/solana/staketaxcsv/fetch_tx");
     std::fs::read_dir(dir)
@@ -30,7 +30,7 @@ fn fixtures() -> Vec<Value> {
 
 /// The stand-in with every recorded transaction as the wallet's history
 /// (newest first), plus `missing` signatures it cannot serve.
-fn shared(missing: usize, delay: Duration) -> Shared {
+pub fn shared(missing: usize, delay: Duration) -> Shared {
     let mut txs = fixtures();
     txs.sort_by_key(|t| std::cmp::Reverse(t["result"]["slot"].as_u64().unwrap()));
     let mut history: Vec<Value> = txs
@@ -62,7 +62,7 @@ fn shared(missing: usize, delay: Duration) -> Shared {
     }
 }
 
-async fn app(shared: Shared, clock: Option<ManualClock>) -> (TestApp, standin::StandIn) {
+pub async fn app(shared: Shared, clock: Option<ManualClock>) -> (TestApp, standin::StandIn) {
     let stand_in = standin::start(shared).await;
     let url = stand_in.url.clone();
     let mut options = Options {
@@ -82,7 +82,7 @@ async fn app(shared: Shared, clock: Option<ManualClock>) -> (TestApp, standin::S
     (spawn_with(options).await, stand_in)
 }
 
-async fn quote(app: &TestApp, scope: &str) -> String {
+pub async fn quote(app: &TestApp, scope: &str) -> String {
     let q = app
         .call_tool("quote_wallet", json!({"address": WALLET, "scope": scope}))
         .await;
@@ -92,7 +92,7 @@ async fn quote(app: &TestApp, scope: &str) -> String {
         .to_owned()
 }
 
-async fn wait_done(app: &TestApp, job_id: &str) -> Value {
+pub async fn wait_done(app: &TestApp, job_id: &str) -> Value {
     for _ in 0..400 {
         let job = app.call_tool("get_job", json!({"job_id": job_id})).await;
         let job = job["structuredContent"].clone();

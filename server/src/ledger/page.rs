@@ -1,0 +1,280 @@
+//! `get_ledger`: one page of a scanned wallet's legs, newest first, with
+//! filters and an opaque cursor bound to the wallet and the filters.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{
+    cursor::{self, Position},
+    model::{Counterparty, OperationType, SOL},
+};
+use crate::{
+    auth::Principal,
+    error::AppError,
+    payments::{Usd, quote::rfc3339},
+    solana::WalletAddress,
+    state::AppState,
+    store::{LedgerQuery, LegRow},
+};
+
+pub const DEFAULT_LIMIT: u32 = 100;
+pub const MAX_LIMIT: u32 = 1000;
+
+/// The arguments of `get_ledger`; the REST route takes the same as query
+/// parameters (`exclude` comma-separated).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetLedgerArgs {
+    /// The wallet's base58 public key.
+    pub address: String,
+    /// next_cursor from the previous page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// Operation types to leave out, e.g. ["airdrop_spam"].
+    #[serde(default)]
+    pub exclude: Option<Vec<String>>,
+    /// Inclusive lower bound on block time: RFC 3339 or YYYY-MM-DD.
+    #[serde(default)]
+    pub from: Option<String>,
+    /// Add each leg's counterparties: who paid the wallet or was paid by it
+    /// (address, direction in|out, kind wallet|program|token_account).
+    #[serde(default)]
+    pub include_counterparties: Option<bool>,
+    /// Page size, 1..1000; default 100.
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Leave out legs worth less than this many USD.
+    #[serde(default)]
+    #[schemars(with = "Option<f64>")]
+    pub min_usd_value: Option<Usd>,
+    /// Keep only legs in this mint ("sol" for native SOL).
+    #[serde(default)]
+    pub mint: Option<String>,
+    /// Keep only this operation type.
+    #[serde(default)]
+    pub operation_type: Option<String>,
+    /// Base64 X-PAYMENT built for the payment_required challenge (x402
+    /// exact scheme); name its quote in quote_id.
+    #[serde(default)]
+    pub payment: Option<String>,
+    /// The quoteId of the challenge the payment was built for
+    /// (structuredContent.x402.accepts[0].extra.quoteId).
+    #[serde(default)]
+    pub quote_id: Option<String>,
+    /// Receipt token of the payment that covers reads of this wallet.
+    #[serde(default)]
+    pub receipt: Option<String>,
+    /// Inclusive upper bound on block time: RFC 3339 or YYYY-MM-DD.
+    #[serde(default)]
+    pub to: Option<String>,
+}
+
+/// One leg as the ledger shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Entry {
+    pub signature: String,
+    pub slot: u64,
+    /// RFC 3339, when the node knows the block time.
+    pub block_time: Option<String>,
+    /// Position of the leg within its transaction.
+    pub index: u32,
+    pub operation_type: String,
+    /// A mint address, or "sol" for native SOL.
+    pub mint: String,
+    /// Signed amount in atomic units, as a string: positive into the wallet.
+    pub amount: String,
+    pub decimals: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counterparties: Option<Vec<Counterparty>>,
+}
+
+/// A page of the ledger.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct LedgerPage {
+    pub address: String,
+    pub entries: Vec<Entry>,
+    /// Pass as cursor for the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// RFC 3339 or YYYY-MM-DD as unix seconds; a bare date is the start of
+/// that day (UTC), or its last second when `end_of_day`.
+pub fn parse_time(text: &str, end_of_day: bool) -> Result<i64, String> {
+    let text = text.trim();
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Ok(t.timestamp());
+    }
+    let date = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+        .map_err(|_| format!("{text:?} is neither RFC 3339 nor YYYY-MM-DD"))?;
+    let time = if end_of_day {
+        chrono::NaiveTime::from_hms_opt(23, 59, 59)
+    } else {
+        chrono::NaiveTime::from_hms_opt(0, 0, 0)
+    }
+    .ok_or("time of day")?;
+    Ok(date.and_time(time).and_utc().timestamp())
+}
+
+fn invalid(message: impl Into<String>) -> AppError {
+    AppError::invalid_params(message)
+}
+
+fn operation(text: &str) -> Result<String, AppError> {
+    OperationType::parse(text.trim())
+        .map(|op| op.as_str().to_owned())
+        .ok_or_else(|| {
+            invalid(format!(
+                "unknown operation type {text:?}; one of {}",
+                OperationType::ALL.map(OperationType::as_str).join(", ")
+            ))
+        })
+}
+
+fn entry(row: LegRow, with_counterparties: bool) -> Entry {
+    Entry {
+        signature: row.signature,
+        slot: u64::try_from(row.slot).unwrap_or(0),
+        block_time: row.block_time.map(|t| rfc3339(t.saturating_mul(1000))),
+        index: u32::try_from(row.leg_index).unwrap_or(0),
+        operation_type: row.operation_type,
+        mint: row.mint,
+        amount: row.amount,
+        decimals: u8::try_from(row.decimals).unwrap_or(0),
+        counterparties: with_counterparties
+            .then(|| serde_json::from_str(&row.counterparties).unwrap_or_default()),
+    }
+}
+
+/// `get_ledger` for the MCP tool and the REST route alike.
+pub async fn get_ledger(
+    state: &AppState,
+    principal: &Principal,
+    args: GetLedgerArgs,
+) -> Result<LedgerPage, AppError> {
+    let address =
+        WalletAddress::parse(&args.address).map_err(|why| invalid(format!("address: {why}")))?;
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(invalid(format!("limit must be 1..{MAX_LIMIT}")));
+    }
+    let from = args
+        .from
+        .as_deref()
+        .map(|t| parse_time(t, false))
+        .transpose()
+        .map_err(|why| invalid(format!("from: {why}")))?;
+    let to = args
+        .to
+        .as_deref()
+        .map(|t| parse_time(t, true))
+        .transpose()
+        .map_err(|why| invalid(format!("to: {why}")))?;
+    if let (Some(from), Some(to)) = (from, to)
+        && from > to
+    {
+        return Err(invalid("from is after to"));
+    }
+    let mint = match args.mint.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(m) if m.eq_ignore_ascii_case(SOL) => Some(SOL.to_owned()),
+        Some(m) => Some(
+            WalletAddress::parse(m)
+                .map_err(|why| invalid(format!("mint: {why}")))?
+                .to_string(),
+        ),
+    };
+    let operation_type = args.operation_type.as_deref().map(operation).transpose()?;
+    let mut exclude = args
+        .exclude
+        .unwrap_or_default()
+        .iter()
+        .map(|op| operation(op))
+        .collect::<Result<Vec<_>, _>>()?;
+    exclude.sort();
+    exclude.dedup();
+
+    // The paywall seam: payments off, every read is free.
+    crate::payments::authorize_read(state, principal, &address)?;
+    if !state.store().wallet_scanned(address.as_str()).await? {
+        return Err(AppError::not_found(
+            "this wallet has never been scanned: quote_wallet, scan_wallet, poll get_job, then read",
+        ));
+    }
+
+    let min_usd = args.min_usd_value.map(|u| u.to_string());
+    let (from_s, to_s) = (from.map(|f| f.to_string()), to.map(|t| t.to_string()));
+    let excluded = exclude.join(",");
+    let digest = cursor::query_digest(&[
+        address.as_str(),
+        from_s.as_deref().unwrap_or(""),
+        to_s.as_deref().unwrap_or(""),
+        mint.as_deref().unwrap_or(""),
+        operation_type.as_deref().unwrap_or(""),
+        &excluded,
+        min_usd.as_deref().unwrap_or(""),
+    ]);
+    let secret = state.store().server_secret("ledger-cursor").await?;
+    let after = match args.cursor.as_deref().filter(|c| !c.trim().is_empty()) {
+        None => None,
+        Some(c) => {
+            let p = cursor::decode(secret.as_bytes(), &digest, c).ok_or_else(|| {
+                invalid(
+                    "cursor is not valid for this query: it was altered, or belongs to another \
+                     wallet or other filters; start again without it",
+                )
+            })?;
+            Some((p.slot, p.signature, p.index))
+        }
+    };
+    let mut rows = state
+        .store()
+        .ledger_page(&LedgerQuery {
+            wallet: address.to_string(),
+            from,
+            to,
+            mint,
+            operation_type,
+            exclude,
+            priced_only: args.min_usd_value.is_some(),
+            after,
+            limit: limit + 1,
+        })
+        .await?;
+    let more = rows.len() > limit as usize;
+    rows.truncate(limit as usize);
+    let next_cursor = match (more, rows.last()) {
+        (true, Some(last)) => Some(cursor::encode(
+            secret.as_bytes(),
+            &digest,
+            Position {
+                slot: last.slot,
+                signature: last.signature.clone(),
+                index: last.leg_index,
+            },
+        )),
+        _ => None,
+    };
+    let with_counterparties = args.include_counterparties.unwrap_or(false);
+    Ok(LedgerPage {
+        address: address.to_string(),
+        entries: rows
+            .into_iter()
+            .map(|r| entry(r, with_counterparties))
+            .collect(),
+        next_cursor,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_read_as_rfc3339_or_dates() {
+        assert_eq!(parse_time("2026-09-01T10:00:00Z", false), Ok(1_788_256_800));
+        assert_eq!(parse_time("2026-09-01", false), Ok(1_788_220_800));
+        assert_eq!(parse_time("2026-09-01", true), Ok(1_788_307_199));
+        assert!(parse_time("yesterday", false).is_err());
+        assert!(parse_time("2026-13-01", false).is_err());
+    }
+}
