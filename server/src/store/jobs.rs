@@ -418,15 +418,14 @@ pub struct LedgerQuery {
 impl Store {
     /// Whether a scan of `wallet` has ended (completed or partial).
     pub async fn wallet_scanned(&self, wallet: &str) -> Result<bool, StoreError> {
-        let n: i64 =
-            on_pool!(&self.pool, |pool| {
-                sqlx::query_scalar(
+        let n: i64 = on_pool!(&self.pool, |pool| {
+            sqlx::query_scalar(
             "SELECT COUNT(*) FROM jobs WHERE address = $1 AND status IN ('completed', 'partial')"
         )
         .bind(wallet)
         .fetch_one(pool)
         .await?
-            });
+        });
         Ok(n > 0)
     }
 
