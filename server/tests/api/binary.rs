@@ -213,3 +213,131 @@ fn invalid_configuration_is_refused_with_a_clear_message() {
     assert!(output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("LEDGER_NO_SUCH_KEY"));
 }
+
+/// SIGKILL in the middle of a scan: the restarted server resumes the job
+/// once its lease runs out, and the ledger ends with every leg exactly once.
+#[tokio::test]
+async fn a_scan_killed_with_sigkill_resumes_on_restart_without_duplicates() {
+    use serde_json::{Value, json};
+
+    let stand_in = crate::standin::start(crate::scans::shared(0, Duration::from_millis(250))).await;
+    let (database_url, _database) = crate::helpers::fresh_database().await;
+    let dir = tempfile::tempdir().unwrap();
+    let env = vec![
+        ("DATABASE_URL", database_url.clone()),
+        ("SOLANA_RPC_URL", stand_in.url.clone()),
+        ("LEDGER_SOLANA__BATCH_SIZE", "2".to_owned()),
+        ("LEDGER_WORKER__LEASE_SECS", "1".to_owned()),
+        ("LEDGER_WORKER__POLL_MS", "50".to_owned()),
+        ("LEDGER_RATE_LIMIT__ANON_RPS", "1000".to_owned()),
+        ("LEDGER_RATE_LIMIT__ANON_BURST", "1000".to_owned()),
+    ];
+    let (mut first, addr) = start(dir.path(), &env);
+    let client = reqwest::Client::new();
+    let base = format!("http://{addr}");
+    let quote: Value = client
+        .post(format!("{base}/v1/quotes"))
+        .json(&json!({"address": crate::scans::WALLET}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let job: Value = client
+        .post(format!("{base}/v1/scans"))
+        .json(&json!({"quote_id": quote["quote_id"]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let job_id = job["job_id"].as_str().unwrap().to_owned();
+    let read = |base: String| {
+        let client = client.clone();
+        let job_id = job_id.clone();
+        async move {
+            client
+                .get(format!("{base}/v1/jobs/{job_id}"))
+                .send()
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        }
+    };
+    // Wait until some legs are written, then kill without warning.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let job = read(base.clone()).await;
+        assert_eq!(
+            job["status"], "running",
+            "the scan must still be running: {job}"
+        );
+        if job["progress"]["transactions_fetched"].as_i64().unwrap() >= 2 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no progress: {job}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    first.kill().unwrap();
+    let _ = first.wait();
+
+    let (mut second, addr) = start(dir.path(), &env);
+    let base = format!("http://{addr}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let job = loop {
+        let job = read(base.clone()).await;
+        if job["status"] != "running" {
+            break job;
+        }
+        assert!(Instant::now() < deadline, "not resumed: {job}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(job["status"], "completed", "{job}");
+
+    let expected: Vec<(String, u32)> = {
+        let mut legs: Vec<(String, u32)> = crate::scans::fixtures()
+            .iter()
+            .flat_map(|t| {
+                let view = server::ledger::TxView::parse(t).unwrap();
+                server::ledger::legs(&view, crate::scans::WALLET)
+                    .into_iter()
+                    .map(|l| (l.signature, l.index))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        legs.sort();
+        legs
+    };
+    let page: Value = client
+        .get(format!(
+            "{base}/v1/wallets/{}/ledger?limit=1000",
+            crate::scans::WALLET
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let mut stored: Vec<(String, u32)> = page["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["signature"].as_str().unwrap().to_owned(),
+                e["index"].as_u64().unwrap() as u32,
+            )
+        })
+        .collect();
+    stored.sort();
+    assert_eq!(stored, expected, "every leg exactly once");
+    assert_eq!(job["progress"]["legs_written"], expected.len());
+    assert!(job["progress"]["signatures_listed"].as_u64().unwrap() >= 19);
+    sigterm(&second);
+    assert!(wait_exit(&mut second).success());
+}

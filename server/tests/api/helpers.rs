@@ -26,10 +26,11 @@ pub struct TestApp {
     pub state: AppState,
     stop: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
-    database: TestDatabase,
+    /// Dropped with the app (its Drop removes a PostgreSQL test database).
+    _database: TestDatabase,
 }
 
-enum TestDatabase {
+pub enum TestDatabase {
     Sqlite(#[allow(dead_code)] tempfile::TempDir),
     Postgres { admin_url: String, name: String },
 }
@@ -102,11 +103,12 @@ pub async fn spawn_with(options: Options) -> TestApp {
         state,
         stop: Some(stop),
         task: Some(task),
-        database,
+        _database: database,
     }
 }
 
-async fn fresh_database() -> (String, TestDatabase) {
+/// A fresh database for one test: its URL, and a guard that drops it.
+pub async fn fresh_database() -> (String, TestDatabase) {
     match std::env::var("TEST_DATABASE_URL") {
         Ok(admin_url) if admin_url.starts_with("postgres") => {
             let name = format!("ledger_test_{}", random_suffix());
@@ -249,7 +251,12 @@ impl Drop for TestApp {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        if let TestDatabase::Postgres { admin_url, name } = &self.database {
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        if let TestDatabase::Postgres { admin_url, name } = self {
             // Drop runs outside async context: use a thread with its own runtime.
             let (admin_url, name) = (admin_url.clone(), name.clone());
             let _ = std::thread::spawn(move || {

@@ -4,6 +4,8 @@
 
 mod binary;
 mod discovery;
+#[path = "../support/encoding.rs"]
+mod encoding_support;
 mod helpers;
 mod ledger;
 mod mcp_limits;

@@ -63,12 +63,21 @@ pub fn shared(missing: usize, delay: Duration) -> Shared {
 }
 
 pub async fn app(shared: Shared, clock: Option<ManualClock>) -> (TestApp, standin::StandIn) {
+    app_with_encoding(shared, clock, server::solana::TxEncoding::Json).await
+}
+
+pub async fn app_with_encoding(
+    shared: Shared,
+    clock: Option<ManualClock>,
+    encoding: server::solana::TxEncoding,
+) -> (TestApp, standin::StandIn) {
     let stand_in = standin::start(shared).await;
     let url = stand_in.url.clone();
     let mut options = Options {
         configure: Box::new(move |c| {
             relaxed_limits(c);
             c.solana.rpc_url = url;
+            c.solana.tx_encoding = encoding;
             c.solana.retry_base_ms = 1;
             c.solana.batch_size = 4;
             c.worker.in_process = true;
@@ -396,4 +405,42 @@ async fn a_job_whose_worker_died_is_resumed_without_duplicating_legs() {
     assert_eq!(job["progress"]["legs_written"], expected);
     assert_eq!(job["progress"]["transactions_fetched"], txs.len());
     app.stop().await;
+}
+
+#[tokio::test]
+async fn json_and_json_parsed_scans_give_the_same_ledger() {
+    let mut ledgers = Vec::new();
+    for encoding in [
+        server::solana::TxEncoding::Json,
+        server::solana::TxEncoding::JsonParsed,
+    ] {
+        let (app, stand_in) = app_with_encoding(shared(0, Duration::ZERO), None, encoding).await;
+        let started = app
+            .call_tool(
+                "scan_wallet",
+                json!({"quote_id": quote(&app, "full").await}),
+            )
+            .await;
+        let job = wait_done(
+            &app,
+            started["structuredContent"]["job_id"].as_str().unwrap(),
+        )
+        .await;
+        assert_eq!(job["status"], "completed");
+        let requested = stand_in.shared.encodings.lock().unwrap().clone();
+        assert!(
+            requested.iter().all(|e| e == encoding.as_str()),
+            "{requested:?}"
+        );
+        let page = app
+            .call_tool(
+                "get_ledger",
+                json!({"address": WALLET, "limit": 1000, "include_counterparties": true}),
+            )
+            .await;
+        ledgers.push(page["structuredContent"]["entries"].clone());
+        app.stop().await;
+    }
+    assert!(!ledgers[0].as_array().unwrap().is_empty());
+    assert_eq!(ledgers[0], ledgers[1]);
 }

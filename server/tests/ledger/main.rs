@@ -4,6 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod encoding;
+#[path = "../support/encoding.rs"]
+mod encoding_support;
 mod synthetic;
 
 use std::path::PathBuf;

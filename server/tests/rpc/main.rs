@@ -3,6 +3,8 @@
 //! concurrency bound and cost accounting.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../support/encoding.rs"]
+mod encoding_support;
 #[path = "../support/rpc_standin.rs"]
 mod standin;
 

@@ -143,11 +143,14 @@ fn one(shared: &Shared, request: &Value) -> Value {
                 .unwrap()
                 .push(params[1]["encoding"].as_str().unwrap_or("?").to_owned());
             let sig = params[0].as_str().unwrap_or_default();
-            shared
-                .transactions
-                .get(sig)
-                .map(|t| t["result"].clone())
-                .unwrap_or(Value::Null)
+            // Recorded answers are jsonParsed; re-encode them on request.
+            match (shared.transactions.get(sig), params[1]["encoding"].as_str()) {
+                (Some(t), Some("json")) => {
+                    crate::encoding_support::to_json_encoding(t)["result"].clone()
+                }
+                (Some(t), _) => t["result"].clone(),
+                (None, _) => Value::Null,
+            }
         }
         _ => {
             return json!({"jsonrpc":"2.0","id":id,"error":{"code":-32601,"message":"Method not found"}});
