@@ -139,13 +139,7 @@ pub async fn run(ctx: &ScanContext<'_>, job: &JobRecord) -> Result<Outcome, Scan
             let batch: Vec<TransactionLegs<'_>> = views
                 .iter()
                 .zip(&legs)
-                .map(|(v, legs)| TransactionLegs {
-                    signature: &v.signature,
-                    slot: v.slot,
-                    block_time: v.block_time,
-                    failed: v.failed,
-                    legs,
-                })
+                .map(|(v, legs)| TransactionLegs::new(v, legs))
                 .collect();
             let written = ctx.store.write_legs(address, &batch).await?;
             progress.transactions_fetched += views.len() as i64;

@@ -53,6 +53,23 @@ pub struct Annotations {
     pub open_world: bool,
 }
 
+impl Annotations {
+    /// Reads what the server holds; safe to repeat.
+    pub const READ: Self = Self {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+    /// Creates something (a quote, a job) and reaches the chain to do it.
+    pub const CREATE_FROM_CHAIN: Self = Self {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: true,
+    };
+}
+
 /// The REST route that answers the same as a tool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RestRoute {

@@ -44,12 +44,7 @@ fn get_ledger() -> ToolDef {
                 or by a payment against the challenge the tool returns as payment_required \
                 (while the server runs with payments off, reads are free).",
             tier: Tier::PaidCachedRead,
-            annotations: Annotations {
-                read_only: true,
-                destructive: false,
-                idempotent: true,
-                open_world: false,
-            },
+            annotations: Annotations::READ,
             rest: Some(RestRoute {
                 method: "GET",
                 path: "/v1/wallets/{address}/ledger",
@@ -113,12 +108,7 @@ fn scan_wallet() -> ToolDef {
                 running. job_already_running names the scan already running for the wallet; \
                 quote_not_found and quote_expired mean: quote it again.",
             tier: Tier::Paid,
-            annotations: Annotations {
-                read_only: false,
-                destructive: false,
-                idempotent: false,
-                open_world: true,
-            },
+            annotations: Annotations::CREATE_FROM_CHAIN,
             rest: Some(RestRoute {
                 method: "POST",
                 path: "/v1/scans",
@@ -141,12 +131,7 @@ fn get_job() -> ToolDef {
                 scoped: the job's own account, an admin key, or the receipt of the payment the \
                 scan was started on (the receipt argument); anything else is not_found.",
             tier: Tier::Free,
-            annotations: Annotations {
-                read_only: true,
-                destructive: false,
-                idempotent: true,
-                open_world: false,
-            },
+            annotations: Annotations::READ,
             rest: Some(RestRoute {
                 method: "GET",
                 path: "/v1/jobs/{job_id}",
@@ -171,12 +156,7 @@ fn quote_wallet() -> ToolDef {
                 cached read of an already-scanned wallet costs). A quote fixes the wallet, the \
                 scope and the price for fifteen minutes; scan_wallet needs a live one.",
             tier: Tier::Free,
-            annotations: Annotations {
-                read_only: false,
-                destructive: false,
-                idempotent: false,
-                open_world: true,
-            },
+            annotations: Annotations::CREATE_FROM_CHAIN,
             rest: Some(RestRoute {
                 method: "POST",
                 path: "/v1/quotes",
@@ -226,12 +206,7 @@ fn ping() -> ToolDef {
                 of the MCP token or API key. The quickest way to check a connection or what a \
                 token does. Free.",
             tier: Tier::Free,
-            annotations: Annotations {
-                read_only: true,
-                destructive: false,
-                idempotent: true,
-                open_world: false,
-            },
+            annotations: Annotations::READ,
             rest: Some(RestRoute {
                 method: "GET",
                 path: "/v1/ping",

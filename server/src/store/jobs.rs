@@ -74,6 +74,19 @@ pub struct TransactionLegs<'a> {
     pub legs: &'a [Leg],
 }
 
+impl<'a> TransactionLegs<'a> {
+    /// A decoded transaction and its legs for the wallet.
+    pub fn new(view: &'a crate::ledger::TxView, legs: &'a [Leg]) -> Self {
+        Self {
+            signature: &view.signature,
+            slot: view.slot,
+            block_time: view.block_time,
+            failed: view.failed,
+            legs,
+        }
+    }
+}
+
 fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }

@@ -352,13 +352,7 @@ async fn a_job_whose_worker_died_is_resumed_without_duplicating_legs() {
     let batch: Vec<server::store::TransactionLegs<'_>> = views
         .iter()
         .zip(&legs)
-        .map(|(v, legs)| server::store::TransactionLegs {
-            signature: &v.signature,
-            slot: v.slot,
-            block_time: v.block_time,
-            failed: v.failed,
-            legs,
-        })
+        .map(|(v, legs)| server::store::TransactionLegs::new(v, legs))
         .collect();
     let written = store.write_legs(WALLET, &batch).await.unwrap() as i64;
     let progress = server::store::JobProgress {
