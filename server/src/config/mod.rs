@@ -122,6 +122,8 @@ pub struct SolanaConfig {
     pub max_concurrency: usize,
     /// `getTransaction` requests per JSON-RPC batch.
     pub batch_size: usize,
+    /// Signatures per `getSignaturesForAddress` page when scanning (1..=1000).
+    pub signatures_page_size: usize,
     /// Retries on transport errors, HTTP 429 and 5xx.
     pub max_retries: u32,
     /// First backoff, doubled per retry (a `Retry-After` wins).
@@ -137,6 +139,7 @@ impl Default for SolanaConfig {
             tx_encoding: crate::solana::TxEncoding::Json,
             max_concurrency: 8,
             batch_size: 50,
+            signatures_page_size: 1000,
             max_retries: 5,
             retry_base_ms: 250,
             timeout_secs: 30,
@@ -367,6 +370,11 @@ impl Config {
         if self.rate_limit.anon_burst == 0 {
             return Err(ConfigError::Invalid(
                 "rate_limit.anon_burst must be at least 1".to_owned(),
+            ));
+        }
+        if !(1..=1000).contains(&self.solana.signatures_page_size) {
+            return Err(ConfigError::Invalid(
+                "solana.signatures_page_size must be 1..=1000".to_owned(),
             ));
         }
         if self.solana.max_concurrency == 0 || self.solana.batch_size == 0 {

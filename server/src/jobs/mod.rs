@@ -233,7 +233,7 @@ pub async fn run_next(
 ) -> Result<bool, crate::store::StoreError> {
     let settings = scan::ScanSettings {
         lease_ms: i64::try_from(state.config().worker.lease_secs * 1000).unwrap_or(60_000),
-        page_size: 1000,
+        page_size: state.config().solana.signatures_page_size,
         fetch_batch: state.config().solana.batch_size,
         preview_signatures: state.config().pricing.preview_signatures,
     };

@@ -76,6 +76,81 @@ async fn record(
     }
 }
 
+const TOKEN_PROGRAMS: [&str; 2] = [
+    crate::ledger::tx::TOKEN_PROGRAM,
+    crate::ledger::tx::TOKEN_2022_PROGRAM,
+];
+
+/// The addresses the job lists: the wallet, then (except for a preview)
+/// its token accounts, since a token received into an associated token
+/// account does not name the wallet. Fixed on the first run.
+async fn sources(
+    ctx: &ScanContext<'_>,
+    job: &JobRecord,
+    scope: Scope,
+    cost: &RpcCost,
+) -> Result<Vec<String>, ScanError> {
+    if let Some(fixed) = job
+        .sources
+        .as_deref()
+        .and_then(|s| serde_json::from_str(s).ok())
+    {
+        return Ok(fixed);
+    }
+    let mut sources = vec![job.address.clone()];
+    if scope != Scope::Preview {
+        for program in TOKEN_PROGRAMS {
+            for account in ctx.rpc.token_accounts(&job.address, program, cost).await? {
+                if !sources.contains(&account) {
+                    sources.push(account);
+                }
+            }
+        }
+    }
+    let text = serde_json::to_string(&sources).unwrap_or_else(|_| "[]".to_owned());
+    if !ctx.store.set_job_sources(&job.id, ctx.owner, &text).await? {
+        return Err(ScanError::LeaseLost);
+    }
+    Ok(sources)
+}
+
+/// Fetch a chunk of transactions, decode them for the wallet and write
+/// their legs; count what could not be fetched or read.
+async fn fetch_and_write(
+    ctx: &ScanContext<'_>,
+    job: &JobRecord,
+    address: &str,
+    chunk: &[String],
+    cost: &RpcCost,
+    progress: &mut JobProgress,
+) -> Result<(), ScanError> {
+    let fetched = ctx.rpc.transactions(chunk, cost).await?;
+    let mut views = Vec::with_capacity(chunk.len());
+    for (signature, tx) in chunk.iter().zip(fetched) {
+        match tx.as_ref().map(TxView::parse) {
+            Some(Ok(view)) => views.push(view),
+            Some(Err(error)) => {
+                tracing::warn!(%signature, %error, "transaction not readable; left out");
+                progress.transactions_missing += 1;
+            }
+            None => {
+                tracing::warn!(%signature, "transaction not available from RPC; left out");
+                progress.transactions_missing += 1;
+            }
+        }
+    }
+    let legs: Vec<Vec<ledger::Leg>> = views.iter().map(|v| ledger::legs(v, address)).collect();
+    let batch: Vec<TransactionLegs<'_>> = views
+        .iter()
+        .zip(&legs)
+        .map(|(v, legs)| TransactionLegs::new(v, legs))
+        .collect();
+    let written = ctx.store.write_legs(address, &batch).await?;
+    progress.transactions_fetched += views.len() as i64;
+    progress.legs_written += i64::try_from(written).unwrap_or(i64::MAX);
+    record(ctx, job, cost, progress).await
+}
+
 /// Run `job` until it ends, the lease is lost, or a stop is asked for.
 pub async fn run(ctx: &ScanContext<'_>, job: &JobRecord) -> Result<Outcome, ScanError> {
     let scope = Scope::parse(&job.scope).ok_or_else(|| ScanError::BadScope(job.scope.clone()))?;
@@ -83,6 +158,7 @@ pub async fn run(ctx: &ScanContext<'_>, job: &JobRecord) -> Result<Outcome, Scan
     let cost = RpcCost::default();
     let mut progress = JobProgress {
         phase: "scanning".to_owned(),
+        source_index: job.source_index,
         resume_before: job.resume_before.clone(),
         signatures_listed: job.signatures_listed,
         transactions_fetched: job.transactions_fetched,
@@ -96,62 +172,55 @@ pub async fn run(ctx: &ScanContext<'_>, job: &JobRecord) -> Result<Outcome, Scan
         _ => (ctx.settings.page_size, false),
     };
     record(ctx, job, &cost, &progress).await?;
-    loop {
-        if (ctx.should_stop)() {
-            return Err(ScanError::Stopped);
-        }
-        let page = ctx
-            .rpc
-            .signatures(
-                address,
-                progress.resume_before.as_deref(),
-                job.stop_at.as_deref(),
-                page_size,
-                &cost,
-            )
-            .await?;
-        let signatures: Vec<String> = page.iter().map(|s| s.signature.clone()).collect();
-        let known = ctx.store.known_signatures(address, &signatures).await?;
-        let todo: Vec<String> = signatures
-            .iter()
-            .filter(|s| !known.contains(*s))
-            .cloned()
-            .collect();
-        for chunk in todo.chunks(ctx.settings.fetch_batch.max(1)) {
-            let fetched = ctx.rpc.transactions(chunk, &cost).await?;
-            let mut views = Vec::with_capacity(chunk.len());
-            for (signature, tx) in chunk.iter().zip(fetched) {
-                let view = tx.as_ref().map(TxView::parse);
-                match view {
-                    Some(Ok(view)) => views.push(view),
-                    Some(Err(error)) => {
-                        tracing::warn!(%signature, %error, "transaction not readable; left out");
-                        progress.transactions_missing += 1;
-                    }
-                    None => {
-                        tracing::warn!(%signature, "transaction not available from RPC; left out");
-                        progress.transactions_missing += 1;
-                    }
-                }
+    let sources = sources(ctx, job, scope, &cost).await?;
+    for (index, source) in sources
+        .iter()
+        .enumerate()
+        .skip(usize::try_from(job.source_index).unwrap_or(0))
+    {
+        // The wallet itself stops at the newest signature an earlier scan
+        // holds (incremental); a token account has no such marker, so an
+        // incremental scan stops at its first page that holds nothing new.
+        let until = if index == 0 {
+            job.stop_at.as_deref()
+        } else {
+            None
+        };
+        let stop_when_known = index > 0 && scope == Scope::Incremental;
+        loop {
+            if (ctx.should_stop)() {
+                return Err(ScanError::Stopped);
             }
-            let legs: Vec<Vec<ledger::Leg>> =
-                views.iter().map(|v| ledger::legs(v, address)).collect();
-            let batch: Vec<TransactionLegs<'_>> = views
+            let page = ctx
+                .rpc
+                .signatures(
+                    source,
+                    progress.resume_before.as_deref(),
+                    until,
+                    page_size,
+                    &cost,
+                )
+                .await?;
+            let signatures: Vec<String> = page.iter().map(|s| s.signature.clone()).collect();
+            let known = ctx.store.known_signatures(address, &signatures).await?;
+            let todo: Vec<String> = signatures
                 .iter()
-                .zip(&legs)
-                .map(|(v, legs)| TransactionLegs::new(v, legs))
+                .filter(|s| !known.contains(*s))
+                .cloned()
                 .collect();
-            let written = ctx.store.write_legs(address, &batch).await?;
-            progress.transactions_fetched += views.len() as i64;
-            progress.legs_written += i64::try_from(written).unwrap_or(i64::MAX);
+            for chunk in todo.chunks(ctx.settings.fetch_batch.max(1)) {
+                fetch_and_write(ctx, job, address, chunk, &cost, &mut progress).await?;
+            }
+            progress.signatures_listed += page.len() as i64;
+            progress.resume_before = page.last().map(|s| s.signature.clone());
             record(ctx, job, &cost, &progress).await?;
+            if one_page || page.len() < page_size || (stop_when_known && todo.is_empty()) {
+                break;
+            }
         }
-        progress.signatures_listed += page.len() as i64;
-        progress.resume_before = page.last().map(|s| s.signature.clone());
+        progress.source_index = i32::try_from(index + 1).unwrap_or(i32::MAX);
+        progress.resume_before = None;
         record(ctx, job, &cost, &progress).await?;
-        if one_page || page.len() < page_size {
-            break;
-        }
     }
     Ok(if progress.transactions_missing > 0 {
         Outcome::Partial {

@@ -214,6 +214,16 @@ impl Context<'_> {
         }
     }
 
+    /// Whether a token transfer instruction moved `mint` into the wallet.
+    fn transferred_in(&self, mint: &str) -> bool {
+        self.tx.ops.iter().any(|op| {
+            matches!(op, Op::TokenTransfer { destination, source, .. }
+                if self.owned_accounts.contains(destination.as_str())
+                    && !self.owned_accounts.contains(source.as_str())
+                    && (self.mint_of(destination) == Some(mint) || self.mint_of(source) == Some(mint)))
+        })
+    }
+
     /// Whether an inbound `mint` looks like a mass distribution.
     fn looks_like_spam(&self, mint: &str) -> bool {
         let mut credited: BTreeSet<&str> = BTreeSet::new();
@@ -358,13 +368,12 @@ pub fn legs(tx: &TxView, wallet: &str) -> Vec<Leg> {
                 parties = ctx.transfer_parties(&mint);
             }
             (OperationType::Swap, parties)
-        } else if delta > 0 && mint != SOL && !signed {
-            let kind = if ctx.looks_like_spam(&mint) {
-                OperationType::AirdropSpam
-            } else {
-                OperationType::Airdrop
-            };
-            (kind, ctx.transfer_parties(&mint))
+        } else if delta > 0 && mint != SOL && !signed && ctx.looks_like_spam(&mint) {
+            (OperationType::AirdropSpam, ctx.transfer_parties(&mint))
+        } else if delta > 0 && mint != SOL && !signed && !ctx.transferred_in(&mint) {
+            // Tokens that arrived unasked and not by a transfer: minted
+            // (or otherwise created) straight into the wallet.
+            (OperationType::Airdrop, ctx.transfer_parties(&mint))
         } else if delta > 0 {
             (OperationType::TransferIn, ctx.transfer_parties(&mint))
         } else {

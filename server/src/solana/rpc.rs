@@ -255,6 +255,38 @@ impl RpcClient {
         serde_json::from_value(result).map_err(|e| RpcError::Decode(e.to_string()))
     }
 
+    /// The token accounts `owner` holds under `program` (SPL Token or
+    /// Token-2022), current ones only.
+    pub async fn token_accounts(
+        &self,
+        owner: &str,
+        program: &str,
+        cost: &RpcCost,
+    ) -> Result<Vec<String>, RpcError> {
+        let result = self
+            .call(
+                "getTokenAccountsByOwner",
+                json!([owner, {"programId": program}, {
+                    "encoding": "base64",
+                    "dataSlice": {"offset": 0, "length": 0},
+                    "commitment": "confirmed",
+                }]),
+                cost,
+            )
+            .await?;
+        result["value"]
+            .as_array()
+            .ok_or_else(|| RpcError::Decode("getTokenAccountsByOwner: no value".to_owned()))?
+            .iter()
+            .map(|a| {
+                a["pubkey"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| RpcError::Decode("token account without pubkey".to_owned()))
+            })
+            .collect()
+    }
+
     fn transaction_params(&self, signature: &str) -> Value {
         json!([signature, {
             "encoding": self.inner.settings.encoding.as_str(),

@@ -38,16 +38,22 @@ pub struct JobRecord {
     pub created_at: i64,
     pub updated_at: i64,
     pub finished_at: Option<i64>,
+    /// JSON array of the addresses the scan lists (the wallet first).
+    pub sources: Option<String>,
+    pub source_index: i32,
 }
 
 const COLUMNS: &str = "id, kind, address, scope, quote_id, status, phase, lease_owner, lease_until, \
     attempts, resume_before, stop_at, signatures_listed, transactions_fetched, transactions_missing, \
-    legs_written, rpc_calls, rpc_credits, error, created_at, updated_at, finished_at";
+    legs_written, rpc_calls, rpc_credits, error, created_at, updated_at, finished_at, sources, \
+    source_index";
 
 /// Progress a worker reports after each page.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct JobProgress {
     pub phase: String,
+    /// Which of the job's sources is being listed.
+    pub source_index: i32,
     pub resume_before: Option<String>,
     pub signatures_listed: i64,
     pub transactions_fetched: i64,
@@ -205,10 +211,11 @@ impl Store {
         now: UnixMillis,
         lease_ms: i64,
     ) -> Result<bool, StoreError> {
-        let affected = on_pool!(&self.pool, |pool| sqlx::query(
+        let affected = on_pool!(&self.pool, |pool| {
+            sqlx::query(
             "UPDATE jobs SET phase = $3, resume_before = $4, signatures_listed = $5, \
              transactions_fetched = $6, transactions_missing = $7, legs_written = $8, \
-             rpc_calls = $9, rpc_credits = $10, updated_at = $11, lease_until = $12 \
+             rpc_calls = $9, rpc_credits = $10, updated_at = $11, lease_until = $12, source_index = $13 \
              WHERE id = $1 AND lease_owner = $2 AND status = 'running'"
         )
         .bind(id)
@@ -223,9 +230,34 @@ impl Store {
         .bind(p.rpc_credits)
         .bind(now)
         .bind(now + lease_ms)
+        .bind(p.source_index)
         .execute(pool)
         .await?
-        .rows_affected());
+        .rows_affected()
+        });
+        Ok(affected == 1)
+    }
+
+    /// Fix the addresses a job lists, on its first run. False when `owner`
+    /// no longer holds the job.
+    pub async fn set_job_sources(
+        &self,
+        id: &str,
+        owner: &str,
+        sources: &str,
+    ) -> Result<bool, StoreError> {
+        let affected =
+            on_pool!(&self.pool, |pool| {
+                sqlx::query(
+            "UPDATE jobs SET sources = $3 WHERE id = $1 AND lease_owner = $2 AND status = 'running'"
+        )
+        .bind(id)
+        .bind(owner)
+        .bind(sources)
+        .execute(pool)
+        .await?
+        .rows_affected()
+            });
         Ok(affected == 1)
     }
 

@@ -132,28 +132,38 @@ fn creating_a_token_account_is_a_rent_deposit_and_closing_it_a_refund() {
 }
 
 #[test]
-fn an_unsolicited_token_is_an_airdrop_and_a_mass_send_is_spam() {
+fn unsolicited_tokens_are_transfers_airdrops_or_spam() {
     let transfer = |dest: &str| {
         json!({"program": "spl-token", "programId": "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
         "parsed": {"type": "transfer", "info": {"source": "Src1111111111111111111111111111111111111111", "destination": dest, "authority": OTHER, "amount": "5"}}})
     };
+    let mint_to = |dest: &str| {
+        json!({"program": "spl-token", "programId": "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
+        "parsed": {"type": "mintTo", "info": {"account": dest, "mint": MINT, "mintAuthority": OTHER, "amount": "5"}}})
+    };
     let sender_src = "Src1111111111111111111111111111111111111111";
-    // One recipient: an airdrop.
-    let t = tx(
-        &[(OTHER, true), (sender_src, false), (ATA, false)],
-        &[1_000_000, 2_039_280, 2_039_280],
-        &[995_000, 2_039_280, 2_039_280],
-        json!([transfer(ATA)]),
-        json!({
-            "preTokenBalances": [token_balance(1, OTHER, 100), token_balance(2, W, 0)],
-            "postTokenBalances": [token_balance(1, OTHER, 95), token_balance(2, W, 5)]
-        }),
-    );
-    let legs = conserves(&t, W);
+    let one_recipient = |ix: Value| {
+        tx(
+            &[(OTHER, true), (sender_src, false), (ATA, false)],
+            &[1_000_000, 2_039_280, 2_039_280],
+            &[995_000, 2_039_280, 2_039_280],
+            json!([ix]),
+            json!({
+                "preTokenBalances": [token_balance(1, OTHER, 100), token_balance(2, W, 0)],
+                "postTokenBalances": [token_balance(1, OTHER, 95), token_balance(2, W, 5)]
+            }),
+        )
+    };
+    // Someone sends the wallet tokens: a transfer in, from them.
+    let legs = conserves(&one_recipient(transfer(ATA)), W);
     assert_eq!(legs.len(), 1);
-    assert_eq!(legs[0].operation_type, OperationType::Airdrop);
+    assert_eq!(legs[0].operation_type, OperationType::TransferIn);
     assert_eq!(legs[0].counterparties[0].address, OTHER);
     assert_eq!(legs[0].mint, MINT);
+
+    // Tokens minted straight into the wallet, unasked: an airdrop.
+    let legs = conserves(&one_recipient(mint_to(ATA)), W);
+    assert_eq!(legs[0].operation_type, OperationType::Airdrop);
 
     // Three recipients in one transaction: spam.
     let (a2, a3) = (

@@ -35,6 +35,8 @@ pub struct Shared {
     /// Signature entries, newest first, per address.
     pub history: HashMap<String, Vec<Value>>,
     pub transactions: HashMap<String, Value>,
+    /// Token accounts per owner (getTokenAccountsByOwner); none by default.
+    pub token_accounts: HashMap<String, Vec<String>>,
     pub refuse_batches: bool,
     pub faults: Mutex<VecDeque<Fault>>,
     pub http_requests: AtomicUsize,
@@ -135,6 +137,16 @@ fn one(shared: &Shared, request: &Value) -> Value {
                 .cloned()
                 .collect();
             json!(page)
+        }
+        Some("getTokenAccountsByOwner") => {
+            let accounts = shared
+                .token_accounts
+                .get(params[0].as_str().unwrap_or_default())
+                .cloned()
+                .unwrap_or_default();
+            json!({"context": {"slot": 1}, "value": accounts.iter()
+                .map(|a| json!({"pubkey": a, "account": {"data": ["", "base64"], "lamports": 2_039_280, "owner": params[1]["programId"], "executable": false, "rentEpoch": 0}}))
+                .collect::<Vec<_>>()})
         }
         Some("getTransaction") => {
             shared

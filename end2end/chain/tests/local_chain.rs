@@ -1,0 +1,749 @@
+//! The `ledger` binary scans a real local chain. surfpool (offline, the
+//! Agave 4.2.2 runtime with the token, Token-2022, associated-token-account,
+//! memo and lookup-table programs) serves JSON-RPC; this test builds a
+//! history for several wallets (SOL transfers in and out, a priority fee, a
+//! memo, SPL Token and Token-2022 mints and transfers, associated token
+//! account creation and close, a failed transaction, a version 0
+//! transaction through an address lookup table, an unsolicited token),
+//! starts `ledger` against it (`LEDGER_BIN`; `CHAIN_DATABASE_URL` to use
+//! PostgreSQL), scans each wallet in both transaction encodings, and checks
+//! every transaction conserves: per signature and per asset, the legs sum to
+//! the wallet's balance change read straight from the chain.
+
+use std::{
+    collections::BTreeMap,
+    io::{Read, Write},
+    net::{Ipv4Addr, TcpListener, TcpStream},
+    process::{Child, Command, Stdio},
+    str::FromStr,
+    time::{Duration, Instant},
+};
+
+use serde_json::{Value, json};
+use solana_commitment_config::{CommitmentConfig, CommitmentLevel};
+use solana_instruction::{AccountMeta, Instruction};
+use solana_keypair::Keypair;
+use solana_message::{AddressLookupTableAccount, VersionedMessage, v0};
+use solana_pubkey::Pubkey;
+use solana_rpc_client::rpc_client::RpcClient;
+use solana_rpc_client_api::{config::RpcSendTransactionConfig, request::RpcRequest};
+use solana_signer::Signer;
+use solana_transaction::{Transaction, versioned::VersionedTransaction};
+use surfpool_core::surfnet::svm::SurfnetSvm;
+use surfpool_types::{RpcConfig, SimnetConfig, SimnetEvent, SurfpoolConfig};
+
+const SYSTEM: &str = "11111111111111111111111111111111";
+const TOKEN: &str = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
+const TOKEN_2022: &str = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb";
+const ATA: &str = "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL";
+const MEMO: &str = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr";
+const ALT: &str = "AddressLookupTab1e1111111111111111111111111";
+const COMPUTE_BUDGET: &str = "ComputeBudget111111111111111111111111111111";
+
+fn pk(s: &str) -> Pubkey {
+    Pubkey::from_str(s).unwrap()
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// surfpool on loopback, offline; its RPC URL.
+fn start_chain() -> String {
+    let (rpc_port, ws_port) = (free_port(), free_port());
+    let config = SurfpoolConfig {
+        simnets: vec![SimnetConfig {
+            offline_mode: true,
+            remote_rpc_url: None,
+            ..SimnetConfig::default()
+        }],
+        rpc: RpcConfig {
+            bind_host: "127.0.0.1".into(),
+            bind_port: rpc_port,
+            ws_port,
+            ..RpcConfig::default()
+        },
+        ..SurfpoolConfig::default()
+    };
+    let (svm, events, geyser) = SurfnetSvm::default();
+    let (tx, rx) = crossbeam_channel::unbounded();
+    std::thread::spawn(move || {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(surfpool_core::start_local_surfnet(
+                svm, config, tx, rx, geyser,
+            ))
+            .unwrap()
+    });
+    loop {
+        if let SimnetEvent::CoreStarted(_) = events
+            .recv_timeout(Duration::from_secs(60))
+            .expect("surfpool started")
+        {
+            break;
+        }
+    }
+    std::thread::spawn(move || for _ in events.iter() {});
+    format!("http://127.0.0.1:{rpc_port}")
+}
+
+fn call(rpc: &RpcClient, req: RpcRequest, params: Value) -> Value {
+    rpc.send::<Value>(req, params)
+        .unwrap_or_else(|e| panic!("{req:?}: {e}"))
+}
+
+fn confirm(rpc: &RpcClient, sig: &str) -> Value {
+    let started = Instant::now();
+    loop {
+        let v = call(rpc, RpcRequest::GetSignatureStatuses, json!([[sig]]));
+        let s = &v["value"][0];
+        if matches!(
+            s["confirmationStatus"].as_str(),
+            Some("confirmed" | "finalized")
+        ) {
+            return s["err"].clone();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "not confirmed: {sig}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn send(
+    rpc: &RpcClient,
+    ixs: &[Instruction],
+    payer: &Keypair,
+    extra: &[&Keypair],
+    skip_preflight: bool,
+) -> String {
+    let mut signers: Vec<&Keypair> = vec![payer];
+    signers.extend_from_slice(extra);
+    let blockhash = rpc.get_latest_blockhash().unwrap();
+    let tx = Transaction::new_signed_with_payer(ixs, Some(&payer.pubkey()), &signers, blockhash);
+    let config = RpcSendTransactionConfig {
+        skip_preflight,
+        preflight_commitment: Some(CommitmentLevel::Confirmed),
+        ..Default::default()
+    };
+    let sig = rpc
+        .send_transaction_with_config(&tx, config)
+        .unwrap()
+        .to_string();
+    confirm(rpc, &sig);
+    sig
+}
+
+fn ata(owner: &Pubkey, mint: &Pubkey, program: &Pubkey) -> Pubkey {
+    Pubkey::find_program_address(&[owner.as_ref(), program.as_ref(), mint.as_ref()], &pk(ATA)).0
+}
+
+fn create_ata(funder: &Pubkey, owner: &Pubkey, mint: &Pubkey, program: &Pubkey) -> Instruction {
+    Instruction::new_with_bytes(
+        pk(ATA),
+        &[1],
+        vec![
+            AccountMeta::new(*funder, true),
+            AccountMeta::new(ata(owner, mint, program), false),
+            AccountMeta::new_readonly(*owner, false),
+            AccountMeta::new_readonly(*mint, false),
+            AccountMeta::new_readonly(pk(SYSTEM), false),
+            AccountMeta::new_readonly(*program, false),
+        ],
+    )
+}
+
+/// A 6-decimal mint with `authority`; returns the mint key.
+fn create_mint(rpc: &RpcClient, authority: &Keypair, program: &Pubkey) -> Pubkey {
+    let mint = Keypair::new();
+    let rent = rpc.get_minimum_balance_for_rent_exemption(82).unwrap();
+    let create = solana_system_interface::instruction::create_account(
+        &authority.pubkey(),
+        &mint.pubkey(),
+        rent,
+        82,
+        program,
+    );
+    let mut data = vec![20u8, 6];
+    data.extend_from_slice(authority.pubkey().as_ref());
+    data.push(0);
+    let init = Instruction::new_with_bytes(
+        *program,
+        &data,
+        vec![AccountMeta::new(mint.pubkey(), false)],
+    );
+    send(rpc, &[create, init], authority, &[&mint], false);
+    mint.pubkey()
+}
+
+fn mint_to(
+    program: &Pubkey,
+    mint: &Pubkey,
+    account: &Pubkey,
+    authority: &Pubkey,
+    amount: u64,
+) -> Instruction {
+    let mut data = vec![7u8];
+    data.extend_from_slice(&amount.to_le_bytes());
+    Instruction::new_with_bytes(
+        *program,
+        &data,
+        vec![
+            AccountMeta::new(*mint, false),
+            AccountMeta::new(*account, false),
+            AccountMeta::new_readonly(*authority, true),
+        ],
+    )
+}
+
+fn transfer_checked(
+    program: &Pubkey,
+    from: &Pubkey,
+    mint: &Pubkey,
+    to: &Pubkey,
+    owner: &Pubkey,
+    amount: u64,
+) -> Instruction {
+    let mut data = vec![12u8];
+    data.extend_from_slice(&amount.to_le_bytes());
+    data.push(6);
+    Instruction::new_with_bytes(
+        *program,
+        &data,
+        vec![
+            AccountMeta::new(*from, false),
+            AccountMeta::new_readonly(*mint, false),
+            AccountMeta::new(*to, false),
+            AccountMeta::new_readonly(*owner, true),
+        ],
+    )
+}
+
+fn close_account(
+    program: &Pubkey,
+    account: &Pubkey,
+    destination: &Pubkey,
+    owner: &Pubkey,
+) -> Instruction {
+    Instruction::new_with_bytes(
+        *program,
+        &[9],
+        vec![
+            AccountMeta::new(*account, false),
+            AccountMeta::new(*destination, false),
+            AccountMeta::new_readonly(*owner, true),
+        ],
+    )
+}
+
+fn memo(text: &str, signer: &Pubkey) -> Instruction {
+    Instruction::new_with_bytes(
+        pk(MEMO),
+        text.as_bytes(),
+        vec![AccountMeta::new_readonly(*signer, true)],
+    )
+}
+
+fn priority_fee(micro_lamports: u64) -> Instruction {
+    let mut data = vec![3u8];
+    data.extend_from_slice(&micro_lamports.to_le_bytes());
+    Instruction::new_with_bytes(pk(COMPUTE_BUDGET), &data, vec![])
+}
+
+/// What each wallet should show, for the checks after the scan.
+struct History {
+    alice: Keypair,
+    bob: Keypair,
+    carol: Keypair,
+    failed: String,
+    closed: String,
+    versioned: String,
+    priority: String,
+}
+
+fn build_history(rpc: &RpcClient) -> History {
+    let (alice, bob, carol, dave) = (
+        Keypair::new(),
+        Keypair::new(),
+        Keypair::new(),
+        Keypair::new(),
+    );
+    for who in [&alice, &dave] {
+        let sig = rpc
+            .request_airdrop(&who.pubkey(), 10_000_000_000)
+            .unwrap()
+            .to_string();
+        confirm(rpc, &sig);
+    }
+    // SOL out with a priority fee and a memo.
+    let priority = send(
+        rpc,
+        &[
+            priority_fee(50_000),
+            solana_system_interface::instruction::transfer(
+                &alice.pubkey(),
+                &bob.pubkey(),
+                500_000_000,
+            ),
+            memo("rent money", &alice.pubkey()),
+        ],
+        &alice,
+        &[],
+        false,
+    );
+    // A failed transaction: its fee is still paid.
+    let failed = send(
+        rpc,
+        &[solana_system_interface::instruction::transfer(
+            &alice.pubkey(),
+            &bob.pubkey(),
+            1_000_000_000_000,
+        )],
+        &alice,
+        &[],
+        true,
+    );
+    // SPL Token and Token-2022: mint, create both accounts (alice funds), mint, transfer with a memo.
+    let mut closed = String::new();
+    for program in [pk(TOKEN), pk(TOKEN_2022)] {
+        let mint = create_mint(rpc, &alice, &program);
+        let (a, b) = (
+            ata(&alice.pubkey(), &mint, &program),
+            ata(&bob.pubkey(), &mint, &program),
+        );
+        send(
+            rpc,
+            &[
+                create_ata(&alice.pubkey(), &alice.pubkey(), &mint, &program),
+                create_ata(&alice.pubkey(), &bob.pubkey(), &mint, &program),
+                mint_to(&program, &mint, &a, &alice.pubkey(), 1_000_000),
+            ],
+            &alice,
+            &[],
+            false,
+        );
+        send(
+            rpc,
+            &[
+                transfer_checked(&program, &a, &mint, &b, &alice.pubkey(), 250_000),
+                memo("invoice 7", &alice.pubkey()),
+            ],
+            &alice,
+            &[],
+            false,
+        );
+        if program == pk(TOKEN) {
+            // Empty alice's account and close it: the rent comes back.
+            closed = send(
+                rpc,
+                &[
+                    transfer_checked(&program, &a, &mint, &b, &alice.pubkey(), 750_000),
+                    close_account(&program, &a, &alice.pubkey(), &alice.pubkey()),
+                ],
+                &alice,
+                &[],
+                false,
+            );
+        }
+    }
+    // A version 0 transaction through an address lookup table.
+    let slot = rpc
+        .get_slot_with_commitment(CommitmentConfig::finalized())
+        .unwrap();
+    let (table, bump) =
+        Pubkey::find_program_address(&[alice.pubkey().as_ref(), &slot.to_le_bytes()], &pk(ALT));
+    let mut create = 0u32.to_le_bytes().to_vec();
+    create.extend_from_slice(&slot.to_le_bytes());
+    create.push(bump);
+    let targets: Vec<Pubkey> = vec![bob.pubkey(), Pubkey::new_unique(), Pubkey::new_unique()];
+    let mut extend = 2u32.to_le_bytes().to_vec();
+    extend.extend_from_slice(&(targets.len() as u64).to_le_bytes());
+    for t in &targets {
+        extend.extend_from_slice(t.as_ref());
+    }
+    let table_accounts = |data: Vec<u8>| {
+        Instruction::new_with_bytes(
+            pk(ALT),
+            &data,
+            vec![
+                AccountMeta::new(table, false),
+                AccountMeta::new_readonly(alice.pubkey(), true),
+                AccountMeta::new(alice.pubkey(), true),
+                AccountMeta::new_readonly(pk(SYSTEM), false),
+            ],
+        )
+    };
+    send(
+        rpc,
+        &[table_accounts(create), table_accounts(extend)],
+        &alice,
+        &[],
+        false,
+    );
+    std::thread::sleep(Duration::from_millis(1000));
+    let ixs: Vec<Instruction> = targets
+        .iter()
+        .map(|t| solana_system_interface::instruction::transfer(&alice.pubkey(), t, 1_000_000))
+        .collect();
+    let blockhash = rpc.get_latest_blockhash().unwrap();
+    let message = v0::Message::try_compile(
+        &alice.pubkey(),
+        &ixs,
+        &[AddressLookupTableAccount {
+            key: table,
+            addresses: targets.clone(),
+        }],
+        blockhash,
+    )
+    .unwrap();
+    let vtx = VersionedTransaction::try_new(VersionedMessage::V0(message), &[&alice]).unwrap();
+    let versioned = rpc.send_transaction(&vtx).unwrap().to_string();
+    assert_eq!(
+        confirm(rpc, &versioned),
+        Value::Null,
+        "the v0 transaction succeeded"
+    );
+    // An unsolicited token: dave mints a token nobody asked for into carol's account.
+    let program = pk(TOKEN);
+    let junk = create_mint(rpc, &dave, &program);
+    send(
+        rpc,
+        &[
+            create_ata(&dave.pubkey(), &carol.pubkey(), &junk, &program),
+            mint_to(
+                &program,
+                &junk,
+                &ata(&carol.pubkey(), &junk, &program),
+                &dave.pubkey(),
+                42_000_000,
+            ),
+        ],
+        &dave,
+        &[],
+        false,
+    );
+    // Enough traffic for bob to need several signature pages of 5.
+    for i in 0..8u64 {
+        send(
+            rpc,
+            &[solana_system_interface::instruction::transfer(
+                &alice.pubkey(),
+                &bob.pubkey(),
+                1_000 + i,
+            )],
+            &alice,
+            &[],
+            false,
+        );
+    }
+    History {
+        alice,
+        bob,
+        carol,
+        failed,
+        closed,
+        versioned,
+        priority,
+    }
+}
+
+/// The wallet's change per asset in one transaction, read from the chain.
+fn chain_changes(tx: &Value, wallet: &str) -> BTreeMap<String, i128> {
+    let mut keys: Vec<String> = tx["transaction"]["message"]["accountKeys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap().to_owned())
+        .collect();
+    for table in ["writable", "readonly"] {
+        if let Some(list) = tx["meta"]["loadedAddresses"][table].as_array() {
+            keys.extend(list.iter().map(|k| k.as_str().unwrap().to_owned()));
+        }
+    }
+    let mut out = BTreeMap::new();
+    if let Some(i) = keys.iter().position(|k| k == wallet) {
+        let delta = tx["meta"]["postBalances"][i].as_i64().unwrap() as i128
+            - tx["meta"]["preBalances"][i].as_i64().unwrap() as i128;
+        out.insert("sol".to_owned(), delta);
+    }
+    for (side, sign) in [("postTokenBalances", 1i128), ("preTokenBalances", -1i128)] {
+        for b in tx["meta"][side].as_array().into_iter().flatten() {
+            if b["owner"] == wallet {
+                let amount: i128 = b["uiTokenAmount"]["amount"]
+                    .as_str()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                *out.entry(b["mint"].as_str().unwrap().to_owned())
+                    .or_insert(0) += sign * amount;
+            }
+        }
+    }
+    out.retain(|_, v| *v != 0);
+    out
+}
+
+/// Every signature touching the wallet or one of its token accounts.
+fn all_signatures(rpc: &RpcClient, wallet: &str) -> Vec<String> {
+    let mut addresses = vec![wallet.to_owned()];
+    for program in [TOKEN, TOKEN_2022] {
+        let accounts = call(
+            rpc,
+            RpcRequest::GetTokenAccountsByOwner,
+            json!([wallet, {"programId": program}, {"encoding": "base64"}]),
+        );
+        addresses.extend(
+            accounts["value"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a["pubkey"].as_str().unwrap().to_owned()),
+        );
+    }
+    let mut out: Vec<String> = Vec::new();
+    for address in addresses {
+        let page = call(
+            rpc,
+            RpcRequest::GetSignaturesForAddress,
+            json!([address, {"limit": 1000, "commitment": "confirmed"}]),
+        );
+        for e in page.as_array().unwrap() {
+            let sig = e["signature"].as_str().unwrap().to_owned();
+            if !out.contains(&sig) {
+                out.push(sig);
+            }
+        }
+    }
+    out
+}
+
+struct Ledger {
+    child: Child,
+    port: u16,
+}
+
+impl Ledger {
+    fn start(rpc_url: &str, database_url: &str, encoding: &str) -> Self {
+        let bin = std::env::var("LEDGER_BIN").unwrap_or_else(|_| {
+            format!("{}/../../target/debug/ledger", env!("CARGO_MANIFEST_DIR"))
+        });
+        let port = free_port();
+        let child = Command::new(&bin)
+            .env_clear()
+            .env("LEDGER_LISTEN", format!("127.0.0.1:{port}"))
+            .env("DATABASE_URL", database_url)
+            .env("SOLANA_RPC_URL", rpc_url)
+            .env("SOLANA_TX_ENCODING", encoding)
+            .env("LEDGER_SOLANA__SIGNATURES_PAGE_SIZE", "5")
+            .env("LEDGER_SOLANA__BATCH_SIZE", "3")
+            .env("LEDGER_WORKER__POLL_MS", "50")
+            .env("LEDGER_RATE_LIMIT__ANON_RPS", "1000")
+            .env("LEDGER_RATE_LIMIT__ANON_BURST", "1000")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("start {bin}: {e} (build it with cargo build -p server, or set LEDGER_BIN)")
+            });
+        let ledger = Self { child, port };
+        let started = Instant::now();
+        while ledger.http("GET", "/healthz", None).0 != 200 {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "ledger did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        ledger
+    }
+
+    fn http(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else {
+            return (0, Value::Null);
+        };
+        let body = body.map(Value::to_string).unwrap_or_default();
+        write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        let status = response
+            .get(9..12)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let json = response
+            .split_once("\r\n\r\n")
+            .and_then(|(_, b)| serde_json::from_str(b).ok())
+            .unwrap_or(Value::Null);
+        (status, json)
+    }
+
+    /// Quote, scan and wait; then the whole ledger of `wallet`.
+    fn scan(&self, wallet: &str) -> Vec<Value> {
+        let (status, quote) = self.http("POST", "/v1/quotes", Some(&json!({"address": wallet})));
+        assert_eq!(status, 200, "{quote}");
+        let (status, job) = self.http(
+            "POST",
+            "/v1/scans",
+            Some(&json!({"quote_id": quote["quote_id"]})),
+        );
+        assert_eq!(status, 202, "{job}");
+        let path = format!("/v1/jobs/{}", job["job_id"].as_str().unwrap());
+        let started = Instant::now();
+        let job = loop {
+            let (_, job) = self.http("GET", &path, None);
+            if job["status"] != "running" {
+                break job;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "scan did not end: {job}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        assert_eq!(job["status"], "completed", "{job}");
+        let (status, page) = self.http(
+            "GET",
+            &format!("/v1/wallets/{wallet}/ledger?limit=1000&include_counterparties=true"),
+            None,
+        );
+        assert_eq!(status, 200, "{page}");
+        assert!(page["next_cursor"].is_null());
+        page["entries"].as_array().unwrap().clone()
+    }
+}
+
+impl Drop for Ledger {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn by_signature(entries: &[Value]) -> BTreeMap<String, Vec<Value>> {
+    let mut out: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for e in entries {
+        out.entry(e["signature"].as_str().unwrap().to_owned())
+            .or_default()
+            .push(e.clone());
+    }
+    out
+}
+
+fn ops(entries: &[Value]) -> Vec<&str> {
+    entries
+        .iter()
+        .map(|e| e["operation_type"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn ledger_scans_a_real_local_chain_and_every_transaction_conserves() {
+    let rpc_url = start_chain();
+    let rpc = RpcClient::new_with_commitment(rpc_url.clone(), CommitmentConfig::confirmed());
+    let history = build_history(&rpc);
+    let wallets = [
+        history.alice.pubkey().to_string(),
+        history.bob.pubkey().to_string(),
+        history.carol.pubkey().to_string(),
+    ];
+
+    let dir = std::env::temp_dir().join(format!("ledger-chain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut ledgers_by_encoding = Vec::new();
+    for encoding in ["json", "jsonParsed"] {
+        let database_url = match std::env::var("CHAIN_DATABASE_URL") {
+            Ok(url) if encoding == "json" => url,
+            _ => format!("sqlite://{}/{encoding}.db", dir.display()),
+        };
+        let ledger = Ledger::start(&rpc_url, &database_url, encoding);
+        let mut ledgers = Vec::new();
+        for wallet in &wallets {
+            let entries = ledger.scan(wallet);
+            let grouped = by_signature(&entries);
+            let signatures = all_signatures(&rpc, wallet);
+            assert!(!signatures.is_empty());
+            for sig in grouped.keys() {
+                assert!(
+                    signatures.contains(sig),
+                    "{sig} in the ledger of {wallet} but not its history"
+                );
+            }
+            // Every transaction of the wallet's history conserves.
+            for sig in &signatures {
+                let tx = call(
+                    &rpc,
+                    RpcRequest::GetTransaction,
+                    json!([sig, {"encoding": "json", "commitment": "confirmed", "maxSupportedTransactionVersion": 0}]),
+                );
+                let expected = chain_changes(&tx, wallet);
+                let mut sums: BTreeMap<String, i128> = BTreeMap::new();
+                for leg in grouped.get(sig).into_iter().flatten() {
+                    *sums
+                        .entry(leg["mint"].as_str().unwrap().to_owned())
+                        .or_insert(0) += leg["amount"].as_str().unwrap().parse::<i128>().unwrap();
+                }
+                sums.retain(|_, v| *v != 0);
+                assert_eq!(sums, expected, "{encoding}: {sig} for {wallet}");
+            }
+            ledgers.push(entries);
+        }
+        ledgers_by_encoding.push(ledgers);
+    }
+    // Both encodings give the same ledgers.
+    assert_eq!(ledgers_by_encoding[0], ledgers_by_encoding[1]);
+
+    let ledgers = &ledgers_by_encoding[0];
+    let (alice, bob, carol) = (by_signature(&ledgers[0]), &ledgers[1], &ledgers[2]);
+    assert_eq!(
+        ops(&alice[&history.failed]),
+        ["network_fee"],
+        "a failed transaction costs only its fee"
+    );
+    let priority = &alice[&history.priority];
+    assert_eq!(ops(priority), ["network_fee", "transfer_out"]);
+    assert!(
+        priority[0]["amount"]
+            .as_str()
+            .unwrap()
+            .parse::<i64>()
+            .unwrap()
+            < -5000,
+        "the priority fee is in the fee leg"
+    );
+    assert_eq!(
+        priority[1]["counterparties"][0]["address"],
+        history.bob.pubkey().to_string()
+    );
+    assert!(ops(&alice[&history.closed]).contains(&"rent_refund"));
+    assert!(ops(&ledgers[0]).contains(&"rent_deposit"));
+    let v0 = &alice[&history.versioned];
+    assert_eq!(
+        v0.iter()
+            .filter(|l| l["operation_type"] == "transfer_out")
+            .map(|l| l["amount"].as_str().unwrap().parse::<i64>().unwrap())
+            .sum::<i64>(),
+        -3_000_000
+    );
+    // Bob received SOL and both tokens (SPL Token and Token-2022).
+    let bob_mints: std::collections::BTreeSet<&str> = bob
+        .iter()
+        .filter(|l| l["operation_type"] == "transfer_in")
+        .map(|l| l["mint"].as_str().unwrap())
+        .collect();
+    assert_eq!(bob_mints.len(), 3, "sol and two tokens: {bob_mints:?}");
+    // Carol never signed anything: the junk token is an airdrop.
+    assert_eq!(ops(carol), ["airdrop"]);
+    assert_eq!(carol[0]["amount"], "42000000");
+    let _ = std::fs::remove_dir_all(dir);
+}
