@@ -246,9 +246,8 @@ impl Store {
         owner: &str,
         sources: &str,
     ) -> Result<bool, StoreError> {
-        let affected =
-            on_pool!(&self.pool, |pool| {
-                sqlx::query(
+        let affected = on_pool!(&self.pool, |pool| {
+            sqlx::query(
             "UPDATE jobs SET sources = $3 WHERE id = $1 AND lease_owner = $2 AND status = 'running'"
         )
         .bind(id)
@@ -257,7 +256,7 @@ impl Store {
         .execute(pool)
         .await?
         .rows_affected()
-            });
+        });
         Ok(affected == 1)
     }
 
