@@ -52,45 +52,64 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// surfpool on loopback, offline; its RPC URL.
+/// Two distinct free loopback ports.
+fn free_ports() -> (u16, u16) {
+    let first = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+    let second = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+    (
+        first.local_addr().unwrap().port(),
+        second.local_addr().unwrap().port(),
+    )
+}
+
+/// surfpool on loopback, offline; its RPC URL. A start that fails (a port
+/// taken between choosing and binding it) is tried again on new ports.
 fn start_chain() -> String {
-    let (rpc_port, ws_port) = (free_port(), free_port());
-    let config = SurfpoolConfig {
-        simnets: vec![SimnetConfig {
-            offline_mode: true,
-            remote_rpc_url: None,
-            ..SimnetConfig::default()
-        }],
-        rpc: RpcConfig {
-            bind_host: "127.0.0.1".into(),
-            bind_port: rpc_port,
-            ws_port,
-            ..RpcConfig::default()
-        },
-        ..SurfpoolConfig::default()
-    };
-    let (svm, events, geyser) = SurfnetSvm::default();
-    let (tx, rx) = crossbeam_channel::unbounded();
-    std::thread::spawn(move || {
-        tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(surfpool_core::start_local_surfnet(
+    for attempt in 1..=3 {
+        let (rpc_port, ws_port) = free_ports();
+        let config = SurfpoolConfig {
+            simnets: vec![SimnetConfig {
+                offline_mode: true,
+                remote_rpc_url: None,
+                ..SimnetConfig::default()
+            }],
+            rpc: RpcConfig {
+                bind_host: "127.0.0.1".into(),
+                bind_port: rpc_port,
+                ws_port,
+                ..RpcConfig::default()
+            },
+            ..SurfpoolConfig::default()
+        };
+        let (svm, events, geyser) = SurfnetSvm::default();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let outcome = runtime.block_on(surfpool_core::start_local_surfnet(
                 svm, config, tx, rx, geyser,
-            ))
-            .unwrap()
-    });
-    loop {
-        if let SimnetEvent::CoreStarted(_) = events
-            .recv_timeout(Duration::from_secs(60))
-            .expect("surfpool started")
-        {
-            break;
+            ));
+            if let Err(e) = outcome {
+                eprintln!("surfpool stopped: {e}");
+            }
+            runtime.shutdown_background();
+        });
+        let started = loop {
+            match events.recv_timeout(Duration::from_secs(60)) {
+                Ok(SimnetEvent::CoreStarted(_)) => break true,
+                Ok(_) => continue,
+                Err(_) => break false,
+            }
+        };
+        if started {
+            std::thread::spawn(move || for _ in events.iter() {});
+            return format!("http://127.0.0.1:{rpc_port}");
         }
+        eprintln!("surfpool did not start (attempt {attempt}); trying other ports");
     }
-    std::thread::spawn(move || for _ in events.iter() {});
-    format!("http://127.0.0.1:{rpc_port}")
+    panic!("surfpool did not start");
 }
 
 fn call(rpc: &RpcClient, req: RpcRequest, params: Value) -> Value {
