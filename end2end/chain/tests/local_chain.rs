@@ -607,7 +607,83 @@ impl Ledger {
         (status, json)
     }
 
-    /// Quote, scan and wait; then the whole ledger of `wallet`.
+    /// `tools/call` over MCP (stateless, no session); the tool result.
+    fn tool(&self, name: &str, arguments: Value) -> Value {
+        let (status, body) = self.http(
+            "POST",
+            "/mcp",
+            Some(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                         "params": {"name": name, "arguments": arguments}})),
+        );
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["result"]["isError"], false, "{name}: {body}");
+        body["result"]["structuredContent"].clone()
+    }
+
+    /// Quote, scan and wait over MCP; then the whole ledger, page by page.
+    fn scan_over_mcp(&self, wallet: &str) -> Vec<Value> {
+        let quote = self.tool("quote_wallet", json!({"address": wallet}));
+        let job = self.tool("scan_wallet", json!({"quote_id": quote["quote_id"]}));
+        let started = Instant::now();
+        loop {
+            let job = self.tool("get_job", json!({"job_id": job["job_id"]}));
+            if job["status"] != "running" {
+                assert_eq!(job["status"], "completed", "{job}");
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "scan did not end: {job}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let mut entries = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let mut args = json!({"address": wallet, "limit": 4, "include_counterparties": true});
+            if let Some(c) = &cursor {
+                args["cursor"] = json!(c);
+            }
+            let page = self.tool("get_ledger", args);
+            entries.extend(page["entries"].as_array().unwrap().clone());
+            match page["next_cursor"].as_str() {
+                Some(c) => cursor = Some(c.to_owned()),
+                None => break entries,
+            }
+        }
+    }
+
+    /// Quote `scope`, scan over REST and wait; the finished job.
+    fn scan_job(&self, wallet: &str, scope: &str) -> Value {
+        let (status, quote) = self.http(
+            "POST",
+            "/v1/quotes",
+            Some(&json!({"address": wallet, "scope": scope})),
+        );
+        assert_eq!(status, 200, "{quote}");
+        let (status, job) = self.http(
+            "POST",
+            "/v1/scans",
+            Some(&json!({"quote_id": quote["quote_id"]})),
+        );
+        assert_eq!(status, 202, "{job}");
+        let path = format!("/v1/jobs/{}", job["job_id"].as_str().unwrap());
+        let started = Instant::now();
+        loop {
+            let (_, job) = self.http("GET", &path, None);
+            if job["status"] != "running" {
+                assert_eq!(job["status"], "completed", "{job}");
+                return job;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "scan did not end: {job}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Quote, scan and wait over REST; then the whole ledger of `wallet`.
     fn scan(&self, wallet: &str) -> Vec<Value> {
         let (status, quote) = self.http("POST", "/v1/quotes", Some(&json!({"address": wallet})));
         assert_eq!(status, 200, "{quote}");
@@ -680,6 +756,7 @@ fn ledger_scans_a_real_local_chain_and_every_transaction_conserves() {
     let dir = std::env::temp_dir().join(format!("ledger-chain-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut ledgers_by_encoding = Vec::new();
+    let mut running = Vec::new();
     for encoding in ["json", "jsonParsed"] {
         let database_url = match std::env::var("CHAIN_DATABASE_URL") {
             Ok(url) if encoding == "json" => url,
@@ -688,7 +765,12 @@ fn ledger_scans_a_real_local_chain_and_every_transaction_conserves() {
         let ledger = Ledger::start(&rpc_url, &database_url, encoding);
         let mut ledgers = Vec::new();
         for wallet in &wallets {
-            let entries = ledger.scan(wallet);
+            // The agent's two ways in: REST for one encoding, MCP for the other.
+            let entries = if encoding == "json" {
+                ledger.scan(wallet)
+            } else {
+                ledger.scan_over_mcp(wallet)
+            };
             let grouped = by_signature(&entries);
             let signatures = all_signatures(&rpc, wallet);
             assert!(!signatures.is_empty());
@@ -718,9 +800,39 @@ fn ledger_scans_a_real_local_chain_and_every_transaction_conserves() {
             ledgers.push(entries);
         }
         ledgers_by_encoding.push(ledgers);
+        running.push(ledger);
     }
     // Both encodings give the same ledgers.
     assert_eq!(ledgers_by_encoding[0], ledgers_by_encoding[1]);
+    {
+        let ledger = &running[0];
+        let ledgers = &ledgers_by_encoding[0];
+        // An incremental scan fetches only what is new.
+        let bob = history.bob.pubkey().to_string();
+        for i in 0..2u64 {
+            send(
+                &rpc,
+                &[solana_system_interface::instruction::transfer(
+                    &history.alice.pubkey(),
+                    &history.bob.pubkey(),
+                    7_000 + i,
+                )],
+                &history.alice,
+                &[],
+                false,
+            );
+        }
+        let job = ledger.scan_job(&bob, "incremental");
+        assert_eq!(job["scope"], "incremental");
+        assert_eq!(job["progress"]["transactions_fetched"], 2, "{job}");
+        let (_, page) = ledger.http("GET", &format!("/v1/wallets/{bob}/ledger?limit=1000"), None);
+        let entries = page["entries"].as_array().unwrap();
+        assert_eq!(entries.len(), ledgers[1].len() + 2);
+        assert_eq!(entries[0]["amount"], "7001");
+        // A refresh re-lists everything and fetches nothing it holds.
+        let job = ledger.scan_job(&bob, "refresh");
+        assert_eq!(job["progress"]["transactions_fetched"], 0, "{job}");
+    }
 
     let ledgers = &ledgers_by_encoding[0];
     let (alice, bob, carol) = (by_signature(&ledgers[0]), &ledgers[1], &ledgers[2]);
