@@ -405,12 +405,25 @@ impl Store {
     }
 
     /// A named server secret, created (32 random bytes, hex) on first use.
-    /// Every instance on the same database sees the same one.
+    /// Every instance on the same database sees the same one. Read first,
+    /// so the common case is one SELECT and no write.
     pub async fn server_secret(&self, name: &str) -> Result<String, StoreError> {
+        let read = || async {
+            Ok::<Option<String>, StoreError>(on_pool!(&self.pool, |pool| sqlx::query_scalar(
+                "SELECT secret FROM server_secrets WHERE name = $1"
+            )
+            .bind(name)
+            .fetch_optional(pool)
+            .await?))
+        };
+        if let Some(secret) = read().await? {
+            return Ok(secret);
+        }
         use rand::RngCore;
         let mut raw = [0u8; 32];
         rand::rngs::OsRng.fill_bytes(&mut raw);
         let fresh: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+        // Two instances may race here; the first insert wins and both read it.
         on_pool!(&self.pool, |pool| sqlx::query(
             "INSERT INTO server_secrets (name, secret) VALUES ($1, $2) ON CONFLICT DO NOTHING"
         )
@@ -419,12 +432,7 @@ impl Store {
         .execute(pool)
         .await
         .map(|_| ())?);
-        Ok(on_pool!(&self.pool, |pool| sqlx::query_scalar(
-            "SELECT secret FROM server_secrets WHERE name = $1"
-        )
-        .bind(name)
-        .fetch_one(pool)
-        .await?))
+        read().await?.ok_or(StoreError::Vanished)
     }
 }
 
