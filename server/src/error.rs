@@ -194,6 +194,23 @@ impl std::fmt::Display for AppError {
 
 impl std::error::Error for AppError {}
 
+/// The REST rendering: the code's status, the error object, and
+/// `Retry-After` when the refusal carries one.
+impl axum::response::IntoResponse for AppError {
+    fn into_response(self) -> axum::response::Response {
+        let retry_after = self.retry_after;
+        let mut response = (self.status(), axum::Json(self.rest_body())).into_response();
+        if let Some(secs) = retry_after
+            && let Ok(value) = http::HeaderValue::from_str(&secs.to_string())
+        {
+            response
+                .headers_mut()
+                .insert(http::header::RETRY_AFTER, value);
+        }
+        response
+    }
+}
+
 impl From<crate::store::StoreError> for AppError {
     fn from(err: crate::store::StoreError) -> Self {
         AppError::internal("store", &err)

@@ -17,6 +17,7 @@ pub mod clock;
 pub mod config;
 pub mod discovery;
 pub mod error;
+pub mod http;
 pub mod ids;
 pub mod jobs;
 pub mod ledger;

@@ -6,6 +6,7 @@ use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 
 use axum::{
     Router,
+    response::IntoResponse,
     routing::{get, post},
 };
 use leptos_axum::LeptosRoutes;
@@ -202,10 +203,7 @@ pub fn router(state: AppState) -> Router {
         .fallback(site::fallback)
         .layer(CatchPanicLayer::custom(
             |_panic: Box<dyn std::any::Any + Send>| {
-                crate::mcp::transport::rest_error(&AppError::internal(
-                    "handler",
-                    &"a request handler panicked",
-                ))
+                AppError::internal("handler", &"a request handler panicked").into_response()
             },
         ))
         .layer(TraceLayer::new_for_http())

@@ -32,6 +32,7 @@ use super::{
 use crate::{
     auth::{self, Principal},
     error::{AppError, Code},
+    http::unauthenticated,
     state::AppState,
     store::{NewSession, RateDecision, RateRule},
 };
@@ -58,7 +59,7 @@ async fn handle_post(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response, Response> {
-    let refuse = |err: AppError| rest_error(&err);
+    let refuse = IntoResponse::into_response;
     check_browser(state, headers).map_err(refuse)?;
     let principal = admit(state, peer, headers).await?;
     check_content_type(headers).map_err(refuse)?;
@@ -271,18 +272,19 @@ pub async fn delete(
     headers: HeaderMap,
 ) -> Response {
     let run = async {
-        check_browser(&state, &headers).map_err(|e| rest_error(&e))?;
+        check_browser(&state, &headers).map_err(IntoResponse::into_response)?;
         let principal = admit(&state, peer, &headers).await?;
         let Some(id) = header_str(&headers, SESSION_HEADER) else {
-            return Err(rest_error(&AppError::invalid_params(
+            return Err(AppError::invalid_params(
                 "DELETE needs the Mcp-Session-Id of the session to end",
-            )));
+            )
+            .into_response());
         };
         let ended = state
             .store()
             .delete_session(&hash_session_id(id), &principal.key())
             .await
-            .map_err(|e| rest_error(&AppError::from(e)))?;
+            .map_err(|e| AppError::from(e).into_response())?;
         if ended {
             Ok(StatusCode::NO_CONTENT.into_response())
         } else {
@@ -348,7 +350,7 @@ async fn admit(
         Some(value) => Some(value.to_str().map_err(|_| {
             unauthenticated(
                 state,
-                &AppError::new(Code::Unauthenticated, "unreadable Authorization header"),
+                AppError::new(Code::Unauthenticated, "unreadable Authorization header"),
             )
         })?),
     };
@@ -356,7 +358,7 @@ async fn admit(
     if !matches!(&resolved, Ok(p) if !p.is_anonymous()) {
         limit_anonymous(state, client_ip(state, peer, headers)).await?;
     }
-    resolved.map_err(|err| unauthenticated(state, &err))
+    resolved.map_err(|err| unauthenticated(state, err))
 }
 
 async fn limit_anonymous(state: &AppState, ip: IpAddr) -> Result<(), Response> {
@@ -368,7 +370,7 @@ async fn limit_anonymous(state: &AppState, ip: IpAddr) -> Result<(), Response> {
         .store()
         .take_rate_token(&format!("anon:{ip}"), state.now_ms(), rule)
         .await
-        .map_err(|e| rest_error(&AppError::from(e)))?;
+        .map_err(|e| AppError::from(e).into_response())?;
     match decision {
         RateDecision::Allowed => Ok(()),
         RateDecision::Limited { retry_after_ms } => {
@@ -376,7 +378,7 @@ async fn limit_anonymous(state: &AppState, ip: IpAddr) -> Result<(), Response> {
                 .unwrap_or(1)
                 .div_ceil(1000)
                 .max(1);
-            Err(rest_error(&AppError::rate_limited(secs)))
+            Err(AppError::rate_limited(secs).into_response())
         }
     }
 }
@@ -446,19 +448,18 @@ fn accepts(headers: &HeaderMap, mime: &str) -> bool {
 
 async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
     let too_large = || {
-        rest_error(&AppError::new(
+        AppError::new(
             Code::PayloadTooLarge,
             format!("request bodies are limited to {max} bytes"),
-        ))
+        )
+        .into_response()
     };
     match Limited::new(body, max).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(err) if err.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
         Err(err) => {
             tracing::debug!(error = %err, "request body unreadable");
-            Err(rest_error(&AppError::invalid_params(
-                "the request body could not be read",
-            )))
+            Err(AppError::invalid_params("the request body could not be read").into_response())
         }
     }
 }
@@ -474,7 +475,7 @@ async fn find_session(
         .store()
         .touch_session(&hash_session_id(id), &principal.key(), now, now + ttl)
         .await
-        .map_err(|e| rest_error(&AppError::from(e)))?;
+        .map_err(|e| AppError::from(e).into_response())?;
     record
         .map(|r| r.protocol_version)
         .ok_or_else(session_not_found)
@@ -501,7 +502,7 @@ async fn open_session(
             expires_at: now + session_ttl_ms(state),
         })
         .await
-        .map_err(|e| rest_error(&AppError::from(e)))?;
+        .map_err(|e| AppError::from(e).into_response())?;
     Ok(id)
 }
 
@@ -532,33 +533,6 @@ fn session_not_found() -> Response {
 
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
-}
-
-/// A refusal in the REST error shape, with `Retry-After` when it has one.
-pub fn rest_error(err: &AppError) -> Response {
-    let mut response = (err.status(), axum::Json(err.rest_body())).into_response();
-    if let Some(secs) = err.retry_after()
-        && let Ok(value) = HeaderValue::from_str(&secs.to_string())
-    {
-        response.headers_mut().insert(header::RETRY_AFTER, value);
-    }
-    response
-}
-
-/// A 401 with the `WWW-Authenticate` challenge naming our protected-resource
-/// metadata, so an OAuth-capable client can find its way.
-pub fn unauthenticated(state: &AppState, err: &AppError) -> Response {
-    let mut response = rest_error(err);
-    let challenge = format!(
-        "Bearer error=\"invalid_token\", resource_metadata=\"{}/.well-known/oauth-protected-resource\"",
-        state.public_url()
-    );
-    if let Ok(value) = HeaderValue::from_str(&challenge) {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, value);
-    }
-    response
 }
 
 fn json_reply(status: StatusCode, body: &Value, sse: bool) -> Response {

@@ -3,26 +3,24 @@
 //! The OpenAPI document is generated from these handlers by utoipa.
 
 use axum::{
-    extract::State,
-    http::HeaderMap,
+    Json,
+    extract::{Path, Query, RawQuery, State},
+    http::StatusCode,
     response::{IntoResponse, Response},
 };
 use serde_json::Value;
 use utoipa::OpenApi;
 
-use axum::{
-    body::Bytes,
-    extract::{Path, Query, RawQuery},
-    http::StatusCode,
-};
-
 use crate::{
     auth::{self, PingResult, Principal},
     error::AppError,
-    jobs::{self, GetJobArgs, ScanWalletArgs},
-    ledger::{self, page::GetLedgerArgs},
-    mcp::transport::{rest_error, unauthenticated},
-    payments::{self, QuoteWalletArgs},
+    http::{Caller, JsonBody},
+    jobs::{self, GetJobArgs, JobView, ScanWalletArgs},
+    ledger::{
+        self,
+        page::{GetLedgerArgs, LedgerPage},
+    },
+    payments::{self, Quote, QuoteWalletArgs},
     state::AppState,
 };
 
@@ -62,13 +60,6 @@ pub fn openapi_json(public_url: &str) -> Value {
     serde_json::to_value(doc).unwrap_or(Value::Null)
 }
 
-fn principal_of(headers: &HeaderMap) -> Result<Principal, AppError> {
-    let authorization = headers
-        .get(axum::http::header::AUTHORIZATION)
-        .map(|v| v.to_str().unwrap_or("\u{0}"));
-    auth::resolve(authorization)
-}
-
 /// Who this credential resolves to (the REST twin of the `ping` tool).
 #[utoipa::path(
     get,
@@ -79,11 +70,8 @@ fn principal_of(headers: &HeaderMap) -> Result<Principal, AppError> {
         (status = 401, description = "Unknown or revoked bearer", body = ErrorBody),
     ),
 )]
-pub async fn ping(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    match principal_of(&headers) {
-        Ok(principal) => axum::Json(auth::ping(&principal)).into_response(),
-        Err(err) => unauthenticated(&state, &err),
-    }
+pub async fn ping(Caller(principal): Caller) -> Json<PingResult> {
+    Json(auth::ping(&principal))
 }
 
 /// Price a scan (or a cached read) of a wallet: the REST twin of `quote_wallet`.
@@ -99,18 +87,12 @@ pub async fn ping(State(state): State<AppState>, headers: HeaderMap) -> Response
         (status = 503, description = "The Solana RPC endpoint did not answer", body = ErrorBody),
     ),
 )]
-pub async fn quotes(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
-    if let Err(err) = principal_of(&headers) {
-        return unauthenticated(&state, &err);
-    }
-    let args: QuoteWalletArgs = match serde_json::from_slice(&body) {
-        Ok(args) => args,
-        Err(e) => return rest_error(&AppError::invalid_params(format!("body: {e}"))),
-    };
-    match payments::quote(&state, args).await {
-        Ok(quote) => axum::Json(quote).into_response(),
-        Err(err) => rest_error(&err),
-    }
+pub async fn quotes(
+    State(state): State<AppState>,
+    Caller(_caller): Caller,
+    JsonBody(args): JsonBody<QuoteWalletArgs>,
+) -> Result<Json<Quote>, AppError> {
+    payments::quote(&state, args).await.map(Json)
 }
 
 /// Start the scan a quote priced: the REST twin of `scan_wallet`.
@@ -128,19 +110,13 @@ pub async fn quotes(State(state): State<AppState>, headers: HeaderMap, body: Byt
         (status = 410, description = "quote_expired", body = ErrorBody),
     ),
 )]
-pub async fn scans(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
-    let principal = match principal_of(&headers) {
-        Ok(principal) => principal,
-        Err(err) => return unauthenticated(&state, &err),
-    };
-    let args: ScanWalletArgs = match serde_json::from_slice(&body) {
-        Ok(args) => args,
-        Err(e) => return rest_error(&AppError::invalid_params(format!("body: {e}"))),
-    };
-    match jobs::start_scan(&state, &principal, args).await {
-        Ok(job) => (StatusCode::ACCEPTED, axum::Json(job)).into_response(),
-        Err(err) => rest_error(&err),
-    }
+pub async fn scans(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    JsonBody(args): JsonBody<ScanWalletArgs>,
+) -> Result<(StatusCode, Json<JobView>), AppError> {
+    let job = jobs::start_scan(&state, &principal, args).await?;
+    Ok((StatusCode::ACCEPTED, Json(job)))
 }
 
 #[derive(serde::Deserialize, utoipa::IntoParams)]
@@ -163,22 +139,15 @@ pub struct JobQuery {
 )]
 pub async fn job(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    Caller(principal): Caller,
     Path(job_id): Path<String>,
     Query(query): Query<JobQuery>,
-) -> Response {
-    let principal = match principal_of(&headers) {
-        Ok(principal) => principal,
-        Err(err) => return unauthenticated(&state, &err),
-    };
+) -> Result<Json<JobView>, AppError> {
     let args = GetJobArgs {
         job_id,
         receipt: query.receipt,
     };
-    match jobs::get_job(&state, &principal, args).await {
-        Ok(job) => axum::Json(job).into_response(),
-        Err(err) => rest_error(&err),
-    }
+    jobs::get_job(&state, &principal, args).await.map(Json)
 }
 
 /// The query parameters of the ledger route (`exclude` comma-separated).
@@ -223,25 +192,18 @@ pub struct LedgerParams {
 )]
 pub async fn ledger(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    Caller(principal): Caller,
     Path(address): Path<String>,
     RawQuery(query): RawQuery,
-) -> Response {
-    let principal = match principal_of(&headers) {
-        Ok(principal) => principal,
-        Err(err) => return unauthenticated(&state, &err),
-    };
-    let params: LedgerParams = match serde_urlencoded::from_str(query.as_deref().unwrap_or("")) {
-        Ok(params) => params,
-        Err(e) => return rest_error(&AppError::invalid_params(format!("query: {e}"))),
-    };
-    let min_usd_value = match params.min_usd_value.as_deref().map(payments::Usd::parse) {
-        None => None,
-        Some(Ok(usd)) => Some(usd),
-        Some(Err(why)) => {
-            return rest_error(&AppError::invalid_params(format!("min_usd_value: {why}")));
-        }
-    };
+) -> Result<Json<LedgerPage>, AppError> {
+    let params: LedgerParams = serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
+        .map_err(|e| AppError::invalid_params(format!("query: {e}")))?;
+    let min_usd_value = params
+        .min_usd_value
+        .as_deref()
+        .map(payments::Usd::parse)
+        .transpose()
+        .map_err(|why| AppError::invalid_params(format!("min_usd_value: {why}")))?;
     let args = GetLedgerArgs {
         address,
         cursor: params.cursor,
@@ -261,10 +223,9 @@ pub async fn ledger(
         to: params.to,
         ..GetLedgerArgs::default()
     };
-    match ledger::page::get_ledger(&state, &principal, args).await {
-        Ok(page) => axum::Json(page).into_response(),
-        Err(err) => rest_error(&err),
-    }
+    ledger::page::get_ledger(&state, &principal, args)
+        .await
+        .map(Json)
 }
 
 /// The body of `/healthz`.
@@ -308,10 +269,11 @@ pub async fn health(State(state): State<AppState>) -> Response {
         .into_response(),
         Err(err) => {
             tracing::warn!(error = %err, "health check failed");
-            rest_error(&AppError::new(
+            AppError::new(
                 crate::error::Code::Unavailable,
                 "the database is unavailable",
-            ))
+            )
+            .into_response()
         }
     }
 }
