@@ -7,22 +7,12 @@ use serde_json::{Value, json};
 
 use crate::{
     helpers::TestApp,
-    scans::{WALLET, app, quote, shared, wait_done},
+    scans::{WALLET, app, scan_to_end, shared},
 };
 
 async fn scanned() -> (TestApp, crate::standin::StandIn) {
     let (app, stand_in) = app(shared(0, Duration::ZERO), None).await;
-    let started = app
-        .call_tool(
-            "scan_wallet",
-            json!({"quote_id": quote(&app, "full").await}),
-        )
-        .await;
-    let job = wait_done(
-        &app,
-        started["structuredContent"]["job_id"].as_str().unwrap(),
-    )
-    .await;
+    let job = scan_to_end(&app, "full").await;
     assert_eq!(job["status"], "completed");
     (app, stand_in)
 }

@@ -113,6 +113,19 @@ pub async fn wait_done(app: &TestApp, job_id: &str) -> Value {
     panic!("job {job_id} did not finish");
 }
 
+/// Quote `scope`, start the scan over MCP and wait for it to end; the job.
+pub async fn scan_to_end(app: &TestApp, scope: &str) -> Value {
+    let started = app
+        .call_tool("scan_wallet", json!({"quote_id": quote(app, scope).await}))
+        .await;
+    assert_eq!(started["isError"], false, "{started}");
+    wait_done(
+        app,
+        started["structuredContent"]["job_id"].as_str().unwrap(),
+    )
+    .await
+}
+
 #[tokio::test]
 async fn a_scan_runs_to_completion_and_writes_conserving_legs() {
     let (app, _stand_in) = app(shared(0, Duration::ZERO), None).await;
@@ -184,24 +197,11 @@ async fn a_second_scan_while_one_runs_is_job_already_running() {
 #[tokio::test]
 async fn a_rescan_fetches_only_what_is_missing() {
     let (app, stand_in) = app(shared(0, Duration::ZERO), None).await;
-    let first = app
-        .call_tool(
-            "scan_wallet",
-            json!({"quote_id": quote(&app, "full").await}),
-        )
-        .await;
-    let legs_before = {
-        let job = wait_done(&app, first["structuredContent"]["job_id"].as_str().unwrap()).await;
-        job["progress"]["legs_written"].as_i64().unwrap()
-    };
+    let legs_before = scan_to_end(&app, "full").await["progress"]["legs_written"]
+        .as_i64()
+        .unwrap();
     let fetched_before = stand_in.shared.encodings.lock().unwrap().len();
-    let again = app
-        .call_tool(
-            "scan_wallet",
-            json!({"quote_id": quote(&app, "refresh").await}),
-        )
-        .await;
-    let job = wait_done(&app, again["structuredContent"]["job_id"].as_str().unwrap()).await;
+    let job = scan_to_end(&app, "refresh").await;
     assert_eq!(job["status"], "completed");
     assert_eq!(job["progress"]["transactions_fetched"], 0);
     assert_eq!(job["progress"]["legs_written"], 0);
@@ -219,17 +219,7 @@ async fn a_rescan_fetches_only_what_is_missing() {
 #[tokio::test]
 async fn transactions_the_node_lacks_make_the_scan_partial() {
     let (app, _stand_in) = app(shared(2, Duration::ZERO), None).await;
-    let started = app
-        .call_tool(
-            "scan_wallet",
-            json!({"quote_id": quote(&app, "full").await}),
-        )
-        .await;
-    let job = wait_done(
-        &app,
-        started["structuredContent"]["job_id"].as_str().unwrap(),
-    )
-    .await;
+    let job = scan_to_end(&app, "full").await;
     assert_eq!(job["status"], "partial");
     assert_eq!(job["progress"]["transactions_missing"], 2);
     assert!(job["error"].as_str().unwrap().contains("2 transactions"));
@@ -409,17 +399,7 @@ async fn json_and_json_parsed_scans_give_the_same_ledger() {
         server::solana::TxEncoding::JsonParsed,
     ] {
         let (app, stand_in) = app_with_encoding(shared(0, Duration::ZERO), None, encoding).await;
-        let started = app
-            .call_tool(
-                "scan_wallet",
-                json!({"quote_id": quote(&app, "full").await}),
-            )
-            .await;
-        let job = wait_done(
-            &app,
-            started["structuredContent"]["job_id"].as_str().unwrap(),
-        )
-        .await;
+        let job = scan_to_end(&app, "full").await;
         assert_eq!(job["status"], "completed");
         let requested = stand_in.shared.encodings.lock().unwrap().clone();
         assert!(
