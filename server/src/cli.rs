@@ -84,7 +84,9 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
             let store = Store::open(&config.database_url, &config.database).await?;
             let public_url = config.public_url();
             let rpc = crate::solana::RpcClient::new(config.solana.rpc_settings())?;
+            let payments = crate::payments::Runtime::load(&config.x402)?;
             let state = AppState::new(Inner {
+                payments,
                 rpc,
                 leptos: crate::site::leptos_options(config.listen),
                 registry: crate::mcp::tools::registry(),

@@ -28,6 +28,7 @@ pub enum Code {
     QuoteNotFound,
     QuoteExpired,
     JobAlreadyRunning,
+    EntitlementConsumed,
     Conflict,
     Unavailable,
     Internal,
@@ -48,6 +49,7 @@ impl Code {
             Code::QuoteNotFound => "quote_not_found",
             Code::QuoteExpired => "quote_expired",
             Code::JobAlreadyRunning => "job_already_running",
+            Code::EntitlementConsumed => "entitlement_consumed",
             Code::Conflict => "conflict",
             Code::Unavailable => "unavailable",
             Code::Internal => "internal_error",
@@ -68,6 +70,7 @@ impl Code {
             Code::QuoteNotFound => StatusCode::NOT_FOUND,
             Code::QuoteExpired => StatusCode::GONE,
             Code::JobAlreadyRunning => StatusCode::CONFLICT,
+            Code::EntitlementConsumed => StatusCode::CONFLICT,
             Code::Conflict => StatusCode::CONFLICT,
             Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
@@ -85,6 +88,7 @@ impl Code {
             | Code::QuoteNotFound
             | Code::QuoteExpired
             | Code::JobAlreadyRunning
+            | Code::EntitlementConsumed
             | Code::Conflict => "invalid_request",
             Code::Unauthenticated => "invalid_client",
             Code::Forbidden | Code::PaymentRequired => "access_denied",
@@ -103,6 +107,11 @@ pub struct AppError {
     extra: Map<String, Value>,
     /// Seconds for a `Retry-After` header.
     retry_after: Option<u64>,
+    /// The text a model reads, when it says more than `code: message` (a
+    /// payment challenge spells out the price and how to pay).
+    text: Option<String>,
+    /// Extra REST response headers (`PAYMENT-REQUIRED`).
+    headers: Vec<(&'static str, String)>,
 }
 
 impl AppError {
@@ -112,6 +121,8 @@ impl AppError {
             message: message.into(),
             extra: Map::new(),
             retry_after: None,
+            text: None,
+            headers: Vec::new(),
         }
     }
 
@@ -148,6 +159,23 @@ impl AppError {
         self
     }
 
+    /// Replace the one-line summary a model reads.
+    pub fn with_text(mut self, text: String) -> Self {
+        self.text = Some(text);
+        self
+    }
+
+    /// Add a header to the REST rendering.
+    pub fn with_header(mut self, name: &'static str, value: String) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    /// A member of the error object.
+    pub fn extra(&self, key: &str) -> Option<&Value> {
+        self.extra.get(key)
+    }
+
     pub fn code(&self) -> Code {
         self.code
     }
@@ -177,7 +205,10 @@ impl AppError {
 
     /// The one-line summary a model reads as a failed tool's `content[0].text`.
     pub fn summary(&self) -> String {
-        format!("{}: {}", self.code.as_str(), self.message)
+        match &self.text {
+            Some(text) => text.clone(),
+            None => format!("{}: {}", self.code.as_str(), self.message),
+        }
     }
 
     /// The RFC 6749 §5.2 body for OAuth endpoints.
@@ -199,7 +230,26 @@ impl std::error::Error for AppError {}
 impl axum::response::IntoResponse for AppError {
     fn into_response(self) -> axum::response::Response {
         let retry_after = self.retry_after;
-        let mut response = (self.status(), axum::Json(self.rest_body())).into_response();
+        // A payment challenge is the x402 body itself (what raw x402
+        // clients parse), with our code and message beside it.
+        let body = match (self.code, self.extra.get("x402")) {
+            (Code::PaymentRequired, Some(Value::Object(x402))) => {
+                let mut body = x402.clone();
+                for (k, v) in self.rest_body().as_object().into_iter().flatten() {
+                    if k != "x402" {
+                        body.insert(k.clone(), v.clone());
+                    }
+                }
+                Value::Object(body)
+            }
+            _ => self.rest_body(),
+        };
+        let mut response = (self.status(), axum::Json(body)).into_response();
+        for (name, value) in &self.headers {
+            if let Ok(value) = http::HeaderValue::from_str(value) {
+                response.headers_mut().insert(*name, value);
+            }
+        }
         if let Some(secs) = retry_after
             && let Ok(value) = http::HeaderValue::from_str(&secs.to_string())
         {

@@ -47,17 +47,54 @@ pub fn resolve(headers: &axum::http::HeaderMap) -> Result<Principal, AppError> {
     auth::resolve(authorization)
 }
 
-/// The caller of a REST request.
-pub struct Caller(pub Principal);
+/// What the request's headers present to pay for the call it carries:
+/// `X-PAYMENT` (x402 v1) or `PAYMENT-SIGNATURE` (x402 v2), and `X-Receipt`.
+/// Headers cover that one request only.
+pub fn presented(headers: &axum::http::HeaderMap) -> crate::payments::Presented {
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
+    };
+    crate::payments::Presented {
+        payment: get("x-payment").or_else(|| get("payment-signature")),
+        quote_id: None,
+        receipt: get("x-receipt"),
+    }
+}
+
+/// The caller of a REST request: who they are and what they present to pay.
+pub struct Caller(pub Principal, pub crate::payments::Presented);
 
 impl FromRequestParts<AppState> for Caller {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
-        resolve(&parts.headers)
-            .map(Caller)
-            .map_err(|err| unauthenticated(state, err))
+        let principal = resolve(&parts.headers).map_err(|err| unauthenticated(state, err))?;
+        Ok(Caller(principal, presented(&parts.headers)))
     }
+}
+
+/// A paid route's JSON answer: a settled payment (the body's `payment`)
+/// is also reported in the x402 settlement headers, `X-PAYMENT-RESPONSE`
+/// (v1) and `PAYMENT-RESPONSE` (v2).
+pub fn paid_json<T: serde::Serialize>(
+    body: &T,
+    payment: Option<&crate::payments::PaymentBlock>,
+) -> Response {
+    let mut response = axum::Json(body).into_response();
+    if let Some(block) = payment
+        && let Ok(value) = HeaderValue::from_str(&block.response_header())
+    {
+        response
+            .headers_mut()
+            .insert("x-payment-response", value.clone());
+        response.headers_mut().insert("payment-response", value);
+    }
+    response
 }
 
 /// A JSON request body; a malformed one is `invalid_params` in the REST

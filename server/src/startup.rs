@@ -38,6 +38,8 @@ pub enum StartupError {
     Serve(std::io::Error),
     #[error("Solana RPC client: {0}")]
     Rpc(#[from] crate::solana::RpcError),
+    #[error("payments: {0}")]
+    Payments(String),
 }
 
 /// A bound, ready server.
@@ -51,6 +53,7 @@ impl Application {
     pub async fn build(config: Config, clock: Arc<dyn Clock>) -> Result<Self, StartupError> {
         // Leptos resources spawn onto this executor while rendering.
         let _ = any_spawner::Executor::init_tokio();
+        let payments = crate::payments::Runtime::load(&config.x402).map_err(StartupError::Payments)?;
         let store = Store::open(&config.database_url, &config.database).await?;
         let listener =
             TcpListener::bind(config.listen)
@@ -70,6 +73,7 @@ impl Application {
         let hydrate = site::hydration_available(config.site_root.as_ref());
         let rpc = crate::solana::RpcClient::new(config.solana.rpc_settings())?;
         let state = AppState::new(Inner {
+            payments,
             rpc,
             leptos: site::leptos_options(local),
             registry: mcp::tools::registry(),

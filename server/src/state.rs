@@ -17,6 +17,8 @@ pub struct Inner {
     pub public_url: String,
     pub store: Store,
     pub rpc: RpcClient,
+    /// Our fee payer and payee for x402 payments.
+    pub payments: crate::payments::Runtime,
     pub clock: Arc<dyn Clock>,
     pub registry: Registry,
     pub leptos: LeptosOptions,
@@ -43,6 +45,10 @@ impl AppState {
 
     pub fn rpc(&self) -> &RpcClient {
         &self.0.rpc
+    }
+
+    pub fn payments(&self) -> &crate::payments::Runtime {
+        &self.0.payments
     }
 
     pub fn now_ms(&self) -> i64 {

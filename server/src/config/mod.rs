@@ -44,17 +44,69 @@ pub struct Config {
     pub database: DatabaseConfig,
     pub solana: SolanaConfig,
     pub pricing: PricingConfig,
-    /// `off`: every paid tool is free (x402 arrives with the payments work).
+    /// `off`: every paid tool is free; `x402`: paid tools answer a challenge
+    /// and are paid in USDC on Solana.
     pub payments: PaymentsMode,
+    /// Where x402 payments go and what they may look like.
+    pub x402: X402Config,
 }
 
 /// How paid tools are paid for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PaymentsMode {
-    /// Paid tools are free.
+    /// Paid tools are free (development, private deployments).
     #[default]
     Off,
+    /// Paid tools answer an x402 challenge (exact scheme, USDC on Solana).
+    X402,
+}
+
+/// The x402 exact scheme on Solana: the asset, the payee, our fee payer and
+/// the caps a payment transaction must stay within.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct X402Config {
+    /// CAIP-2 id of the cluster `solana.rpc_url` points at.
+    pub network: String,
+    /// The SPL mint payments are made in (USDC).
+    pub asset: String,
+    /// The asset's decimals.
+    pub asset_decimals: u8,
+    /// The wallet paid (`payTo`); payments go to its associated token account.
+    pub treasury: Option<String>,
+    /// A solana-keygen JSON keypair: our fee payer, who co-signs and pays
+    /// the network fee of every payment.
+    pub fee_payer_keyfile: Option<PathBuf>,
+    /// `maxTimeoutSeconds` of a challenge.
+    pub max_timeout_secs: u64,
+    /// The most compute units a payment may ask for.
+    pub max_compute_unit_limit: u32,
+    /// The most a payment may bid per compute unit, in micro-lamports (our
+    /// fee payer pays it).
+    pub max_compute_unit_price: u64,
+    /// How long settlement waits for confirmation before leaving the
+    /// payment to recovery.
+    pub confirm_timeout_secs: u64,
+    /// How long a receipt covers reads of its wallet.
+    pub receipt_ttl_secs: u64,
+}
+
+impl Default for X402Config {
+    fn default() -> Self {
+        Self {
+            network: crate::payments::x402::MAINNET.to_owned(),
+            asset: crate::payments::x402::USDC_MAINNET.to_owned(),
+            asset_decimals: 6,
+            treasury: None,
+            fee_payer_keyfile: None,
+            max_timeout_secs: 60,
+            max_compute_unit_limit: 200_000,
+            max_compute_unit_price: 5_000_000,
+            confirm_timeout_secs: 45,
+            receipt_ttl_secs: 30 * 24 * 3600,
+        }
+    }
 }
 
 /// One scan tier: histories up to `max_signatures` (none: any size).
@@ -229,6 +281,7 @@ impl Default for Config {
             solana: SolanaConfig::default(),
             pricing: PricingConfig::default(),
             payments: PaymentsMode::Off,
+            x402: X402Config::default(),
         }
     }
 }

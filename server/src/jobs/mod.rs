@@ -13,7 +13,8 @@ use crate::{
     auth::Principal,
     error::{AppError, Code},
     ids,
-    payments::{Scope, Usd, quote::rfc3339},
+    config::PaymentsMode,
+    payments::{self, Presented, Resource, Scope, Usd, quote::rfc3339},
     state::AppState,
     store::{Created, JobRecord},
 };
@@ -88,6 +89,9 @@ pub struct JobView {
     pub finished_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The payment this call settled (or replayed), with its receipt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payment: Option<crate::payments::PaymentBlock>,
 }
 
 async fn view(state: &AppState, job: JobRecord) -> Result<JobView, AppError> {
@@ -125,6 +129,7 @@ async fn view(state: &AppState, job: JobRecord) -> Result<JobView, AppError> {
         updated_at: rfc3339(job.updated_at),
         finished_at: job.finished_at.map(rfc3339),
         error: job.error,
+        payment: None,
     })
 }
 
@@ -133,6 +138,7 @@ pub async fn start_scan(
     state: &AppState,
     principal: &Principal,
     args: ScanWalletArgs,
+    presented: &Presented,
 ) -> Result<JobView, AppError> {
     let quote = state
         .store()
@@ -158,14 +164,47 @@ pub async fn start_scan(
             "this is a read quote; quote a scan scope (full, preview, incremental, refresh)",
         ));
     }
-    // The paywall seam: with payments off every scan is free. The payments
-    // work decides here from `args.payment` / `args.receipt`.
-    crate::payments::authorize_scan(state, principal, &quote, &args)?;
+    // Refuse what cannot start before anything is charged.
+    if let Some(job) = state.store().running_job_for(&quote.address).await? {
+        return Err(already_running(&job));
+    }
+    let presented = Presented::merge(args.payment.as_deref(), None, args.receipt.as_deref(), presented);
+    let grant = payments::authorize_scan(
+        state,
+        principal,
+        &quote,
+        &presented,
+        Resource {
+            path: "/v1/scans",
+            tool: "scan_wallet",
+        },
+    )
+    .await?;
+    if let Some(job_id) = &grant.existing_job {
+        return answer_existing(state, job_id, grant.payment).await;
+    }
     let stop_at = match scope {
         Scope::Incremental => state.store().newest_known_signature(&quote.address).await?,
         _ => None,
     };
     let id = ids::new_id("job_", now);
+    if let Some((payment_id, previous)) = &grant.entitlement
+        && !state
+            .store()
+            .consume_entitlement(payment_id, previous.as_deref(), &id)
+            .await?
+    {
+        // A concurrent presentation of the same payment spent it first:
+        // answer the job it started.
+        let spent = state.store().payment(payment_id).await?;
+        return match (spent.and_then(|p| p.consumed_job_id), grant.payment) {
+            (Some(job_id), Some(block)) => answer_existing(state, &job_id, Some(block)).await,
+            _ => Err(AppError::new(
+                Code::EntitlementConsumed,
+                "this receipt's scan already ran; the receipt still reads the wallet",
+            )),
+        };
+    }
     match state
         .store()
         .create_scan_job(
@@ -180,17 +219,48 @@ pub async fn start_scan(
     {
         Created::Job(job) => {
             tracing::info!(job = %job.id, address = %job.address, scope = %job.scope, "scan queued");
-            view(state, job).await
+            let mut view = view(state, job).await?;
+            view.payment = grant.payment;
+            Ok(view)
         }
-        Created::AlreadyRunning(job) => Err(AppError::new(
-            Code::JobAlreadyRunning,
-            format!(
-                "a scan of this wallet is already running: poll get_job job_id={}",
-                job.id
-            ),
-        )
-        .with("job", serde_json::json!(job.id))),
+        Created::AlreadyRunning(job) => {
+            // The entitlement stays unspent: its receipt starts the scan later.
+            if let Some((payment_id, _)) = &grant.entitlement {
+                state.store().release_entitlement(payment_id, &id).await?;
+            }
+            let mut err = already_running(&job);
+            if let Some(block) = grant.payment {
+                err = err.with("payment", serde_json::json!(block));
+            }
+            Err(err)
+        }
     }
+}
+
+fn already_running(job: &JobRecord) -> AppError {
+    AppError::new(
+        Code::JobAlreadyRunning,
+        format!(
+            "a scan of this wallet is already running: poll get_job job_id={}",
+            job.id
+        ),
+    )
+    .with("job", serde_json::json!(job.id))
+}
+
+async fn answer_existing(
+    state: &AppState,
+    job_id: &str,
+    payment: Option<crate::payments::PaymentBlock>,
+) -> Result<JobView, AppError> {
+    let job = state
+        .store()
+        .job(job_id)
+        .await?
+        .ok_or_else(|| AppError::internal("paid job", &job_id))?;
+    let mut view = view(state, job).await?;
+    view.payment = payment;
+    Ok(view)
 }
 
 /// `get_job`: read a job. Scoped: today anyone holding the job id (an
@@ -200,6 +270,7 @@ pub async fn get_job(
     state: &AppState,
     principal: &Principal,
     args: GetJobArgs,
+    presented: &Presented,
 ) -> Result<JobView, AppError> {
     let not_found = || AppError::not_found("no such job");
     if !ids::is_id("job_", args.job_id.trim()) {
@@ -210,17 +281,35 @@ pub async fn get_job(
         .job(args.job_id.trim())
         .await?
         .ok_or_else(not_found)?;
-    if !may_read_job(principal, &job, args.receipt.as_deref()) {
+    let receipt = args
+        .receipt
+        .as_deref()
+        .or(presented.receipt.as_deref());
+    if !may_read_job(state, principal, &job, receipt).await? {
         return Err(not_found());
     }
     view(state, job).await
 }
 
-/// The scoping seam of `get_job`. Until accounts and receipts exist every
-/// job is anonymous and its id is the credential.
-fn may_read_job(principal: &Principal, _job: &JobRecord, _receipt: Option<&str>) -> bool {
+/// Who may read a job: the receipt of the payment it was started on (and,
+/// with accounts, the job's own account or an admin). With payments off
+/// nothing is paid and no receipt exists, so the unguessable job id is the
+/// credential.
+async fn may_read_job(
+    state: &AppState,
+    principal: &Principal,
+    job: &JobRecord,
+    receipt: Option<&str>,
+) -> Result<bool, AppError> {
     match principal {
-        Principal::Anonymous => true,
+        Principal::Anonymous => {}
+    }
+    if state.config().payments == PaymentsMode::Off {
+        return Ok(true);
+    }
+    match receipt {
+        Some(receipt) => payments::receipt_started(state, receipt, job).await,
+        None => Ok(false),
     }
 }
 

@@ -11,7 +11,7 @@ use super::{
 use crate::{
     auth::Principal,
     error::AppError,
-    payments::{Usd, quote::rfc3339},
+    payments::{self, PaymentBlock, Presented, Resource, Usd, quote::rfc3339},
     solana::WalletAddress,
     state::AppState,
     store::{LedgerQuery, LegRow},
@@ -95,6 +95,9 @@ pub struct LedgerPage {
     pub entries: Vec<Entry>,
     /// Pass as cursor for the next page; null on the last page.
     pub next_cursor: Option<String>,
+    /// The payment this call settled (or replayed), with its receipt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payment: Option<PaymentBlock>,
 }
 
 /// RFC 3339 or YYYY-MM-DD as unix seconds; a bare date is the start of
@@ -150,6 +153,7 @@ pub async fn get_ledger(
     state: &AppState,
     principal: &Principal,
     args: GetLedgerArgs,
+    presented: &Presented,
 ) -> Result<LedgerPage, AppError> {
     let address =
         WalletAddress::parse(&args.address).map_err(|why| invalid(format!("address: {why}")))?;
@@ -193,14 +197,6 @@ pub async fn get_ledger(
     exclude.sort();
     exclude.dedup();
 
-    // The paywall seam: payments off, every read is free.
-    crate::payments::authorize_read(state, principal, &address)?;
-    if !state.store().wallet_scanned(address.as_str()).await? {
-        return Err(AppError::not_found(
-            "this wallet has never been scanned: quote_wallet, scan_wallet, poll get_job, then read",
-        ));
-    }
-
     let min_usd = args.min_usd_value.map(|u| u.to_string());
     let (from_s, to_s) = (from.map(|f| f.to_string()), to.map(|t| t.to_string()));
     let excluded = exclude.join(",");
@@ -226,6 +222,25 @@ pub async fn get_ledger(
             Some((p.slot, p.signature, p.index))
         }
     };
+    // Every argument is checked; only now may the call be paid for.
+    let resource = format!("/v1/wallets/{address}/ledger");
+    let presented = Presented::merge(
+        args.payment.as_deref(),
+        args.quote_id.as_deref(),
+        args.receipt.as_deref(),
+        presented,
+    );
+    let payment = payments::authorize_read(
+        state,
+        principal,
+        &address,
+        &presented,
+        Resource {
+            path: &resource,
+            tool: "get_ledger",
+        },
+    )
+    .await?;
     let mut rows = state
         .store()
         .ledger_page(&LedgerQuery {
@@ -262,6 +277,7 @@ pub async fn get_ledger(
             .map(|r| entry(r, with_counterparties))
             .collect(),
         next_cursor,
+        payment,
     })
 }
 

@@ -82,6 +82,9 @@ pub struct RestRoute {
 pub struct ToolContext {
     pub state: AppState,
     pub principal: Principal,
+    /// What the POST carrying the call presented in its headers
+    /// (`X-PAYMENT`, `X-Receipt`); a tool's own arguments win.
+    pub presented: crate::payments::Presented,
 }
 
 /// A successful tool call: the REST body and the one-line summary for a model.
@@ -141,10 +144,17 @@ impl ToolDef {
                     let output = body(ctx, input).await.map_err(CallError::Tool)?;
                     let structured = serde_json::to_value(&output)
                         .map_err(|e| CallError::Tool(AppError::internal("tool output", &e)))?;
-                    Ok(ToolOutput {
-                        summary: summary(&output),
-                        structured,
-                    })
+                    let mut summary = summary(&output);
+                    if let Some(payment) = structured.get("payment")
+                        && payment["settled"] == true
+                    {
+                        summary.push_str(&format!(
+                            " Payment settled (transaction {}). Receipt {} can be reused: pass it as the receipt argument of later tools instead of paying again.",
+                            payment["transaction"].as_str().unwrap_or_default(),
+                            payment["receipt"].as_str().unwrap_or_default(),
+                        ));
+                    }
+                    Ok(ToolOutput { summary, structured })
                 })
             };
         Self {

@@ -63,7 +63,7 @@ fn get_ledger() -> ToolDef {
             )
         },
         |ctx, args: GetLedgerArgs| async move {
-            ledger::page::get_ledger(&ctx.state, &ctx.principal, args).await
+            ledger::page::get_ledger(&ctx.state, &ctx.principal, args, &ctx.presented).await
         },
     )
 }
@@ -116,7 +116,7 @@ fn scan_wallet() -> ToolDef {
         },
         job_summary,
         |ctx, args: ScanWalletArgs| async move {
-            jobs::start_scan(&ctx.state, &ctx.principal, args).await
+            jobs::start_scan(&ctx.state, &ctx.principal, args, &ctx.presented).await
         },
     )
 }
@@ -138,7 +138,7 @@ fn get_job() -> ToolDef {
             }),
         },
         job_summary,
-        |ctx, args: GetJobArgs| async move { jobs::get_job(&ctx.state, &ctx.principal, args).await },
+        |ctx, args: GetJobArgs| async move { jobs::get_job(&ctx.state, &ctx.principal, args, &ctx.presented).await },
     )
 }
 

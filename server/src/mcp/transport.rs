@@ -89,6 +89,7 @@ async fn handle_post(
     let ctx = ToolContext {
         state: state.clone(),
         principal,
+        presented: crate::http::presented(headers),
     };
 
     if !message.is_array() && dispatch::is_stateless(&message, &mcp_headers) {

@@ -1,20 +1,35 @@
-//! Payments: what things cost (quotes, prices in USD micro-units) and, in
-//! the payments work, x402 challenges, verification, settlement and
-//! receipts. Nothing here knows of HTTP.
+//! Payments: what things cost (quotes, prices in USD micro-units), the
+//! paywall every paid tool passes, x402 challenges, verification,
+//! settlement and receipts. Nothing here knows of HTTP: the surfaces hand
+//! in what the caller presented ([`Presented`]) and render what comes back
+//! (a [`PaymentBlock`] on success, a `payment_required` [`AppError`]
+//! carrying the challenge otherwise). docs/payments.md tells the whole story.
 
 pub mod money;
 pub mod quote;
+pub mod receipt;
+pub mod settle;
+pub mod verify;
+pub mod x402;
 
 pub use money::Usd;
 pub use quote::{Quote, Scope};
+pub use receipt::Receipt;
+pub use settle::Runtime;
+pub use x402::PaymentBlock;
+
+use serde_json::json;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::{
+    auth::Principal,
+    config::PaymentsMode,
     error::{AppError, Code},
     solana::WalletAddress,
     state::AppState,
+    store::{JobRecord, PaymentRecord, QuoteRecord},
 };
 
 /// The arguments of `quote_wallet` and the body of `POST /v1/quotes`.
@@ -57,29 +72,402 @@ pub async fn quote(state: &AppState, args: QuoteWalletArgs) -> Result<Quote, App
     Ok(quote::quote_wallet(quoting, address, args.scope.unwrap_or_default()).await?)
 }
 
-/// The paywall seam for scans. With `payments = off` every scan is free;
-/// the payments work verifies `args.payment` or `args.receipt` here and
-/// answers `payment_required` with a challenge otherwise.
-pub fn authorize_scan(
-    state: &AppState,
-    _principal: &crate::auth::Principal,
-    _quote: &crate::store::QuoteRecord,
-    _args: &crate::jobs::ScanWalletArgs,
-) -> Result<(), AppError> {
-    match state.config().payments {
-        crate::config::PaymentsMode::Off => Ok(()),
+/// What a caller presented to pay for a call: the tool's `payment`,
+/// `quote_id` and `receipt` arguments, or the `X-PAYMENT` /
+/// `PAYMENT-SIGNATURE` and `X-Receipt` headers of the one request that
+/// carried the call. Arguments win over headers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Presented {
+    pub payment: Option<String>,
+    pub quote_id: Option<String>,
+    pub receipt: Option<String>,
+}
+
+impl Presented {
+    /// The tool's arguments, falling back to what the request's headers
+    /// carried. Blank values count as absent.
+    pub fn merge(
+        payment: Option<&str>,
+        quote_id: Option<&str>,
+        receipt: Option<&str>,
+        headers: &Presented,
+    ) -> Self {
+        let pick = |arg: Option<&str>, header: &Option<String>| {
+            arg.or(header.as_deref())
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_owned)
+        };
+        Self {
+            payment: pick(payment, &headers.payment),
+            quote_id: pick(quote_id, &headers.quote_id),
+            receipt: pick(receipt, &headers.receipt),
+        }
     }
 }
 
-/// The paywall seam for paid reads of a wallet (get_ledger and the reads
-/// to come). With `payments = off` every read is free; the payments work
-/// checks receipts, owner reads and payments here.
-pub fn authorize_read(
+/// The challenge when payments are switched on but cannot be taken.
+pub fn not_configured() -> AppError {
+    let message = "payments are not configured on this server (no treasury or fee payer); nothing can be paid";
+    AppError::new(Code::PaymentRequired, message)
+        .with("status", json!("payments_not_configured"))
+        .with("error", json!("payments_not_configured"))
+        .with(
+            "x402",
+            json!({"x402Version": 1, "error": "payments_not_configured", "accepts": []}),
+        )
+        .with_text(format!("payment_required: {message}."))
+}
+
+/// Where a challenge is for: the REST route a raw x402 client pays and the
+/// MCP tool the text names.
+#[derive(Clone, Copy, Debug)]
+pub struct Resource<'a> {
+    pub path: &'a str,
+    pub tool: &'a str,
+}
+
+fn requirement(state: &AppState, quote: &QuoteRecord, resource: &Resource<'_>) -> Option<x402::Requirement> {
+    let (fee_payer, treasury) = state.payments().ready()?;
+    use solana_signer::Signer;
+    let config = &state.config().x402;
+    let what = match quote.scope.as_str() {
+        "read" => "read".to_owned(),
+        scope => format!("{scope} scan"),
+    };
+    Some(x402::Requirement {
+        network: config.network.clone(),
+        asset: config.asset.clone(),
+        decimals: config.asset_decimals,
+        amount: settle::atomic_amount(quote.price_micros, config.asset_decimals),
+        pay_to: treasury.to_string(),
+        fee_payer: fee_payer.pubkey().to_string(),
+        max_timeout_secs: config.max_timeout_secs,
+        resource: resource.path.to_owned(),
+        description: format!(
+            "Wallet reporting: {what} of {}. No refunds; a scan that fails on our side re-runs free with its receipt.",
+            x402::short(&quote.address)
+        ),
+        quote_id: quote.id.clone(),
+    })
+}
+
+/// `payment_required` with the challenge for `quote`; `refused` names why
+/// a presented payment or receipt was not accepted.
+pub fn challenge(
     state: &AppState,
-    _principal: &crate::auth::Principal,
-    _address: &WalletAddress,
-) -> Result<(), AppError> {
-    match state.config().payments {
-        crate::config::PaymentsMode::Off => Ok(()),
+    quote: &QuoteRecord,
+    resource: &Resource<'_>,
+    refused: Option<(&str, &str)>,
+) -> AppError {
+    let Some(req) = requirement(state, quote, resource) else {
+        let mut err = not_configured();
+        if let Some((code, _)) = refused
+            && code != "payments_not_configured"
+        {
+            err = err.with("refused", json!(code));
+        }
+        return err;
+    };
+    let price = Usd::from_micros(u64::try_from(quote.price_micros).unwrap_or(0));
+    let error = refused.map(|(code, _)| code);
+    let message = match refused {
+        Some((code, why)) => format!("payment refused ({code}): {why}; nothing was charged. Pay the fresh challenge"),
+        None => "payment required".to_owned(),
+    };
+    let mut text = x402::challenge_text(&req, resource.tool, &price.to_string());
+    if let Some((code, why)) = refused {
+        text = format!("payment_required: the payment was refused ({code}: {why}); nothing was charged. {}", text.trim_start_matches("payment_required: "));
     }
+    let mut err = AppError::new(Code::PaymentRequired, message)
+        .with("x402", req.body(error))
+        .with_text(text)
+        .with_header("PAYMENT-REQUIRED", req.v2_header(state.public_url(), error));
+    if let Some(error) = error {
+        err = err.with("error", json!(error));
+    }
+    err
+}
+
+async fn fresh_read_quote(state: &AppState, wallet: &WalletAddress) -> Result<QuoteRecord, AppError> {
+    let q = quote(
+        state,
+        QuoteWalletArgs {
+            address: wallet.as_str().to_owned(),
+            scope: Some(Scope::Read),
+        },
+    )
+    .await?;
+    state
+        .store()
+        .quote(&q.quote_id)
+        .await?
+        .ok_or_else(|| AppError::internal("fresh quote", &"vanished"))
+}
+
+fn settle_refusal(e: &settle::SettleError) -> Option<(String, String)> {
+    match e {
+        settle::SettleError::Refused(r) => Some((r.code().to_owned(), r.to_string())),
+        settle::SettleError::QuoteAlreadyPaid => Some((
+            "quote_already_paid".to_owned(),
+            "another payment for this quote is settled or being settled; a quote is paid once".to_owned(),
+        )),
+        settle::SettleError::App(_) => None,
+    }
+}
+
+/// A receipt's payment, when it is settled and still live.
+async fn live_receipt(state: &AppState, receipt: &str) -> Result<Option<PaymentRecord>, AppError> {
+    let Some(receipt) = Receipt::parse(receipt) else {
+        return Ok(None);
+    };
+    let now = state.now_ms();
+    Ok(state
+        .store()
+        .payment_by_receipt(&receipt.hash())
+        .await?
+        .filter(|p| p.expires_at.is_none_or(|e| e > now)))
+}
+
+/// The paywall of a paid read of `wallet` (get_ledger and every read tool).
+/// `Ok(None)`: covered without a payment (payments off, an owner read, a
+/// receipt). `Ok(Some(block))`: a payment settled (or replayed) for it.
+pub async fn authorize_read(
+    state: &AppState,
+    principal: &Principal,
+    wallet: &WalletAddress,
+    presented: &Presented,
+    resource: Resource<'_>,
+) -> Result<Option<PaymentBlock>, AppError> {
+    // A wallet never scanned cannot be read at any price.
+    if !state.store().wallet_scanned(wallet.as_str()).await? {
+        return Err(AppError::not_found(
+            "this wallet has never been scanned: quote_wallet, scan_wallet, poll get_job, then read",
+        ));
+    }
+    if state.config().payments == PaymentsMode::Off || owner_read(principal, wallet) {
+        return Ok(None);
+    }
+    let mut refused: Option<(String, String)> = None;
+    if let Some(receipt) = &presented.receipt {
+        match live_receipt(state, receipt).await? {
+            Some(p) if p.wallet == wallet.as_str() => return Ok(None),
+            Some(_) => {
+                refused = Some((
+                    "receipt_not_for_wallet".to_owned(),
+                    "the receipt covers another wallet".to_owned(),
+                ))
+            }
+            None => {
+                refused = Some((
+                    "invalid_receipt".to_owned(),
+                    "the receipt is unknown or expired".to_owned(),
+                ))
+            }
+        }
+    }
+    if let Some(payment) = &presented.payment {
+        if state.payments().ready().is_none() {
+            return Err(not_configured());
+        }
+        let quote_id = presented
+            .quote_id
+            .clone()
+            .or_else(|| memo_of(payment, &state.config().x402.network));
+        let quote = match quote_id {
+            Some(id) => state.store().quote(id.trim()).await?,
+            None => None,
+        };
+        let checked = match quote {
+            None => Err(("quote_not_found", "no such quote; pay the fresh challenge".to_owned())),
+            Some(q) if q.scope != "read" || q.address != wallet.as_str() => Err((
+                "wrong_quote",
+                "the quote is not a read of this wallet".to_owned(),
+            )),
+            Some(q) if q.expires_at <= state.now_ms() => {
+                // A payment already settled for it still answers its receipt.
+                match settle::settle_replay_only(state, payment, &q).await? {
+                    Some(block) => return Ok(Some(block)),
+                    None => Err(("quote_expired", "the quote expired; pay the fresh challenge".to_owned())),
+                }
+            }
+            Some(q) => Ok(q),
+        };
+        match checked {
+            Ok(q) => match settle::settle(state, payment, &q, settle::Entitlement::Read).await {
+                Ok(settled) => return Ok(Some(settled.block)),
+                Err(e) => match settle_refusal(&e) {
+                    Some(why) => refused = Some(why),
+                    None => {
+                        if let settle::SettleError::App(err) = e {
+                            return Err(err);
+                        }
+                    }
+                },
+            },
+            Err((code, why)) => refused = Some((code.to_owned(), why)),
+        }
+    }
+    let fresh = fresh_read_quote(state, wallet).await?;
+    let refused = refused.as_ref().map(|(c, w)| (c.as_str(), w.as_str()));
+    if let Some((code, why)) = refused {
+        tracing::info!(%wallet, code, why, "payment refused");
+    }
+    Err(challenge(state, &fresh, &resource, refused))
+}
+
+/// The seam for owner reads: a signed-in account watching the wallet reads
+/// it free. Accounts arrive with the accounts work; today nobody owns one.
+fn owner_read(principal: &Principal, _wallet: &WalletAddress) -> bool {
+    match principal {
+        Principal::Anonymous => false,
+    }
+}
+
+/// The quote id a payment's memo names, for callers (raw x402 clients)
+/// that send only the payment.
+fn memo_of(payment: &str, network: &str) -> Option<String> {
+    let value = x402::parse_payment(payment, network).ok()?;
+    let tx: solana_transaction::versioned::VersionedTransaction =
+        wincode::deserialize(&value.transaction).ok()?;
+    let keys = tx.message.static_account_keys();
+    tx.message.instructions().iter().find_map(|ix| {
+        let program = keys.get(usize::from(ix.program_id_index))?;
+        (*program == verify::MEMO_PROGRAM)
+            .then(|| String::from_utf8(ix.data.clone()).ok())
+            .flatten()
+            .filter(|m| m.len() <= 64)
+    })
+}
+
+/// How a scan was paid for.
+#[derive(Debug, Default)]
+pub struct ScanGrant {
+    /// The payment that settled for it, to report.
+    pub payment: Option<PaymentBlock>,
+    /// A scan entitlement to spend on the job (payment id, the job it was
+    /// spent on before, if that job failed on our side).
+    pub entitlement: Option<(String, Option<String>)>,
+    /// The job this very payment already started (a replay).
+    pub existing_job: Option<String>,
+}
+
+/// The paywall of `scan_wallet` for `quote`.
+pub async fn authorize_scan(
+    state: &AppState,
+    _principal: &Principal,
+    quote: &QuoteRecord,
+    presented: &Presented,
+    resource: Resource<'_>,
+) -> Result<ScanGrant, AppError> {
+    if state.config().payments == PaymentsMode::Off {
+        return Ok(ScanGrant::default());
+    }
+    let mut refused: Option<(String, String)> = None;
+    if let Some(receipt) = &presented.receipt {
+        match live_receipt(state, receipt).await? {
+            Some(p)
+                if p.entitlement == "scan"
+                    && p.wallet == quote.address
+                    && p.scope == quote.scope =>
+            {
+                return spend(state, p, None).await;
+            }
+            Some(_) => {
+                refused = Some((
+                    "receipt_not_for_scan".to_owned(),
+                    "the receipt does not cover a scan of this wallet and scope".to_owned(),
+                ))
+            }
+            None => {
+                refused = Some((
+                    "invalid_receipt".to_owned(),
+                    "the receipt is unknown or expired".to_owned(),
+                ))
+            }
+        }
+    }
+    if let Some(payment) = &presented.payment {
+        if state.payments().ready().is_none() {
+            return Err(not_configured());
+        }
+        if presented.quote_id.as_deref().is_some_and(|q| q.trim() != quote.id) {
+            refused = Some((
+                "wrong_quote".to_owned(),
+                "quote_id names another quote than the scan's".to_owned(),
+            ));
+        } else {
+            match settle::settle(state, payment, quote, settle::Entitlement::Scan).await {
+                Ok(settled) => {
+                    let block = settled.block;
+                    return spend(state, settled.record, Some(block)).await;
+                }
+                Err(e) => match settle_refusal(&e) {
+                    Some(why) => refused = Some(why),
+                    None => {
+                        if let settle::SettleError::App(err) = e {
+                            return Err(err);
+                        }
+                    }
+                },
+            }
+        }
+    }
+    let refused = refused.as_ref().map(|(c, w)| (c.as_str(), w.as_str()));
+    if let Some((code, why)) = refused {
+        tracing::info!(quote = %quote.id, code, why, "payment refused");
+    }
+    Err(challenge(state, quote, &resource, refused))
+}
+
+/// Decide how a scan entitlement is spent: fresh, again after a job that
+/// failed on our side, or already spent (a replay of the paying call
+/// answers its job; a receipt answers `entitlement_consumed`).
+async fn spend(
+    state: &AppState,
+    p: PaymentRecord,
+    block: Option<PaymentBlock>,
+) -> Result<ScanGrant, AppError> {
+    let Some(job_id) = p.consumed_job_id.clone() else {
+        return Ok(ScanGrant {
+            payment: block,
+            entitlement: Some((p.id, None)),
+            existing_job: None,
+        });
+    };
+    let job: Option<JobRecord> = state.store().job(&job_id).await?;
+    match job {
+        None => Ok(ScanGrant {
+            payment: block,
+            entitlement: Some((p.id, Some(job_id))),
+            existing_job: None,
+        }),
+        Some(job) if job.status == "failed" => Ok(ScanGrant {
+            payment: block,
+            entitlement: Some((p.id, Some(job_id))),
+            existing_job: None,
+        }),
+        Some(job) => match block {
+            Some(block) if block.replayed => Ok(ScanGrant {
+                payment: Some(block),
+                entitlement: None,
+                existing_job: Some(job.id),
+            }),
+            _ => Err(AppError::new(
+                Code::EntitlementConsumed,
+                format!(
+                    "this receipt's scan already ran (job {}); the receipt still reads the wallet",
+                    job.id
+                ),
+            )
+            .with("job", json!(job.id))),
+        },
+    }
+}
+
+/// Whether `receipt` is the receipt of the payment `job` was started on.
+pub async fn receipt_started(state: &AppState, receipt: &str, job: &JobRecord) -> Result<bool, AppError> {
+    Ok(live_receipt(state, receipt)
+        .await?
+        .is_some_and(|p| p.consumed_job_id.as_deref() == Some(job.id.as_str())))
 }

@@ -100,6 +100,15 @@ fn failed<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     Ok(!Value::deserialize(d)?.is_null())
 }
 
+/// Where a sent transaction stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SignatureStatus {
+    /// Confirmed or finalized (not merely processed).
+    pub confirmed: bool,
+    /// The transaction landed but failed (its fee was paid).
+    pub err: Option<String>,
+}
+
 /// Client settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RpcSettings {
@@ -293,6 +302,86 @@ impl RpcClient {
             "maxSupportedTransactionVersion": 0,
             "commitment": "confirmed",
         }])
+    }
+
+    /// `isBlockhashValid` at confirmed commitment.
+    pub async fn is_blockhash_valid(&self, blockhash: &str, cost: &RpcCost) -> Result<bool, RpcError> {
+        let result = self
+            .call(
+                "isBlockhashValid",
+                json!([blockhash, {"commitment": "confirmed"}]),
+                cost,
+            )
+            .await?;
+        result
+            .get("value")
+            .and_then(Value::as_bool)
+            .ok_or_else(|| RpcError::Decode("isBlockhashValid: no value".to_owned()))
+    }
+
+    /// `simulateTransaction` without signature checks (the fee payer has not
+    /// signed yet) and without replacing the blockhash. `Ok(None)` when the
+    /// simulation succeeded, `Ok(Some(why))` when the transaction would fail.
+    pub async fn simulate(&self, wire_b64: &str, cost: &RpcCost) -> Result<Option<String>, RpcError> {
+        let result = self
+            .call(
+                "simulateTransaction",
+                json!([wire_b64, {
+                    "encoding": "base64",
+                    "sigVerify": false,
+                    "replaceRecentBlockhash": false,
+                    "commitment": "confirmed",
+                }]),
+                cost,
+            )
+            .await?;
+        let err = &result["value"]["err"];
+        Ok((!err.is_null()).then(|| err.to_string()))
+    }
+
+    /// `sendTransaction` of a fully signed transaction (preflight already
+    /// done by [`RpcClient::simulate`]). Sending the same bytes again is
+    /// harmless: the runtime processes one signature once.
+    pub async fn send_transaction(&self, wire_b64: &str, cost: &RpcCost) -> Result<String, RpcError> {
+        let result = self
+            .call(
+                "sendTransaction",
+                json!([wire_b64, {
+                    "encoding": "base64",
+                    "skipPreflight": true,
+                    "maxRetries": 5,
+                }]),
+                cost,
+            )
+            .await?;
+        result
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| RpcError::Decode("sendTransaction: no signature".to_owned()))
+    }
+
+    /// `getSignatureStatuses` for one signature, searching history.
+    pub async fn signature_status(
+        &self,
+        signature: &str,
+        cost: &RpcCost,
+    ) -> Result<Option<SignatureStatus>, RpcError> {
+        let result = self
+            .call(
+                "getSignatureStatuses",
+                json!([[signature], {"searchTransactionHistory": true}]),
+                cost,
+            )
+            .await?;
+        let status = &result["value"][0];
+        if status.is_null() {
+            return Ok(None);
+        }
+        let confirmation = status["confirmationStatus"].as_str().unwrap_or("processed");
+        Ok(Some(SignatureStatus {
+            confirmed: matches!(confirmation, "confirmed" | "finalized"),
+            err: (!status["err"].is_null()).then(|| status["err"].to_string()),
+        }))
     }
 
     /// `getTransaction` for one signature: `None` when the node does not

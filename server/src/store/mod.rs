@@ -26,6 +26,7 @@ macro_rules! on_pool {
 }
 
 mod jobs;
+mod payments;
 mod quotes;
 mod ratelimit;
 mod sessions;
@@ -39,6 +40,7 @@ use sqlx::{
 };
 
 pub use jobs::{Created, JobProgress, JobRecord, LedgerQuery, LegRow, TransactionLegs};
+pub use payments::{Intent, PaymentRecord};
 pub use quotes::QuoteRecord;
 pub use ratelimit::{RateDecision, RateRule};
 pub use sessions::{NewSession, SessionRecord};

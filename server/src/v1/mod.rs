@@ -14,11 +14,11 @@ use utoipa::OpenApi;
 use crate::{
     auth::{self, PingResult, Principal},
     error::AppError,
-    http::{Caller, JsonBody},
+    http::{Caller, JsonBody, paid_json},
     jobs::{self, GetJobArgs, JobView, ScanWalletArgs},
     ledger::{
         self,
-        page::{GetLedgerArgs, LedgerPage},
+        page::GetLedgerArgs,
     },
     payments::{self, Quote, QuoteWalletArgs},
     state::AppState,
@@ -70,7 +70,7 @@ pub fn openapi_json(public_url: &str) -> Value {
         (status = 401, description = "Unknown or revoked bearer", body = ErrorBody),
     ),
 )]
-pub async fn ping(Caller(principal): Caller) -> Json<PingResult> {
+pub async fn ping(Caller(principal, _): Caller) -> Json<PingResult> {
     Json(auth::ping(&principal))
 }
 
@@ -89,7 +89,7 @@ pub async fn ping(Caller(principal): Caller) -> Json<PingResult> {
 )]
 pub async fn quotes(
     State(state): State<AppState>,
-    Caller(_caller): Caller,
+    Caller(_caller, _): Caller,
     JsonBody(args): JsonBody<QuoteWalletArgs>,
 ) -> Result<Json<Quote>, AppError> {
     payments::quote(&state, args).await.map(Json)
@@ -112,11 +112,13 @@ pub async fn quotes(
 )]
 pub async fn scans(
     State(state): State<AppState>,
-    Caller(principal): Caller,
+    Caller(principal, presented): Caller,
     JsonBody(args): JsonBody<ScanWalletArgs>,
-) -> Result<(StatusCode, Json<JobView>), AppError> {
-    let job = jobs::start_scan(&state, &principal, args).await?;
-    Ok((StatusCode::ACCEPTED, Json(job)))
+) -> Result<Response, AppError> {
+    let job = jobs::start_scan(&state, &principal, args, &presented).await?;
+    let mut response = paid_json(&job, job.payment.as_ref());
+    *response.status_mut() = StatusCode::ACCEPTED;
+    Ok(response)
 }
 
 #[derive(serde::Deserialize, utoipa::IntoParams)]
@@ -139,7 +141,7 @@ pub struct JobQuery {
 )]
 pub async fn job(
     State(state): State<AppState>,
-    Caller(principal): Caller,
+    Caller(principal, presented): Caller,
     Path(job_id): Path<String>,
     Query(query): Query<JobQuery>,
 ) -> Result<Json<JobView>, AppError> {
@@ -147,7 +149,9 @@ pub async fn job(
         job_id,
         receipt: query.receipt,
     };
-    jobs::get_job(&state, &principal, args).await.map(Json)
+    jobs::get_job(&state, &principal, args, &presented)
+        .await
+        .map(Json)
 }
 
 /// The query parameters of the ledger route (`exclude` comma-separated).
@@ -192,10 +196,10 @@ pub struct LedgerParams {
 )]
 pub async fn ledger(
     State(state): State<AppState>,
-    Caller(principal): Caller,
+    Caller(principal, presented): Caller,
     Path(address): Path<String>,
     RawQuery(query): RawQuery,
-) -> Result<Json<LedgerPage>, AppError> {
+) -> Result<Response, AppError> {
     let params: LedgerParams = serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
         .map_err(|e| AppError::invalid_params(format!("query: {e}")))?;
     let min_usd_value = params
@@ -223,9 +227,8 @@ pub async fn ledger(
         to: params.to,
         ..GetLedgerArgs::default()
     };
-    ledger::page::get_ledger(&state, &principal, args)
-        .await
-        .map(Json)
+    let page = ledger::page::get_ledger(&state, &principal, args, &presented).await?;
+    Ok(paid_json(&page, page.payment.as_ref()))
 }
 
 /// The body of `/healthz`.

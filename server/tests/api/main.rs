@@ -12,6 +12,7 @@ mod mcp_limits;
 mod mcp_stateless;
 mod mcp_transport;
 mod pages;
+mod payments;
 mod quotes;
 mod scans;
 #[path = "../support/rpc_standin.rs"]

@@ -6,11 +6,11 @@
 #![allow(dead_code)]
 
 use std::{
-    collections::{HashMap, VecDeque},
+    collections::{HashMap, HashSet, VecDeque},
     net::SocketAddr,
     sync::{
         Arc, Mutex,
-        atomic::{AtomicUsize, Ordering},
+        atomic::{AtomicBool, AtomicUsize, Ordering},
     },
     time::Duration,
 };
@@ -44,6 +44,19 @@ pub struct Shared {
     pub max_in_flight: AtomicUsize,
     pub encodings: Mutex<Vec<String>>,
     pub delay: Duration,
+    /// Payments: blockhashes `isBlockhashValid` calls stale.
+    pub stale_blockhashes: Mutex<HashSet<String>>,
+    /// Payments: the `err` `simulateTransaction` answers (None: success).
+    pub simulate_error: Mutex<Option<Value>>,
+    /// Payments: the `err` a landed transaction carries (None: success).
+    pub land_error: Mutex<Option<Value>>,
+    /// Payments: every `sendTransaction`, by signature, in order.
+    pub sent: Mutex<Vec<String>>,
+    /// Payments: signatures the "chain" has processed.
+    pub landed: Mutex<HashSet<String>>,
+    /// Payments: accept sends without processing them (a node that drops
+    /// them, or a crash before they land).
+    pub hold_sends: AtomicBool,
 }
 
 pub struct StandIn {
@@ -163,6 +176,48 @@ fn one(shared: &Shared, request: &Value) -> Value {
                 (Some(t), _) => t["result"].clone(),
                 (None, _) => Value::Null,
             }
+        }
+        Some("isBlockhashValid") => {
+            let stale = shared
+                .stale_blockhashes
+                .lock()
+                .unwrap()
+                .contains(params[0].as_str().unwrap_or_default());
+            json!({"context": {"slot": 1}, "value": !stale})
+        }
+        Some("simulateTransaction") => {
+            let err = shared.simulate_error.lock().unwrap().clone();
+            json!({"context": {"slot": 1}, "value": {"err": err, "logs": [], "unitsConsumed": 1000}})
+        }
+        Some("sendTransaction") => {
+            use base64::Engine;
+            let wire = base64::engine::general_purpose::STANDARD
+                .decode(params[0].as_str().unwrap_or_default())
+                .unwrap_or_default();
+            let signature = bs58::encode(&wire[1..65]).into_string();
+            shared.sent.lock().unwrap().push(signature.clone());
+            if !shared.hold_sends.load(Ordering::SeqCst) {
+                shared.landed.lock().unwrap().insert(signature.clone());
+            }
+            json!(signature)
+        }
+        Some("getSignatureStatuses") => {
+            let landed = shared.landed.lock().unwrap();
+            let err = shared.land_error.lock().unwrap().clone();
+            let statuses: Vec<Value> = params[0]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .iter()
+                .map(|sig| {
+                    if landed.contains(sig.as_str().unwrap_or_default()) {
+                        json!({"slot": 1, "confirmations": null, "err": err, "confirmationStatus": "confirmed"})
+                    } else {
+                        Value::Null
+                    }
+                })
+                .collect();
+            json!({"context": {"slot": 1}, "value": statuses})
         }
         _ => {
             return json!({"jsonrpc":"2.0","id":id,"error":{"code":-32601,"message":"Method not found"}});

@@ -1,0 +1,516 @@
+//! Settlement: from a verified payment to a receipt, on chain, exactly once.
+//!
+//! Order matters and is the whole design:
+//!
+//! 1. Verify offline ([`super::verify`]), then look the payment up by its
+//!    message hash: a payment seen before answers from its row (waiting
+//!    while it is in flight) and never reaches the chain again.
+//! 2. Check the blockhash is fresh and simulate, before any signature of
+//!    ours exists.
+//! 3. Co-sign, then record the intent (`pending`, with the fully signed
+//!    bytes) under two unique keys: the message hash (the same payment) and
+//!    the quote (another payment for a quote already being paid). Of any
+//!    number of concurrent presentations exactly one inserts; the others
+//!    wait for its outcome.
+//! 4. Send, confirm, record the outcome. A crash anywhere after step 3
+//!    leaves a `pending` row that [`recover`] finishes from the chain:
+//!    confirmed → settled (the receipt re-derives from the payment), failed
+//!    → failed, unknown with a live blockhash → the same bytes sent again
+//!    (one signature executes once), unknown with an expired blockhash →
+//!    failed, since it can no longer land.
+
+use std::{sync::Arc, time::Duration};
+
+use base64::{Engine, engine::general_purpose::STANDARD};
+use solana_keypair::Keypair;
+use solana_pubkey::Pubkey;
+use solana_signer::Signer;
+
+use super::{
+    receipt::Receipt,
+    verify::{self, Expected, Refusal, Verified},
+    x402::{self, PaymentBlock},
+};
+use crate::{
+    error::AppError,
+    ids,
+    solana::{RpcCost, RpcError},
+    state::AppState,
+    store::{Intent, PaymentRecord, QuoteRecord},
+};
+
+/// The payments setup loaded at start: our fee payer and the payee.
+pub struct Runtime {
+    fee_payer: Option<Arc<Keypair>>,
+    treasury: Option<Pubkey>,
+    asset: Pubkey,
+    receipt_secret: tokio::sync::OnceCell<Vec<u8>>,
+}
+
+impl Runtime {
+    pub fn load(config: &crate::config::X402Config) -> Result<Self, String> {
+        let asset: Pubkey = config
+            .asset
+            .parse()
+            .map_err(|_| format!("x402.asset {:?} is not a public key", config.asset))?;
+        let treasury = config
+            .treasury
+            .as_deref()
+            .map(|t| {
+                t.parse::<Pubkey>()
+                    .map_err(|_| format!("x402.treasury {t:?} is not a public key"))
+            })
+            .transpose()?;
+        let fee_payer = config
+            .fee_payer_keyfile
+            .as_deref()
+            .map(|path| {
+                solana_keypair::read_keypair_file(path)
+                    .map(Arc::new)
+                    .map_err(|e| format!("x402.fee_payer_keyfile {}: {e}", path.display()))
+            })
+            .transpose()?;
+        if !config.network.starts_with("solana:") {
+            return Err(format!(
+                "x402.network {:?} must be a CAIP-2 solana id (solana:<genesis hash prefix>)",
+                config.network
+            ));
+        }
+        Ok(Self {
+            fee_payer,
+            treasury,
+            asset,
+            receipt_secret: tokio::sync::OnceCell::new(),
+        })
+    }
+
+    /// Payments can be taken: a payee and a fee payer are configured.
+    pub fn ready(&self) -> Option<(&Keypair, Pubkey)> {
+        Some((self.fee_payer.as_deref()?, self.treasury?))
+    }
+
+    pub fn asset(&self) -> Pubkey {
+        self.asset
+    }
+}
+
+/// A refusal, or a failure that is nobody's fault (storage, RPC down).
+#[derive(Debug)]
+pub enum SettleError {
+    Refused(Refusal),
+    QuoteAlreadyPaid,
+    App(AppError),
+}
+
+impl From<Refusal> for SettleError {
+    fn from(r: Refusal) -> Self {
+        SettleError::Refused(r)
+    }
+}
+
+impl From<crate::store::StoreError> for SettleError {
+    fn from(e: crate::store::StoreError) -> Self {
+        SettleError::App(e.into())
+    }
+}
+
+/// What a payment buys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Entitlement {
+    Scan,
+    Read,
+}
+
+/// A settled payment, as its row and the block to report.
+pub struct Settled {
+    pub record: PaymentRecord,
+    pub block: PaymentBlock,
+}
+
+fn rpc_unavailable(context: &str, e: &RpcError) -> SettleError {
+    tracing::warn!(error = %e, context, "payments: RPC failed");
+    SettleError::App(AppError::new(
+        crate::error::Code::Unavailable,
+        "the Solana RPC endpoint did not answer; nothing was charged, try again shortly",
+    ))
+}
+
+async fn receipt_secret(state: &AppState) -> Result<Vec<u8>, SettleError> {
+    let rt = state.payments();
+    let secret = rt
+        .receipt_secret
+        .get_or_try_init(|| async {
+            state
+                .store()
+                .server_secret("receipts")
+                .await
+                .map(String::into_bytes)
+        })
+        .await?;
+    Ok(secret.clone())
+}
+
+fn hash_bytes(hex: &str) -> Option<[u8; 32]> {
+    let mut out = [0u8; 32];
+    if hex.len() != 64 {
+        return None;
+    }
+    for (i, chunk) in hex.as_bytes().chunks(2).enumerate() {
+        let text = std::str::from_utf8(chunk).ok()?;
+        out[i] = u8::from_str_radix(text, 16).ok()?;
+    }
+    Some(out)
+}
+
+/// The receipt of a payment row.
+pub async fn receipt_of(state: &AppState, p: &PaymentRecord) -> Result<Receipt, SettleError> {
+    let secret = receipt_secret(state).await?;
+    let hash = hash_bytes(&p.message_hash)
+        .ok_or_else(|| SettleError::App(AppError::internal("payment hash", &p.message_hash)))?;
+    Ok(Receipt::derive(&secret, &hash))
+}
+
+async fn block_of(
+    state: &AppState,
+    p: &PaymentRecord,
+    replayed: bool,
+) -> Result<PaymentBlock, SettleError> {
+    Ok(PaymentBlock {
+        settled: true,
+        transaction: p.signature.clone(),
+        receipt: receipt_of(state, p).await?.as_str().to_owned(),
+        network: p.network.clone(),
+        payer: p.payer.clone(),
+        replayed,
+    })
+}
+
+/// The atomic amount a quote's price comes to in an asset of `decimals`,
+/// rounded up.
+pub fn atomic_amount(price_micros: i64, decimals: u8) -> u64 {
+    let micros = u128::try_from(price_micros).unwrap_or(0);
+    let scaled = if decimals >= 6 {
+        micros * 10u128.pow(u32::from(decimals - 6))
+    } else {
+        micros.div_ceil(10u128.pow(u32::from(6 - decimals)))
+    };
+    u64::try_from(scaled).unwrap_or(u64::MAX)
+}
+
+/// Verify, settle and record `payment` for `quote`.
+pub async fn settle(
+    state: &AppState,
+    payment: &str,
+    quote: &QuoteRecord,
+    entitlement: Entitlement,
+) -> Result<Settled, SettleError> {
+    let config = &state.config().x402;
+    let Some((fee_payer, treasury)) = state.payments().ready() else {
+        return Err(SettleError::App(super::not_configured()));
+    };
+    let value = x402::parse_payment(payment, &config.network)?;
+    let expected = Expected {
+        fee_payer: fee_payer.pubkey(),
+        asset: state.payments().asset(),
+        decimals: config.asset_decimals,
+        pay_to: treasury,
+        amount: atomic_amount(quote.price_micros, config.asset_decimals),
+        quote_id: &quote.id,
+        max_compute_unit_limit: config.max_compute_unit_limit,
+        max_compute_unit_price: config.max_compute_unit_price,
+    };
+    let verified = verify::verify(&value.transaction, &expected)?;
+    let hash = verified.message_hash_hex();
+    if let Some(seen) = state.store().payment_by_message(&hash).await? {
+        return answer_seen(state, seen).await;
+    }
+
+    let cost = RpcCost::default();
+    let rpc = state.rpc();
+    let fresh = rpc
+        .is_blockhash_valid(&verified.recent_blockhash, &cost)
+        .await
+        .map_err(|e| rpc_unavailable("isBlockhashValid", &e))?;
+    if !fresh {
+        return Err(Refusal::StaleBlockhash.into());
+    }
+    if let Some(why) = rpc
+        .simulate(&STANDARD.encode(&verified.wire), &cost)
+        .await
+        .map_err(|e| rpc_unavailable("simulateTransaction", &e))?
+    {
+        if why.contains("BlockhashNotFound") {
+            return Err(Refusal::StaleBlockhash.into());
+        }
+        return Err(Refusal::SimulationFailed(why).into());
+    }
+
+    let (wire, signature) = co_sign(&verified, fee_payer);
+    let now = state.now_ms();
+    let lease_ms = i64::try_from(config.confirm_timeout_secs * 1000 + 15_000).unwrap_or(60_000);
+    let record = PaymentRecord {
+        id: ids::new_id("pay_", now),
+        quote_id: quote.id.clone(),
+        message_hash: hash,
+        signature: signature.clone(),
+        wire_tx: STANDARD.encode(&wire),
+        last_valid_slot: None,
+        payer: verified.payer.to_string(),
+        network: config.network.clone(),
+        asset: expected.asset.to_string(),
+        pay_to: treasury.to_string(),
+        amount_atomic: i64::try_from(expected.amount).unwrap_or(i64::MAX),
+        status: "pending".to_owned(),
+        error: None,
+        receipt_hash: None,
+        entitlement: match entitlement {
+            Entitlement::Scan => "scan",
+            Entitlement::Read => "read",
+        }
+        .to_owned(),
+        wallet: quote.address.clone(),
+        scope: quote.scope.clone(),
+        consumed_job_id: None,
+        account_id: None,
+        lease_until: now + lease_ms,
+        created_at: now,
+        settled_at: None,
+        expires_at: None,
+    };
+    match state.store().record_payment_intent(&record).await? {
+        Intent::New => {}
+        Intent::Same(seen) => return answer_seen(state, *seen).await,
+        Intent::QuotePaid(_) => return Err(SettleError::QuoteAlreadyPaid),
+    }
+    tracing::info!(payment = %record.id, quote = %quote.id, %signature, payer = %record.payer, "payment: sending");
+    match send_and_confirm(state, &record, &cost).await {
+        Outcome::Landed => finish_settled(state, &record, false).await,
+        Outcome::Failed(why) => {
+            state.store().fail_payment(&record.id, &why).await?;
+            tracing::warn!(payment = %record.id, %why, "payment: failed on chain");
+            Err(Refusal::SettlementFailed(why).into())
+        }
+        Outcome::Unknown => Err(SettleError::App(AppError::new(
+            crate::error::Code::Unavailable,
+            "the payment was submitted but is not confirmed yet; present the same payment again \
+             shortly to get its receipt (it will not be charged twice)",
+        ))),
+    }
+}
+
+/// For a quote that can no longer be paid (expired): the first outcome of
+/// this payment if it was settled before, else `None`.
+pub async fn settle_replay_only(
+    state: &AppState,
+    payment: &str,
+    quote: &QuoteRecord,
+) -> Result<Option<PaymentBlock>, AppError> {
+    let network = &state.config().x402.network;
+    let Ok(value) = x402::parse_payment(payment, network) else {
+        return Ok(None);
+    };
+    let Some(hash) = verify::message_hash_of(&value.transaction) else {
+        return Ok(None);
+    };
+    match state.store().payment_by_message(&hash).await? {
+        Some(seen) if seen.quote_id == quote.id && seen.status == "settled" => {
+            match block_of(state, &seen, true).await {
+                Ok(block) => Ok(Some(block)),
+                Err(SettleError::App(e)) => Err(e),
+                Err(_) => Ok(None),
+            }
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Put our signature in the fee payer's slot of the bytes the payer
+/// signed; returns the wire transaction and its id.
+fn co_sign(verified: &Verified, fee_payer: &Keypair) -> (Vec<u8>, String) {
+    let signature = fee_payer.sign_message(verified.message());
+    let mut wire = verified.wire.clone();
+    let slot = verified.fee_payer_slot;
+    wire[slot..slot + 64].copy_from_slice(signature.as_ref());
+    (wire, signature.to_string())
+}
+
+enum Outcome {
+    Landed,
+    Failed(String),
+    Unknown,
+}
+
+async fn send_and_confirm(state: &AppState, p: &PaymentRecord, cost: &RpcCost) -> Outcome {
+    let rpc = state.rpc();
+    if let Err(e) = rpc.send_transaction(&p.wire_tx, cost).await {
+        // A definite refusal from the node means it will not land; a
+        // transport failure may hide a send that happened, so confirmation
+        // (or recovery) decides.
+        if let RpcError::Rpc { message, .. } = &e {
+            tracing::warn!(payment = %p.id, %message, "payment: send refused");
+            return Outcome::Failed(format!("the node refused the transaction: {message}"));
+        }
+        tracing::warn!(payment = %p.id, error = %e, "payment: send uncertain");
+    }
+    let deadline = tokio::time::Instant::now()
+        + Duration::from_secs(state.config().x402.confirm_timeout_secs);
+    let blockhash = blockhash_of(&p.wire_tx);
+    let mut polls = 0u32;
+    loop {
+        match rpc.signature_status(&p.signature, cost).await {
+            Ok(Some(status)) if status.err.is_some() => {
+                return Outcome::Failed(format!(
+                    "the transaction failed on chain: {}",
+                    status.err.unwrap_or_default()
+                ));
+            }
+            Ok(Some(status)) if status.confirmed => return Outcome::Landed,
+            Ok(_) => {}
+            Err(e) => tracing::debug!(error = %e, "payment: status poll failed"),
+        }
+        polls += 1;
+        if polls % 8 == 0
+            && let Some(blockhash) = &blockhash
+            && let Ok(false) = rpc.is_blockhash_valid(blockhash, cost).await
+            && let Ok(None) = rpc.signature_status(&p.signature, cost).await
+        {
+            return Outcome::Failed("the transaction expired before it landed".to_owned());
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Outcome::Unknown;
+        }
+        tokio::time::sleep(Duration::from_millis(400)).await;
+    }
+}
+
+fn blockhash_of(wire_b64: &str) -> Option<String> {
+    let wire = STANDARD.decode(wire_b64).ok()?;
+    let tx: solana_transaction::versioned::VersionedTransaction = wincode::deserialize(&wire).ok()?;
+    Some(tx.message.recent_blockhash().to_string())
+}
+
+async fn finish_settled(
+    state: &AppState,
+    p: &PaymentRecord,
+    replayed: bool,
+) -> Result<Settled, SettleError> {
+    let receipt = receipt_of(state, p).await?;
+    let now = state.now_ms();
+    let ttl = i64::try_from(state.config().x402.receipt_ttl_secs * 1000).unwrap_or(i64::MAX / 4);
+    state
+        .store()
+        .settle_payment(&p.id, &receipt.hash(), now, now + ttl)
+        .await?;
+    let record = state
+        .store()
+        .payment(&p.id)
+        .await?
+        .ok_or_else(|| SettleError::App(AppError::internal("payment", &"vanished")))?;
+    if record.status != "settled" {
+        return Err(Refusal::SettlementFailed(record.error.unwrap_or_default()).into());
+    }
+    tracing::info!(payment = %p.id, signature = %p.signature, "payment: settled");
+    let block = block_of(state, &record, replayed).await?;
+    Ok(Settled { record, block })
+}
+
+/// A payment presented again: its first outcome, waiting while it is in
+/// flight (bounded by the confirmation timeout).
+async fn answer_seen(state: &AppState, mut seen: PaymentRecord) -> Result<Settled, SettleError> {
+    let deadline = tokio::time::Instant::now()
+        + Duration::from_secs(state.config().x402.confirm_timeout_secs + 5);
+    loop {
+        match seen.status.as_str() {
+            "settled" => {
+                let block = block_of(state, &seen, true).await?;
+                return Ok(Settled {
+                    record: seen,
+                    block,
+                });
+            }
+            "failed" => {
+                return Err(Refusal::SettlementFailed(seen.error.unwrap_or_default()).into());
+            }
+            _ => {}
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(SettleError::App(AppError::new(
+                crate::error::Code::Unavailable,
+                "this payment is still being settled; present it again shortly to get its receipt",
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        seen = state
+            .store()
+            .payment(&seen.id)
+            .await?
+            .ok_or_else(|| SettleError::App(AppError::internal("payment", &"vanished")))?;
+    }
+}
+
+/// Finish pending payments nobody holds any more, from the chain. Runs at
+/// start and with the worker's maintenance. Returns how many it finished.
+pub async fn recover(state: &AppState) -> Result<usize, crate::store::StoreError> {
+    let lease_ms =
+        i64::try_from(state.config().x402.confirm_timeout_secs * 1000 + 15_000).unwrap_or(60_000);
+    let stale = state
+        .store()
+        .claim_stale_payments(state.now_ms(), lease_ms)
+        .await?;
+    let cost = RpcCost::default();
+    let rpc = state.rpc();
+    let mut finished = 0;
+    for p in stale {
+        let status = match rpc.signature_status(&p.signature, &cost).await {
+            Ok(status) => status,
+            Err(e) => {
+                tracing::warn!(payment = %p.id, error = %e, "payment recovery: RPC failed; later");
+                continue;
+            }
+        };
+        match status {
+            Some(s) if s.err.is_some() => {
+                let why = format!("the transaction failed on chain: {}", s.err.unwrap_or_default());
+                if state.store().fail_payment(&p.id, &why).await? {
+                    finished += 1;
+                }
+            }
+            Some(s) if s.confirmed => match finish_settled(state, &p, false).await {
+                Ok(_) => finished += 1,
+                Err(e) => tracing::warn!(payment = %p.id, ?e, "payment recovery: settle failed"),
+            },
+            Some(_) => {}
+            None => {
+                let live = match blockhash_of(&p.wire_tx) {
+                    Some(blockhash) => rpc.is_blockhash_valid(&blockhash, &cost).await.ok(),
+                    None => Some(false),
+                };
+                match live {
+                    Some(true) => {
+                        // Never seen by the chain and still able to land:
+                        // send the very same bytes (one signature, one
+                        // execution at most).
+                        let _ = rpc.send_transaction(&p.wire_tx, &cost).await;
+                        tracing::info!(payment = %p.id, "payment recovery: resent");
+                    }
+                    Some(false) => {
+                        // Look once more: it may have landed meanwhile.
+                        if let Ok(None) = rpc.signature_status(&p.signature, &cost).await
+                            && state
+                                .store()
+                                .fail_payment(&p.id, "the transaction expired before it landed")
+                                .await?
+                        {
+                            finished += 1;
+                        }
+                    }
+                    None => {}
+                }
+            }
+        }
+    }
+    if finished > 0 {
+        tracing::info!(finished, "payment recovery");
+    }
+    Ok(finished)
+}

@@ -1,0 +1,269 @@
+//! The x402 wire: the challenge body (`accepts[]`), the payment value a
+//! client sends back (base64 JSON wrapping a base64 transaction), and the
+//! settlement response header. Shapes follow the x402 exact scheme on
+//! Solana, version 1 as our client guide shows it, with the version 2
+//! headers (`PAYMENT-REQUIRED`, `PAYMENT-SIGNATURE`, `PAYMENT-RESPONSE`) read
+//! and written alongside (docs/payments.md, "Standard clients").
+
+use base64::{Engine, engine::general_purpose};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::verify::Refusal;
+
+/// CAIP-2 id of Solana mainnet (genesis hash prefix).
+pub const MAINNET: &str = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d";
+/// USDC on mainnet.
+pub const USDC_MAINNET: &str = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
+
+/// One priced thing a challenge asks for.
+#[derive(Clone, Debug)]
+pub struct Requirement {
+    pub network: String,
+    pub asset: String,
+    pub decimals: u8,
+    pub amount: u64,
+    pub pay_to: String,
+    pub fee_payer: String,
+    pub max_timeout_secs: u64,
+    pub resource: String,
+    pub description: String,
+    pub quote_id: String,
+}
+
+impl Requirement {
+    /// `accepts[0]` of the challenge.
+    pub fn accepts_entry(&self) -> Value {
+        json!({
+            "scheme": "exact",
+            "network": self.network,
+            "asset": self.asset,
+            "amount": self.amount.to_string(),
+            "payTo": self.pay_to,
+            "maxTimeoutSeconds": self.max_timeout_secs,
+            "resource": self.resource,
+            "description": self.description,
+            "mimeType": "application/json",
+            "extra": {
+                "quoteId": self.quote_id,
+                "decimals": self.decimals.to_string(),
+                "feePayer": self.fee_payer,
+                "memo": self.quote_id,
+            }
+        })
+    }
+
+    /// The version 1 body: what REST answers with HTTP 402 and MCP puts
+    /// under `structuredContent.x402`.
+    pub fn body(&self, error: Option<&str>) -> Value {
+        let mut body = json!({"x402Version": 1, "accepts": [self.accepts_entry()]});
+        if let Some(error) = error {
+            body["error"] = json!(error);
+        }
+        body
+    }
+
+    /// The version 2 `PAYMENT-REQUIRED` header value (base64 JSON).
+    pub fn v2_header(&self, public_url: &str, error: Option<&str>) -> String {
+        let mut accepted = self.accepts_entry();
+        if let Some(map) = accepted.as_object_mut() {
+            map.remove("resource");
+            map.remove("description");
+            map.remove("mimeType");
+        }
+        let mut body = json!({
+            "x402Version": 2,
+            "resource": {
+                "url": format!("{public_url}{}", self.resource),
+                "description": self.description,
+                "mimeType": "application/json",
+            },
+            "accepts": [accepted],
+        });
+        if let Some(error) = error {
+            body["error"] = json!(error);
+        }
+        general_purpose::STANDARD.encode(body.to_string())
+    }
+}
+
+/// A payment value as presented: the transaction bytes and which x402
+/// version wrapped them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PaymentValue {
+    pub version: u8,
+    pub transaction: Vec<u8>,
+}
+
+fn decode_b64(text: &str) -> Option<Vec<u8>> {
+    let text = text.trim();
+    general_purpose::STANDARD
+        .decode(text)
+        .or_else(|_| general_purpose::URL_SAFE.decode(text))
+        .or_else(|_| general_purpose::URL_SAFE_NO_PAD.decode(text))
+        .or_else(|_| general_purpose::STANDARD_NO_PAD.decode(text))
+        .ok()
+}
+
+/// The largest payment value we read (a Solana transaction is at most
+/// 1232 bytes; base64 twice over and JSON leave room to spare).
+const MAX_VALUE_LEN: usize = 8 * 1024;
+
+/// Parse a payment value (`payment` argument, `X-PAYMENT` or
+/// `PAYMENT-SIGNATURE` header) and check it is for `network`.
+pub fn parse_payment(value: &str, network: &str) -> Result<PaymentValue, Refusal> {
+    let malformed = |why: &str| Refusal::Malformed(why.to_owned());
+    if value.len() > MAX_VALUE_LEN {
+        return Err(malformed("the payment value is too long"));
+    }
+    let json_bytes = decode_b64(value).ok_or_else(|| malformed("the value is not base64"))?;
+    let payload: Value = serde_json::from_slice(&json_bytes)
+        .map_err(|_| malformed("the value is not base64 of JSON"))?;
+    let version = payload
+        .get("x402Version")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| malformed("x402Version is missing"))?;
+    let (scheme, got_network) = match version {
+        1 => (
+            payload.get("scheme").and_then(Value::as_str),
+            payload.get("network").and_then(Value::as_str),
+        ),
+        2 => {
+            let accepted = payload.get("accepted");
+            (
+                accepted.and_then(|a| a.get("scheme")).and_then(Value::as_str),
+                accepted
+                    .and_then(|a| a.get("network"))
+                    .and_then(Value::as_str),
+            )
+        }
+        _ => return Err(malformed("x402Version must be 1 or 2")),
+    };
+    if scheme != Some("exact") {
+        return Err(Refusal::UnsupportedScheme);
+    }
+    let got_network = got_network.ok_or_else(|| malformed("network is missing"))?;
+    if got_network != network {
+        return Err(Refusal::WrongNetwork {
+            got: got_network.chars().take(80).collect(),
+            want: network.to_owned(),
+        });
+    }
+    let transaction = payload
+        .get("payload")
+        .and_then(|p| p.get("transaction"))
+        .and_then(Value::as_str)
+        .and_then(decode_b64)
+        .ok_or_else(|| malformed("payload.transaction is missing or not base64"))?;
+    Ok(PaymentValue {
+        version: u8::try_from(version).unwrap_or(1),
+        transaction,
+    })
+}
+
+/// What a settled payment reports: `structuredContent.payment` and, base64
+/// JSON, the `X-PAYMENT-RESPONSE` header.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+pub struct PaymentBlock {
+    /// Always true: a block is only attached once the payment settled.
+    pub settled: bool,
+    /// The settlement transaction's signature.
+    pub transaction: String,
+    /// The token that covers later reads (and, for a scan, the scan).
+    pub receipt: String,
+    /// CAIP-2 network the payment settled on.
+    pub network: String,
+    /// The paying wallet.
+    pub payer: String,
+    /// True when this presentation repeated an already settled payment.
+    pub replayed: bool,
+}
+
+impl PaymentBlock {
+    /// The settlement response header value (x402 `X-PAYMENT-RESPONSE` /
+    /// `PAYMENT-RESPONSE`): base64 of `{success, transaction, network,
+    /// payer, receipt, replayed}`.
+    pub fn response_header(&self) -> String {
+        let body = json!({
+            "success": self.settled,
+            "transaction": self.transaction,
+            "network": self.network,
+            "payer": self.payer,
+            "receipt": self.receipt,
+            "replayed": self.replayed,
+        });
+        general_purpose::STANDARD.encode(body.to_string())
+    }
+}
+
+/// `7xKXtg2C…gAsU`: a wallet shortened for a sentence.
+pub fn short(address: &str) -> String {
+    let chars: Vec<char> = address.chars().collect();
+    if chars.len() <= 12 {
+        return address.to_owned();
+    }
+    let head: String = chars[..8].iter().collect();
+    let tail: String = chars[chars.len() - 4..].iter().collect();
+    format!("{head}…{tail}")
+}
+
+/// The text a model reads with a challenge: the price and both ways to pay.
+pub fn challenge_text(req: &Requirement, tool: &str, price: &str) -> String {
+    format!(
+        "payment_required: {description} The price is {price} (amount {amount} atomic units of asset {asset}) on network {network}, paid to {pay_to} under the x402 exact scheme with fee payer {fee_payer}; this is quote_id {quote}. The full challenge is structuredContent.x402. Two ways to pay: (1) retry this tool with payment=<base64 X-PAYMENT built for the challenge in x402> and quote_id={quote} — an x402 client builds that value from structuredContent.x402 (an X-PAYMENT header on the MCP POST is accepted too); (2) without an x402 client, shell out: x402pay mcp-payment -keyfile <solana keypair> -challenge '<structuredContent.x402 as JSON>' prints the payment value; or x402pay mcp-call -keyfile <solana keypair> -url <this server's /mcp> -tool {tool} -args '<the same arguments as JSON>' does the whole exchange (call, pay, retry) and prints the result. A receipt from an earlier payment for this wallet can be passed as the receipt argument instead of paying again.",
+        description = req.description,
+        amount = req.amount,
+        asset = req.asset,
+        network = req.network,
+        pay_to = req.pay_to,
+        fee_payer = req.fee_payer,
+        quote = req.quote_id,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_payment_reads_v1_and_v2_and_checks_the_network() {
+        let tx = general_purpose::STANDARD.encode([1u8, 2, 3]);
+        let v1 = json!({"x402Version":1,"scheme":"exact","network":MAINNET,"payload":{"transaction":tx}});
+        let value = general_purpose::STANDARD.encode(v1.to_string());
+        assert_eq!(
+            parse_payment(&value, MAINNET).unwrap().transaction,
+            vec![1, 2, 3]
+        );
+        let v2 = json!({"x402Version":2,"accepted":{"scheme":"exact","network":MAINNET},"payload":{"transaction":tx}});
+        let value = general_purpose::STANDARD.encode(v2.to_string());
+        assert_eq!(parse_payment(&value, MAINNET).unwrap().version, 2);
+        assert_eq!(
+            parse_payment(&value, "solana:other").unwrap_err().code(),
+            "wrong_network"
+        );
+        let upto = json!({"x402Version":1,"scheme":"upto","network":MAINNET,"payload":{"transaction":tx}});
+        let value = general_purpose::STANDARD.encode(upto.to_string());
+        assert_eq!(
+            parse_payment(&value, MAINNET).unwrap_err().code(),
+            "unsupported_scheme"
+        );
+        assert_eq!(
+            parse_payment("not base64!", MAINNET).unwrap_err().code(),
+            "malformed_payment"
+        );
+        assert_eq!(
+            parse_payment(&"A".repeat(MAX_VALUE_LEN + 1), MAINNET)
+                .unwrap_err()
+                .code(),
+            "malformed_payment"
+        );
+    }
+
+    #[test]
+    fn short_keeps_head_and_tail() {
+        assert_eq!(
+            short("7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU"),
+            "7xKXtg2C…gAsU"
+        );
+    }
+}
