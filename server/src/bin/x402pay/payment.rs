@@ -520,3 +520,492 @@ fn snippet(text: &str) -> String {
     let t: String = text.chars().take(200).collect();
     t.trim().to_owned()
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::{collections::HashSet, str::FromStr};
+
+    use axum::{Json, Router, routing::post};
+    use base64::engine::general_purpose::STANDARD;
+    use solana_message::compiled_instruction::CompiledInstruction;
+
+    use super::*;
+
+    pub(crate) const USDC: &str = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
+    pub(crate) const TREASURY: &str = "3qkZ6QEiycJUNMzhBYMjHt7hJaNhqLXMp29MEN6Yh8Dj";
+    pub(crate) const FEE_PAYER: &str = "49YRcYkyHkyBEfN6h2u6cHvhrXzcYfQKcgXyA6bTYpt8";
+    pub(crate) const BLOCKHASH: &str = "EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N";
+    pub(crate) const QUOTE: &str = "q_01J9X4A7M3";
+    /// A network no default RPC exists for, so `-rpc` must be given.
+    pub(crate) const LOCAL_NETWORK: &str = "solana:localtest";
+
+    pub(crate) fn challenge(network: &str) -> Value {
+        json!({
+            "x402Version": 1,
+            "accepts": [{
+                "scheme": "exact",
+                "network": network,
+                "asset": USDC,
+                "amount": "20000",
+                "payTo": TREASURY,
+                "maxTimeoutSeconds": 60,
+                "resource": "/v1/wallets/7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU/ledger",
+                "description": "Wallet reporting: read of 7xKXtg2C…gAsU.",
+                "extra": {"quoteId": QUOTE, "decimals": "6", "feePayer": FEE_PAYER, "memo": QUOTE}
+            }]
+        })
+    }
+
+    /// A JSON-RPC stand-in answering the two reads with mainnet's reply
+    /// shapes; the USDC mint is owned by `owner`, any other mint is absent.
+    pub(crate) async fn spawn_rpc(owner: Pubkey) -> String {
+        let app = Router::new().route(
+            "/",
+            post(move |Json(request): Json<Value>| async move {
+                let id = request["id"].clone();
+                let context = json!({"apiVersion": "2.2.7", "slot": 341_197_053u64});
+                let result = match request["method"].as_str() {
+                    Some("getLatestBlockhash") => json!({
+                        "context": context,
+                        "value": {"blockhash": BLOCKHASH, "lastValidBlockHeight": 319_512_300u64}
+                    }),
+                    Some("getAccountInfo") if request["params"][0] == USDC => json!({
+                        "context": context,
+                        "value": {
+                            "data": ["", "base64"],
+                            "executable": false,
+                            "lamports": 388_127_047_454u64,
+                            "owner": owner.to_string(),
+                            "rentEpoch": u64::MAX,
+                            "space": 82
+                        }
+                    }),
+                    Some("getAccountInfo") => json!({"context": context, "value": null}),
+                    _ => {
+                        return Json(json!({"jsonrpc": "2.0", "id": id,
+                            "error": {"code": -32601, "message": "Method not found"}}));
+                    }
+                };
+                Json(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        format!("http://{address}/")
+    }
+
+    /// base64 → JSON → wire bytes → a transaction, through the codec
+    /// solana-transaction itself uses.
+    pub(crate) fn decode(value: &str) -> (Value, VersionedTransaction) {
+        let json: Value = serde_json::from_slice(&STANDARD.decode(value).unwrap()).unwrap();
+        let wire = STANDARD
+            .decode(json["payload"]["transaction"].as_str().unwrap())
+            .unwrap();
+        let transaction: VersionedTransaction = wincode::deserialize(&wire).unwrap();
+        assert_eq!(
+            wincode::serialize(&transaction).unwrap(),
+            wire,
+            "our wire bytes are exactly the crate's encoding"
+        );
+        (json, transaction)
+    }
+
+    fn key(s: &str) -> Pubkey {
+        Pubkey::from_str(s).unwrap()
+    }
+
+    fn program<'a>(tx: &'a VersionedTransaction, ix: &CompiledInstruction) -> &'a Pubkey {
+        &tx.message.static_account_keys()[usize::from(ix.program_id_index)]
+    }
+
+    fn accounts(tx: &VersionedTransaction, ix: &CompiledInstruction) -> Vec<Pubkey> {
+        let keys = tx.message.static_account_keys();
+        ix.accounts.iter().map(|i| keys[usize::from(*i)]).collect()
+    }
+
+    /// Everything the verifier checks, on a decoded payment.
+    fn assert_layout(
+        tx: &VersionedTransaction,
+        payer: &Keypair,
+        token_program: Pubkey,
+        budget: Option<ComputeBudget>,
+    ) {
+        tx.sanitize().unwrap();
+        let keys = tx.message.static_account_keys();
+        let fee_payer = key(FEE_PAYER);
+        assert_eq!(keys[0], fee_payer, "the fee payer is account 0");
+        assert_eq!(tx.message.header().num_required_signatures, 2);
+        assert_eq!(keys[1], payer.pubkey(), "the payer is the second signer");
+        assert_eq!(tx.signatures.len(), 2);
+        assert_eq!(
+            tx.signatures[0],
+            Signature::default(),
+            "the fee payer's slot stays zeroed for the server"
+        );
+        assert!(
+            tx.signatures[1].verify(payer.pubkey().as_ref(), &tx.message.serialize()),
+            "the payer's signature verifies over the message"
+        );
+        assert_eq!(tx.verify_with_results(), vec![false, true]);
+        assert_eq!(
+            *tx.message.recent_blockhash(),
+            Hash::from_str(BLOCKHASH).unwrap()
+        );
+
+        let ixs = tx.message.instructions();
+        let mut rest = ixs.iter();
+        if let Some(budget) = budget {
+            assert_eq!(ixs.len(), 4);
+            let limit = rest.next().unwrap();
+            assert_eq!(*program(tx, limit), solana_compute_budget_interface::ID);
+            let mut data = vec![2];
+            data.extend_from_slice(&budget.unit_limit.to_le_bytes());
+            assert_eq!(limit.data, data, "SetComputeUnitLimit");
+            let price = rest.next().unwrap();
+            assert_eq!(*program(tx, price), solana_compute_budget_interface::ID);
+            let mut data = vec![3];
+            data.extend_from_slice(&budget.unit_price_micro_lamports.to_le_bytes());
+            assert_eq!(price.data, data, "SetComputeUnitPrice");
+            assert!(limit.accounts.is_empty() && price.accounts.is_empty());
+        } else {
+            assert_eq!(ixs.len(), 2);
+        }
+
+        let transfer = rest.next().unwrap();
+        assert_eq!(*program(tx, transfer), token_program);
+        let usdc = key(USDC);
+        let source =
+            get_associated_token_address_with_program_id(&payer.pubkey(), &usdc, &token_program);
+        let destination =
+            get_associated_token_address_with_program_id(&key(TREASURY), &usdc, &token_program);
+        assert_eq!(
+            accounts(tx, transfer),
+            vec![source, usdc, destination, payer.pubkey()],
+            "TransferChecked: source ATA, mint, payTo's ATA, payer as authority"
+        );
+        let mut data = vec![12];
+        data.extend_from_slice(&20_000u64.to_le_bytes());
+        data.push(6);
+        assert_eq!(
+            transfer.data, data,
+            "TransferChecked amount 20000, decimals 6"
+        );
+        let source_index = keys.iter().position(|k| *k == source).unwrap();
+        let destination_index = keys.iter().position(|k| *k == destination).unwrap();
+        let writable = |i: usize| {
+            tx.message
+                .is_maybe_writable_with_reserved_addresses(i, None::<&HashSet<Pubkey>>)
+        };
+        assert!(writable(0), "the fee payer is a writable signer");
+        assert!(!writable(1), "the payer only signs");
+        assert!(writable(source_index) && writable(destination_index));
+
+        let memo = rest.next().unwrap();
+        assert_eq!(*program(tx, memo), MEMO_PROGRAM);
+        assert_eq!(
+            MEMO_PROGRAM.to_string(),
+            "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr"
+        );
+        assert!(memo.accounts.is_empty(), "the memo names no accounts");
+        assert_eq!(memo.data, QUOTE.as_bytes(), "the memo is the quote id");
+
+        for ix in ixs {
+            assert!(
+                !ix.accounts.contains(&0),
+                "the fee payer is in no instruction's accounts"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn builds_a_v0_payment_the_verifier_accepts() {
+        let rpc = spawn_rpc(TOKEN_PROGRAM).await;
+        let payer = Keypair::new();
+        let options = PaymentOptions::default();
+        let value = build_payment(&challenge(MAINNET), &payer, &rpc, &options)
+            .await
+            .unwrap();
+        assert!(
+            value.starts_with("eyJ4NDAyVmVyc2lvbiI6MSwic2NoZW1lIjoiZXhhY3QiLCJuZXR3b3JrIjoi"),
+            "the seed's example prefix: {value}"
+        );
+        let (json, tx) = decode(&value);
+        let keys: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys.len(), 4);
+        assert_eq!(json["x402Version"], 1);
+        assert_eq!(json["scheme"], "exact");
+        assert_eq!(json["network"], MAINNET);
+        assert!(matches!(tx.message, VersionedMessage::V0(_)));
+        assert_eq!(tx.message.address_table_lookups().map(<[_]>::len), Some(0));
+        assert_layout(&tx, &payer, TOKEN_PROGRAM, options.compute_budget);
+    }
+
+    #[tokio::test]
+    async fn a_token_2022_mint_pays_through_token_2022_accounts() {
+        let rpc = spawn_rpc(TOKEN_2022_PROGRAM).await;
+        let payer = Keypair::new();
+        let options = PaymentOptions::default();
+        let value = build_payment(&challenge(MAINNET), &payer, &rpc, &options)
+            .await
+            .unwrap();
+        let (_, tx) = decode(&value);
+        assert_layout(&tx, &payer, TOKEN_2022_PROGRAM, options.compute_budget);
+    }
+
+    #[tokio::test]
+    async fn compute_budget_flags_set_or_omit_the_budget() {
+        let rpc = spawn_rpc(TOKEN_PROGRAM).await;
+        let payer = Keypair::new();
+        let custom = PaymentOptions {
+            compute_budget: Some(ComputeBudget {
+                unit_limit: 77_777,
+                unit_price_micro_lamports: 42,
+            }),
+            legacy: false,
+        };
+        let value = build_payment(&challenge(MAINNET), &payer, &rpc, &custom)
+            .await
+            .unwrap();
+        assert_layout(
+            &decode(&value).1,
+            &payer,
+            TOKEN_PROGRAM,
+            custom.compute_budget,
+        );
+
+        let none = PaymentOptions {
+            compute_budget: None,
+            legacy: false,
+        };
+        let value = build_payment(&challenge(MAINNET), &payer, &rpc, &none)
+            .await
+            .unwrap();
+        assert_layout(&decode(&value).1, &payer, TOKEN_PROGRAM, None);
+    }
+
+    #[tokio::test]
+    async fn legacy_builds_a_legacy_message_with_the_same_layout() {
+        let rpc = spawn_rpc(TOKEN_PROGRAM).await;
+        let payer = Keypair::new();
+        let options = PaymentOptions {
+            legacy: true,
+            ..PaymentOptions::default()
+        };
+        let value = build_payment(&challenge(MAINNET), &payer, &rpc, &options)
+            .await
+            .unwrap();
+        let (_, tx) = decode(&value);
+        assert!(matches!(tx.message, VersionedMessage::Legacy(_)));
+        assert_layout(&tx, &payer, TOKEN_PROGRAM, options.compute_budget);
+    }
+
+    #[tokio::test]
+    async fn an_asset_that_does_not_exist_is_refused_by_name() {
+        let rpc = spawn_rpc(TOKEN_PROGRAM).await;
+        let mut other = challenge(MAINNET);
+        other["accepts"][0]["asset"] = json!(TREASURY);
+        let err = build_payment(&other, &Keypair::new(), &rpc, &PaymentOptions::default())
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains(TREASURY), "{err}");
+    }
+
+    #[tokio::test]
+    async fn an_asset_not_owned_by_a_token_program_is_refused() {
+        let rpc = spawn_rpc(key(TREASURY)).await;
+        let err = build_payment(
+            &challenge(MAINNET),
+            &Keypair::new(),
+            &rpc,
+            &PaymentOptions::default(),
+        )
+        .await
+        .unwrap_err();
+        assert!(err.to_string().contains("not a mint"), "{err}");
+    }
+
+    #[test]
+    fn the_server_fee_payer_cannot_pay() {
+        let fee_payer = Keypair::new();
+        let mut c = challenge(MAINNET);
+        c["accepts"][0]["extra"]["feePayer"] = json!(fee_payer.pubkey().to_string());
+        let requirements = select_requirements(&c).unwrap();
+        let err = build_transaction(
+            &requirements,
+            &fee_payer,
+            TOKEN_PROGRAM,
+            Hash::default(),
+            &PaymentOptions::default(),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("fee payer"), "{err}");
+    }
+
+    #[test]
+    fn picks_the_first_exact_entry_on_a_solana_network() {
+        let mut c = challenge(DEVNET);
+        let solana = c["accepts"][0].clone();
+        let mut upto = solana.clone();
+        upto["scheme"] = json!("upto");
+        let mut evm = solana.clone();
+        evm["network"] = json!("eip155:8453");
+        let mut later = solana.clone();
+        later["extra"]["quoteId"] = json!("q_later");
+        later["extra"]["memo"] = json!("q_later");
+        c["accepts"] = json!([upto, evm, solana, later]);
+        let r = select_requirements(&c).unwrap();
+        assert_eq!(r.network, DEVNET);
+        assert_eq!(r.quote_id, QUOTE);
+        assert_eq!(r.amount, 20_000);
+        assert_eq!(r.decimals, 6);
+        assert_eq!(r.asset, key(USDC));
+        assert_eq!(r.pay_to, key(TREASURY));
+        assert_eq!(r.fee_payer, key(FEE_PAYER));
+    }
+
+    #[test]
+    fn refuses_a_challenge_it_cannot_pay() {
+        let refused = |edit: &dyn Fn(&mut Value), expect: &str| {
+            let mut c = challenge(MAINNET);
+            edit(&mut c);
+            let err = select_requirements(&c).unwrap_err().to_string();
+            assert!(err.contains(expect), "{err:?} should mention {expect:?}");
+        };
+        refused(
+            &|c| c["accepts"][0]["scheme"] = json!("upto"),
+            "scheme \"exact\"",
+        );
+        refused(
+            &|c| c["accepts"][0]["network"] = json!("eip155:8453"),
+            "solana network",
+        );
+        refused(&|c| c["accepts"] = json!([]), "no accepts entry");
+        refused(&|c| c["accepts"] = json!(null), "no accepts array");
+        refused(&|c| c["x402Version"] = json!(2), "x402Version");
+        refused(
+            &|c| {
+                c["accepts"][0]["extra"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("feePayer");
+            },
+            "extra.feePayer is missing",
+        );
+        refused(
+            &|c| {
+                c["accepts"][0]["extra"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("quoteId");
+            },
+            "extra.quoteId is missing",
+        );
+        refused(
+            &|c| {
+                c["accepts"][0]["extra"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("decimals");
+            },
+            "extra.decimals is missing",
+        );
+        refused(
+            &|c| {
+                c["accepts"][0].as_object_mut().unwrap().remove("extra");
+            },
+            "extra is missing",
+        );
+        refused(
+            &|c| {
+                c["accepts"][0].as_object_mut().unwrap().remove("payTo");
+            },
+            "payTo is missing",
+        );
+        refused(
+            &|c| c["accepts"][0]["payTo"] = json!("3qkZ…treasury"),
+            "payTo is not a base58",
+        );
+        refused(
+            &|c| c["accepts"][0]["amount"] = json!("0.02"),
+            "amount must be",
+        );
+        refused(
+            &|c| c["accepts"][0]["amount"] = json!("0"),
+            "amount must be",
+        );
+        refused(
+            &|c| c["accepts"][0]["extra"]["decimals"] = json!("256"),
+            "decimals",
+        );
+        refused(
+            &|c| c["accepts"][0]["extra"]["memo"] = json!("q_other"),
+            "memo",
+        );
+    }
+
+    #[test]
+    fn accepts_numbers_and_the_v1_amount_name() {
+        let mut c = challenge(MAINNET);
+        let entry = c["accepts"][0].as_object_mut().unwrap();
+        entry.remove("amount");
+        entry.insert("maxAmountRequired".into(), json!(20000));
+        c["accepts"][0]["extra"]["decimals"] = json!(6);
+        let r = select_requirements(&c).unwrap();
+        assert_eq!((r.amount, r.decimals), (20_000, 6));
+    }
+
+    #[test]
+    fn rpc_is_the_flag_then_the_environment_then_the_network_default() {
+        assert_eq!(
+            resolve_rpc(Some("http://flag"), Some("http://env"), MAINNET).unwrap(),
+            "http://flag"
+        );
+        assert_eq!(
+            resolve_rpc(None, Some("http://env"), MAINNET).unwrap(),
+            "http://env"
+        );
+        assert_eq!(
+            resolve_rpc(None, None, MAINNET).unwrap(),
+            "https://api.mainnet-beta.solana.com"
+        );
+        assert_eq!(
+            resolve_rpc(None, None, DEVNET).unwrap(),
+            "https://api.devnet.solana.com"
+        );
+        let err = resolve_rpc(None, None, LOCAL_NETWORK)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("-rpc") && err.contains(LOCAL_NETWORK), "{err}");
+    }
+
+    #[test]
+    fn reads_a_solana_keygen_keyfile() {
+        let payer = Keypair::new();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("id.json");
+        std::fs::write(
+            &path,
+            serde_json::to_string(&payer.to_bytes().to_vec()).unwrap(),
+        )
+        .unwrap();
+        let read = read_keyfile(path.to_str().unwrap()).unwrap();
+        assert_eq!(read.pubkey(), payer.pubkey());
+
+        std::fs::write(&path, "[1,2,3]").unwrap();
+        let err = read_keyfile(path.to_str().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("64 bytes"), "{err}");
+        std::fs::write(&path, "not json").unwrap();
+        let err = read_keyfile(path.to_str().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("solana-keygen"), "{err}");
+    }
+}
