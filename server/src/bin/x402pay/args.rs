@@ -319,3 +319,346 @@ pub fn parse(argv: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Co
         ))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    const CHALLENGE: &str = r#"{"x402Version":1,"accepts":[]}"#;
+
+    fn argv(args: &[&str]) -> Vec<String> {
+        args.iter().map(|a| (*a).to_owned()).collect()
+    }
+
+    fn parse_with(args: &[&str], env: &[(&str, &str)]) -> Result<Command, UsageError> {
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let lookup = move |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        parse(&argv(args), &lookup)
+    }
+
+    fn parse_clean(args: &[&str]) -> Result<Command, UsageError> {
+        parse_with(args, &[])
+    }
+
+    fn error(args: &[&str]) -> String {
+        parse_clean(args).unwrap_err().0
+    }
+
+    fn call(args: &[&str]) -> CallArgs {
+        match parse_clean(args).unwrap() {
+            Command::Call(call) => call,
+            other => panic!("not mcp-call: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn mcp_payment_takes_one_or_two_dashes_and_inline_values() {
+        let expected = Command::Payment(PaymentArgs {
+            keyfile: "k.json".into(),
+            challenge: json!({"x402Version": 1, "accepts": []}),
+            rpc: Some("http://127.0.0.1:8899".into()),
+            options: PaymentOptions::default(),
+        });
+        for args in [
+            [
+                "mcp-payment",
+                "-keyfile",
+                "k.json",
+                "-challenge",
+                CHALLENGE,
+                "-rpc",
+                "http://127.0.0.1:8899",
+            ]
+            .as_slice(),
+            &[
+                "mcp-payment",
+                "--keyfile",
+                "k.json",
+                "--challenge",
+                CHALLENGE,
+                "--rpc",
+                "http://127.0.0.1:8899",
+            ],
+            &[
+                "mcp-payment",
+                "-keyfile=k.json",
+                &format!("--challenge={CHALLENGE}"),
+                "-rpc=http://127.0.0.1:8899",
+            ],
+        ] {
+            assert_eq!(parse_clean(args).unwrap(), expected, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn payment_flags_set_the_compute_budget_and_message_version() {
+        let Command::Payment(p) = parse_clean(&[
+            "mcp-payment",
+            "-keyfile",
+            "k",
+            "-challenge",
+            CHALLENGE,
+            "-cu-limit",
+            "60000",
+            "-cu-price",
+            "5",
+            "-legacy",
+        ])
+        .unwrap() else {
+            panic!("not mcp-payment")
+        };
+        assert_eq!(
+            p.options,
+            PaymentOptions {
+                compute_budget: Some(ComputeBudget {
+                    unit_limit: 60_000,
+                    unit_price_micro_lamports: 5
+                }),
+                legacy: true,
+            }
+        );
+        let Command::Payment(p) = parse_clean(&[
+            "mcp-payment",
+            "-keyfile",
+            "k",
+            "-challenge",
+            CHALLENGE,
+            "-no-compute-budget",
+        ])
+        .unwrap() else {
+            panic!("not mcp-payment")
+        };
+        assert_eq!(
+            p.options,
+            PaymentOptions {
+                compute_budget: None,
+                legacy: false
+            }
+        );
+        assert!(
+            error(&[
+                "mcp-payment",
+                "-keyfile",
+                "k",
+                "-challenge",
+                CHALLENGE,
+                "-no-compute-budget",
+                "-cu-price",
+                "2"
+            ])
+            .contains("-no-compute-budget")
+        );
+        assert!(
+            error(&[
+                "mcp-payment",
+                "-keyfile",
+                "k",
+                "-challenge",
+                CHALLENGE,
+                "-cu-limit",
+                "lots"
+            ])
+            .contains("-cu-limit")
+        );
+        assert!(
+            error(&[
+                "mcp-payment",
+                "-keyfile",
+                "k",
+                "-challenge",
+                CHALLENGE,
+                "-legacy=maybe"
+            ])
+            .contains("-legacy")
+        );
+    }
+
+    #[test]
+    fn the_environment_fills_keyfile_rpc_and_bearer_and_flags_win() {
+        let env = [
+            ("X402PAY_KEYFILE", "env.json"),
+            ("X402PAY_RPC_URL", "http://env-rpc"),
+            ("X402PAY_BEARER", "lm_env"),
+        ];
+        let Command::Payment(p) =
+            parse_with(&["mcp-payment", "-challenge", CHALLENGE], &env).unwrap()
+        else {
+            panic!("not mcp-payment")
+        };
+        assert_eq!(
+            (p.keyfile.as_str(), p.rpc.as_deref()),
+            ("env.json", Some("http://env-rpc"))
+        );
+        let Command::Call(c) = parse_with(
+            &[
+                "mcp-call",
+                "-url",
+                "http://h/mcp",
+                "-tool",
+                "ping",
+                "-keyfile",
+                "flag.json",
+                "-bearer",
+                "lm_flag",
+                "-rpc",
+                "http://flag-rpc",
+            ],
+            &env,
+        )
+        .unwrap() else {
+            panic!("not mcp-call")
+        };
+        assert_eq!(c.keyfile.as_deref(), Some("flag.json"));
+        assert_eq!(c.bearer.as_deref(), Some("lm_flag"));
+        assert_eq!(c.rpc.as_deref(), Some("http://flag-rpc"));
+        let Command::Call(c) =
+            parse_with(&["mcp-call", "-url", "http://h/mcp", "-tool", "ping"], &env).unwrap()
+        else {
+            panic!("not mcp-call")
+        };
+        assert_eq!(c.bearer.as_deref(), Some("lm_env"));
+        assert_eq!(c.keyfile.as_deref(), Some("env.json"));
+    }
+
+    #[test]
+    fn mcp_call_collects_headers_and_arguments() {
+        let c = call(&[
+            "mcp-call",
+            "-url",
+            "https://ledger.example/mcp",
+            "-tool",
+            "get_ledger",
+            "-args",
+            r#"{"address":"7xKX","limit":50}"#,
+            "-H",
+            "X-Receipt: Qm9v",
+            "--H",
+            "X-Trace:abc",
+        ]);
+        assert_eq!(c.url, "https://ledger.example/mcp");
+        assert_eq!(c.tool, "get_ledger");
+        assert_eq!(
+            Value::Object(c.args),
+            json!({"address": "7xKX", "limit": 50})
+        );
+        assert_eq!(
+            c.headers,
+            vec![
+                ("X-Receipt".to_owned(), "Qm9v".to_owned()),
+                ("X-Trace".to_owned(), "abc".to_owned())
+            ]
+        );
+        assert_eq!((c.keyfile, c.bearer, c.rpc), (None, None, None));
+        let c = call(&["mcp-call", "-url", "http://h/mcp", "-tool", "ping"]);
+        assert!(c.args.is_empty(), "-args defaults to {{}}");
+    }
+
+    #[test]
+    fn usage_errors_say_what_is_wrong() {
+        let url = ["-url", "http://h/mcp"];
+        let cases: Vec<(Vec<&str>, &str)> = vec![
+            (vec![], "no command"),
+            (vec!["pay"], "unknown command"),
+            (vec!["mcp-payment", "-challenge", CHALLENGE], "-keyfile"),
+            (vec!["mcp-payment", "-keyfile", "k"], "-challenge"),
+            (
+                vec!["mcp-payment", "-keyfile", "k", "-challenge", "{nope"],
+                "-challenge is not JSON",
+            ),
+            (
+                vec!["mcp-payment", "-keyfile", "k", "-challenge", "[1]"],
+                "JSON object",
+            ),
+            (
+                vec![
+                    "mcp-payment",
+                    "-keyfile",
+                    "k",
+                    "-challenge",
+                    CHALLENGE,
+                    "-url",
+                    "http://h",
+                ],
+                "-url is not a flag of mcp-payment",
+            ),
+            (
+                vec![
+                    "mcp-payment",
+                    "-keyfile",
+                    "k",
+                    "-challenge",
+                    CHALLENGE,
+                    "-frobnicate",
+                ],
+                "unknown flag -frobnicate",
+            ),
+            (
+                vec!["mcp-payment", "-keyfile", "k", "stray"],
+                "unexpected argument",
+            ),
+            (vec!["mcp-call", "-tool", "ping"], "needs -url"),
+            (
+                vec!["mcp-call", "-url", "ftp://h", "-tool", "ping"],
+                "http(s)",
+            ),
+            ([&["mcp-call"][..], &url].concat(), "needs -tool"),
+            (
+                [&["mcp-call"][..], &url, &["-tool"]].concat(),
+                "-tool needs a value",
+            ),
+            (
+                [&["mcp-call"][..], &url, &["-tool", "t", "-args", "[]"]].concat(),
+                "-args must be a JSON object",
+            ),
+            (
+                [&["mcp-call"][..], &url, &["-tool", "t", "-args", "{"]].concat(),
+                "-args is not JSON",
+            ),
+            (
+                [&["mcp-call"][..], &url, &["-tool", "t", "-H", "no colon"]].concat(),
+                "-H wants",
+            ),
+            (
+                [
+                    &["mcp-call"][..],
+                    &url,
+                    &["-tool", "t", "-H", "bad name: v"],
+                ]
+                .concat(),
+                "not a header name",
+            ),
+            (
+                [
+                    &["mcp-call"][..],
+                    &url,
+                    &["-tool", "t", "-challenge", CHALLENGE],
+                ]
+                .concat(),
+                "-challenge is not a flag of mcp-call",
+            ),
+        ];
+        for (args, expected) in cases {
+            let message = error(&args);
+            assert!(
+                message.contains(expected),
+                "{args:?}: {message:?} should say {expected:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn help_is_not_an_error_and_a_tool_named_help_is_not_help() {
+        assert_eq!(parse_clean(&["-h"]).unwrap(), Command::Help);
+        assert_eq!(parse_clean(&["--help"]).unwrap(), Command::Help);
+        assert_eq!(parse_clean(&["mcp-call", "-help"]).unwrap(), Command::Help);
+        assert_eq!(
+            call(&["mcp-call", "-url", "http://h/mcp", "-tool", "help"]).tool,
+            "help"
+        );
+    }
+}

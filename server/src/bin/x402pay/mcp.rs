@@ -282,3 +282,42 @@ fn snippet(text: &str) -> String {
     let t: String = text.chars().take(300).collect();
     t.trim().to_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use reqwest::header::{HeaderValue, RETRY_AFTER};
+
+    use super::*;
+
+    #[test]
+    fn retry_after_is_whole_seconds_defaulting_to_one() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(retry_after(&headers), 1);
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("3"));
+        assert_eq!(retry_after(&headers), 3);
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("0"));
+        assert_eq!(retry_after(&headers), 0);
+        headers.insert(
+            RETRY_AFTER,
+            HeaderValue::from_static("Wed, 21 Oct 2026 07:28:00 GMT"),
+        );
+        assert_eq!(retry_after(&headers), 1);
+    }
+
+    #[test]
+    fn reads_the_response_out_of_an_event_stream() {
+        let one = "event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"ok\":true}}\r\n\r\n";
+        assert_eq!(
+            sse_message(one, Some(&json!(3))),
+            Some(json!({"jsonrpc": "2.0", "id": 3, "result": {"ok": true}}))
+        );
+        // A notification first, then ours split over two data lines.
+        let two = ": comment\nid: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n\
+                   data: {\"jsonrpc\":\"2.0\",\ndata: \"id\":4,\"result\":{}}\n";
+        assert_eq!(
+            sse_message(two, Some(&json!(4))),
+            Some(json!({"jsonrpc": "2.0", "id": 4, "result": {}}))
+        );
+        assert_eq!(sse_message("event: ping\n\n", Some(&json!(1))), None);
+    }
+}
