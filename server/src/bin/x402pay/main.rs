@@ -27,29 +27,27 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if command == Command::Help {
-        println!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("x402pay: cannot start the runtime: {e}");
-            return ExitCode::from(1);
-        }
-    };
     let result = match command {
-        Command::Help => Ok(ExitCode::SUCCESS),
-        Command::Payment(args) => runtime.block_on(mcp_payment(&args)),
-        Command::Call(args) => runtime.block_on(mcp_call(&args)),
+        Command::Help => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Command::Payment(args) => block_on(mcp_payment(&args)),
+        Command::Call(args) => block_on(mcp_call(&args)),
     };
     result.unwrap_or_else(|message| {
         eprintln!("x402pay: {message}");
         ExitCode::from(1)
     })
+}
+
+/// One command, one current-thread runtime: nothing here runs in parallel.
+fn block_on(command: impl Future<Output = Result<ExitCode, String>>) -> Result<ExitCode, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?
+        .block_on(command)
 }
 
 async fn mcp_payment(args: &PaymentArgs) -> Result<ExitCode, String> {
