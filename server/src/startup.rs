@@ -53,7 +53,8 @@ impl Application {
     pub async fn build(config: Config, clock: Arc<dyn Clock>) -> Result<Self, StartupError> {
         // Leptos resources spawn onto this executor while rendering.
         let _ = any_spawner::Executor::init_tokio();
-        let payments = crate::payments::Runtime::load(&config.x402).map_err(StartupError::Payments)?;
+        let payments =
+            crate::payments::Runtime::load(&config.x402).map_err(StartupError::Payments)?;
         let store = Store::open(&config.database_url, &config.database).await?;
         let listener =
             TcpListener::bind(config.listen)

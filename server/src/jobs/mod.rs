@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     auth::Principal,
+    config::PaymentsMode,
     error::{AppError, Code},
     ids,
-    config::PaymentsMode,
     payments::{self, Presented, Resource, Scope, Usd, quote::rfc3339},
     state::AppState,
     store::{Created, JobRecord},
@@ -168,7 +168,12 @@ pub async fn start_scan(
     if let Some(job) = state.store().running_job_for(&quote.address).await? {
         return Err(already_running(&job));
     }
-    let presented = Presented::merge(args.payment.as_deref(), None, args.receipt.as_deref(), presented);
+    let presented = Presented::merge(
+        args.payment.as_deref(),
+        None,
+        args.receipt.as_deref(),
+        presented,
+    );
     let grant = payments::authorize_scan(
         state,
         principal,
@@ -281,10 +286,7 @@ pub async fn get_job(
         .job(args.job_id.trim())
         .await?
         .ok_or_else(not_found)?;
-    let receipt = args
-        .receipt
-        .as_deref()
-        .or(presented.receipt.as_deref());
+    let receipt = args.receipt.as_deref().or(presented.receipt.as_deref());
     if !may_read_job(state, principal, &job, receipt).await? {
         return Err(not_found());
     }

@@ -135,28 +135,32 @@ impl ToolDef {
         Fut: Future<Output = Result<O, AppError>> + Send + 'static,
     {
         let body = Arc::new(body);
-        let handler =
-            move |ctx: ToolContext, args: Value| -> BoxFuture<Result<ToolOutput, CallError>> {
-                let body = Arc::clone(&body);
-                Box::pin(async move {
-                    let input: I = serde_json::from_value(args)
-                        .map_err(|e| CallError::InvalidArguments(e.to_string()))?;
-                    let output = body(ctx, input).await.map_err(CallError::Tool)?;
-                    let structured = serde_json::to_value(&output)
-                        .map_err(|e| CallError::Tool(AppError::internal("tool output", &e)))?;
-                    let mut summary = summary(&output);
-                    if let Some(payment) = structured.get("payment")
-                        && payment["settled"] == true
-                    {
-                        summary.push_str(&format!(
+        let handler = move |ctx: ToolContext,
+                            args: Value|
+              -> BoxFuture<Result<ToolOutput, CallError>> {
+            let body = Arc::clone(&body);
+            Box::pin(async move {
+                let input: I = serde_json::from_value(args)
+                    .map_err(|e| CallError::InvalidArguments(e.to_string()))?;
+                let output = body(ctx, input).await.map_err(CallError::Tool)?;
+                let structured = serde_json::to_value(&output)
+                    .map_err(|e| CallError::Tool(AppError::internal("tool output", &e)))?;
+                let mut summary = summary(&output);
+                if let Some(payment) = structured.get("payment")
+                    && payment["settled"] == true
+                {
+                    summary.push_str(&format!(
                             " Payment settled (transaction {}). Receipt {} can be reused: pass it as the receipt argument of later tools instead of paying again.",
                             payment["transaction"].as_str().unwrap_or_default(),
                             payment["receipt"].as_str().unwrap_or_default(),
                         ));
-                    }
-                    Ok(ToolOutput { summary, structured })
+                }
+                Ok(ToolOutput {
+                    summary,
+                    structured,
                 })
-            };
+            })
+        };
         Self {
             meta,
             input_schema: input_schema::<I>(),

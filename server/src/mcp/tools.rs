@@ -138,7 +138,9 @@ fn get_job() -> ToolDef {
             }),
         },
         job_summary,
-        |ctx, args: GetJobArgs| async move { jobs::get_job(&ctx.state, &ctx.principal, args, &ctx.presented).await },
+        |ctx, args: GetJobArgs| async move {
+            jobs::get_job(&ctx.state, &ctx.principal, args, &ctx.presented).await
+        },
     )
 }
 

@@ -127,7 +127,11 @@ pub struct Resource<'a> {
     pub tool: &'a str,
 }
 
-fn requirement(state: &AppState, quote: &QuoteRecord, resource: &Resource<'_>) -> Option<x402::Requirement> {
+fn requirement(
+    state: &AppState,
+    quote: &QuoteRecord,
+    resource: &Resource<'_>,
+) -> Option<x402::Requirement> {
     let (fee_payer, treasury) = state.payments().ready()?;
     use solana_signer::Signer;
     let config = &state.config().x402;
@@ -172,12 +176,17 @@ pub fn challenge(
     let price = Usd::from_micros(u64::try_from(quote.price_micros).unwrap_or(0));
     let error = refused.map(|(code, _)| code);
     let message = match refused {
-        Some((code, why)) => format!("payment refused ({code}): {why}; nothing was charged. Pay the fresh challenge"),
+        Some((code, why)) => {
+            format!("payment refused ({code}): {why}; nothing was charged. Pay the fresh challenge")
+        }
         None => "payment required".to_owned(),
     };
     let mut text = x402::challenge_text(&req, resource.tool, &price.to_string());
     if let Some((code, why)) = refused {
-        text = format!("payment_required: the payment was refused ({code}: {why}); nothing was charged. {}", text.trim_start_matches("payment_required: "));
+        text = format!(
+            "payment_required: the payment was refused ({code}: {why}); nothing was charged. {}",
+            text.trim_start_matches("payment_required: ")
+        );
     }
     let mut err = AppError::new(Code::PaymentRequired, message)
         .with("x402", req.body(error))
@@ -189,7 +198,10 @@ pub fn challenge(
     err
 }
 
-async fn fresh_read_quote(state: &AppState, wallet: &WalletAddress) -> Result<QuoteRecord, AppError> {
+async fn fresh_read_quote(
+    state: &AppState,
+    wallet: &WalletAddress,
+) -> Result<QuoteRecord, AppError> {
     let q = quote(
         state,
         QuoteWalletArgs {
@@ -210,7 +222,8 @@ fn settle_refusal(e: &settle::SettleError) -> Option<(String, String)> {
         settle::SettleError::Refused(r) => Some((r.code().to_owned(), r.to_string())),
         settle::SettleError::QuoteAlreadyPaid => Some((
             "quote_already_paid".to_owned(),
-            "another payment for this quote is settled or being settled; a quote is paid once".to_owned(),
+            "another payment for this quote is settled or being settled; a quote is paid once"
+                .to_owned(),
         )),
         settle::SettleError::App(_) => None,
     }
@@ -279,7 +292,10 @@ pub async fn authorize_read(
             None => None,
         };
         let checked = match quote {
-            None => Err(("quote_not_found", "no such quote; pay the fresh challenge".to_owned())),
+            None => Err((
+                "quote_not_found",
+                "no such quote; pay the fresh challenge".to_owned(),
+            )),
             Some(q) if q.scope != "read" || q.address != wallet.as_str() => Err((
                 "wrong_quote",
                 "the quote is not a read of this wallet".to_owned(),
@@ -288,7 +304,10 @@ pub async fn authorize_read(
                 // A payment already settled for it still answers its receipt.
                 match settle::settle_replay_only(state, payment, &q).await? {
                     Some(block) => return Ok(Some(block)),
-                    None => Err(("quote_expired", "the quote expired; pay the fresh challenge".to_owned())),
+                    None => Err((
+                        "quote_expired",
+                        "the quote expired; pay the fresh challenge".to_owned(),
+                    )),
                 }
             }
             Some(q) => Ok(q),
@@ -391,7 +410,11 @@ pub async fn authorize_scan(
         if state.payments().ready().is_none() {
             return Err(not_configured());
         }
-        if presented.quote_id.as_deref().is_some_and(|q| q.trim() != quote.id) {
+        if presented
+            .quote_id
+            .as_deref()
+            .is_some_and(|q| q.trim() != quote.id)
+        {
             refused = Some((
                 "wrong_quote".to_owned(),
                 "quote_id names another quote than the scan's".to_owned(),
@@ -466,7 +489,11 @@ async fn spend(
 }
 
 /// Whether `receipt` is the receipt of the payment `job` was started on.
-pub async fn receipt_started(state: &AppState, receipt: &str, job: &JobRecord) -> Result<bool, AppError> {
+pub async fn receipt_started(
+    state: &AppState,
+    receipt: &str,
+    job: &JobRecord,
+) -> Result<bool, AppError> {
     Ok(live_receipt(state, receipt)
         .await?
         .is_some_and(|p| p.consumed_job_id.as_deref() == Some(job.id.as_str())))

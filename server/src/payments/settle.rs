@@ -352,8 +352,8 @@ async fn send_and_confirm(state: &AppState, p: &PaymentRecord, cost: &RpcCost) -
         }
         tracing::warn!(payment = %p.id, error = %e, "payment: send uncertain");
     }
-    let deadline = tokio::time::Instant::now()
-        + Duration::from_secs(state.config().x402.confirm_timeout_secs);
+    let deadline =
+        tokio::time::Instant::now() + Duration::from_secs(state.config().x402.confirm_timeout_secs);
     let blockhash = blockhash_of(&p.wire_tx);
     let mut polls = 0u32;
     loop {
@@ -385,7 +385,8 @@ async fn send_and_confirm(state: &AppState, p: &PaymentRecord, cost: &RpcCost) -
 
 fn blockhash_of(wire_b64: &str) -> Option<String> {
     let wire = STANDARD.decode(wire_b64).ok()?;
-    let tx: solana_transaction::versioned::VersionedTransaction = wincode::deserialize(&wire).ok()?;
+    let tx: solana_transaction::versioned::VersionedTransaction =
+        wincode::deserialize(&wire).ok()?;
     Some(tx.message.recent_blockhash().to_string())
 }
 
@@ -470,7 +471,10 @@ pub async fn recover(state: &AppState) -> Result<usize, crate::store::StoreError
         };
         match status {
             Some(s) if s.err.is_some() => {
-                let why = format!("the transaction failed on chain: {}", s.err.unwrap_or_default());
+                let why = format!(
+                    "the transaction failed on chain: {}",
+                    s.err.unwrap_or_default()
+                );
                 if state.store().fail_payment(&p.id, &why).await? {
                     finished += 1;
                 }

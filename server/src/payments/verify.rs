@@ -71,7 +71,9 @@ pub enum Refusal {
     ComputeLimitTooHigh { got: u32, cap: u32 },
     #[error("the compute unit price {got} micro-lamports is above the cap {cap}")]
     ComputePriceTooHigh { got: u64, cap: u64 },
-    #[error("the transfer is of mint {got_mint} with {got_decimals} decimals; the challenge asks for {want_mint} with {want_decimals}")]
+    #[error(
+        "the transfer is of mint {got_mint} with {got_decimals} decimals; the challenge asks for {want_mint} with {want_decimals}"
+    )]
     WrongAsset {
         got_mint: String,
         got_decimals: u8,
@@ -80,7 +82,9 @@ pub enum Refusal {
     },
     #[error("the transfer is {got} atomic units; the challenge asks for exactly {want}")]
     WrongAmount { got: u64, want: u64 },
-    #[error("the transfer goes to {got}; it must go to the payee's associated token account {want}")]
+    #[error(
+        "the transfer goes to {got}; it must go to the payee's associated token account {want}"
+    )]
     WrongRecipient { got: String, want: String },
     #[error("{0}")]
     WrongQuote(String),
@@ -140,7 +144,10 @@ impl Verified {
     }
 
     pub fn message_hash_hex(&self) -> String {
-        self.message_hash.iter().map(|b| format!("{b:02x}")).collect()
+        self.message_hash
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 }
 
@@ -162,7 +169,12 @@ fn compact_u16(bytes: &[u8]) -> Option<(usize, usize)> {
 pub fn message_hash_of(wire: &[u8]) -> Option<String> {
     let (count, prefix) = compact_u16(wire)?;
     let message = wire.get(prefix + 64 * count..).filter(|m| !m.is_empty())?;
-    Some(Sha256::digest(message).iter().map(|b| format!("{b:02x}")).collect())
+    Some(
+        Sha256::digest(message)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect(),
+    )
 }
 
 /// Check `wire` (a serialized transaction) against `expected`.
@@ -184,7 +196,9 @@ pub fn verify(wire: &[u8], expected: &Expected<'_>) -> Result<Verified, Refusal>
         .map_err(|_| malformed("the message does not sanitize"))?;
     let message = match &tx.message {
         VersionedMessage::Legacy(_) | VersionedMessage::V0(_) => &tx.message,
-        VersionedMessage::V1(_) => return Err(malformed("only legacy and v0 messages are accepted")),
+        VersionedMessage::V1(_) => {
+            return Err(malformed("only legacy and v0 messages are accepted"));
+        }
     };
     if message
         .address_table_lookups()

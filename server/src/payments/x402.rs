@@ -131,7 +131,9 @@ pub fn parse_payment(value: &str, network: &str) -> Result<PaymentValue, Refusal
         2 => {
             let accepted = payload.get("accepted");
             (
-                accepted.and_then(|a| a.get("scheme")).and_then(Value::as_str),
+                accepted
+                    .and_then(|a| a.get("scheme"))
+                    .and_then(Value::as_str),
                 accepted
                     .and_then(|a| a.get("network"))
                     .and_then(Value::as_str),
@@ -241,7 +243,8 @@ mod tests {
             parse_payment(&value, "solana:other").unwrap_err().code(),
             "wrong_network"
         );
-        let upto = json!({"x402Version":1,"scheme":"upto","network":MAINNET,"payload":{"transaction":tx}});
+        let upto =
+            json!({"x402Version":1,"scheme":"upto","network":MAINNET,"payload":{"transaction":tx}});
         let value = general_purpose::STANDARD.encode(upto.to_string());
         assert_eq!(
             parse_payment(&value, MAINNET).unwrap_err().code(),

@@ -305,7 +305,11 @@ impl RpcClient {
     }
 
     /// `isBlockhashValid` at confirmed commitment.
-    pub async fn is_blockhash_valid(&self, blockhash: &str, cost: &RpcCost) -> Result<bool, RpcError> {
+    pub async fn is_blockhash_valid(
+        &self,
+        blockhash: &str,
+        cost: &RpcCost,
+    ) -> Result<bool, RpcError> {
         let result = self
             .call(
                 "isBlockhashValid",
@@ -322,7 +326,11 @@ impl RpcClient {
     /// `simulateTransaction` without signature checks (the fee payer has not
     /// signed yet) and without replacing the blockhash. `Ok(None)` when the
     /// simulation succeeded, `Ok(Some(why))` when the transaction would fail.
-    pub async fn simulate(&self, wire_b64: &str, cost: &RpcCost) -> Result<Option<String>, RpcError> {
+    pub async fn simulate(
+        &self,
+        wire_b64: &str,
+        cost: &RpcCost,
+    ) -> Result<Option<String>, RpcError> {
         let result = self
             .call(
                 "simulateTransaction",
@@ -342,7 +350,11 @@ impl RpcClient {
     /// `sendTransaction` of a fully signed transaction (preflight already
     /// done by [`RpcClient::simulate`]). Sending the same bytes again is
     /// harmless: the runtime processes one signature once.
-    pub async fn send_transaction(&self, wire_b64: &str, cost: &RpcCost) -> Result<String, RpcError> {
+    pub async fn send_transaction(
+        &self,
+        wire_b64: &str,
+        cost: &RpcCost,
+    ) -> Result<String, RpcError> {
         let result = self
             .call(
                 "sendTransaction",

@@ -154,7 +154,8 @@ impl Store {
         settled_at: UnixMillis,
         expires_at: UnixMillis,
     ) -> Result<bool, StoreError> {
-        Ok(on_pool!(&self.pool, |pool| sqlx::query(
+        Ok(on_pool!(&self.pool, |pool| {
+            sqlx::query(
             "UPDATE payments SET status = 'settled', receipt_hash = $2, settled_at = $3, expires_at = $4, error = NULL \
              WHERE id = $1 AND status = 'pending'"
         )
@@ -164,8 +165,8 @@ impl Store {
         .bind(expires_at)
         .execute(pool)
         .await?
-        .rows_affected())
-            == 1)
+        .rows_affected()
+        }) == 1)
     }
 
     /// `pending` → `failed`, freeing the quote for another payment.
@@ -199,7 +200,8 @@ impl Store {
             .await?);
         let mut claimed = Vec::with_capacity(stale.len());
         for mut p in stale {
-            let taken = on_pool!(&self.pool, |pool| sqlx::query(
+            let taken = on_pool!(&self.pool, |pool| {
+                sqlx::query(
                 "UPDATE payments SET lease_until = $3 WHERE id = $1 AND status = 'pending' AND lease_until = $2"
             )
             .bind(&p.id)
@@ -207,7 +209,8 @@ impl Store {
             .bind(now + lease_ms)
             .execute(pool)
             .await?
-            .rows_affected());
+            .rows_affected()
+            });
             if taken == 1 {
                 p.lease_until = now + lease_ms;
                 claimed.push(p);
@@ -225,15 +228,18 @@ impl Store {
         job_id: &str,
     ) -> Result<bool, StoreError> {
         let affected = match previous {
-            None => on_pool!(&self.pool, |pool| sqlx::query(
+            None => on_pool!(&self.pool, |pool| {
+                sqlx::query(
                 "UPDATE payments SET consumed_job_id = $2 WHERE id = $1 AND consumed_job_id IS NULL"
             )
             .bind(payment_id)
             .bind(job_id)
             .execute(pool)
             .await?
-            .rows_affected()),
-            Some(previous) => on_pool!(&self.pool, |pool| sqlx::query(
+            .rows_affected()
+            }),
+            Some(previous) => on_pool!(&self.pool, |pool| {
+                sqlx::query(
                 "UPDATE payments SET consumed_job_id = $3 WHERE id = $1 AND consumed_job_id = $2"
             )
             .bind(payment_id)
@@ -241,7 +247,8 @@ impl Store {
             .bind(job_id)
             .execute(pool)
             .await?
-            .rows_affected()),
+            .rows_affected()
+            }),
         };
         Ok(affected == 1)
     }

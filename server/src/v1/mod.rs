@@ -16,10 +16,7 @@ use crate::{
     error::AppError,
     http::{Caller, JsonBody, paid_json},
     jobs::{self, GetJobArgs, JobView, ScanWalletArgs},
-    ledger::{
-        self,
-        page::GetLedgerArgs,
-    },
+    ledger::{self, page::GetLedgerArgs},
     payments::{self, Quote, QuoteWalletArgs},
     state::AppState,
 };

@@ -40,10 +40,12 @@ pub struct Paid {
     pub treasury: Pubkey,
     pub asset: Pubkey,
     pub payer: Keypair,
-    _keyfile: tempfile::TempDir,
+    keyfiles: tempfile::TempDir,
 }
 
-pub async fn paid_app(configure: impl FnOnce(&mut server::config::Config) + Send + 'static) -> Paid {
+pub async fn paid_app(
+    configure: impl FnOnce(&mut server::config::Config) + Send + 'static,
+) -> Paid {
     paid_app_with(None, configure).await
 }
 
@@ -92,7 +94,7 @@ pub async fn paid_app_with(
         treasury,
         asset,
         payer: Keypair::new(),
-        _keyfile: dir,
+        keyfiles: dir,
     }
 }
 
@@ -225,11 +227,17 @@ impl Paid {
             .app
             .call_tool("scan_wallet", json!({"quote_id": quote_id}))
             .await;
-        assert_eq!(challenge["structuredContent"]["code"], "payment_required", "{challenge}");
+        assert_eq!(
+            challenge["structuredContent"]["code"], "payment_required",
+            "{challenge}"
+        );
         let payment = self.build(&self.payment_for(&challenge["structuredContent"]["x402"]));
         let started = self
             .app
-            .call_tool("scan_wallet", json!({"quote_id": quote_id, "payment": payment}))
+            .call_tool(
+                "scan_wallet",
+                json!({"quote_id": quote_id, "payment": payment}),
+            )
             .await;
         assert_eq!(started["isError"], false, "{started}");
         let receipt = started["structuredContent"]["payment"]["receipt"]
@@ -425,17 +433,29 @@ async fn refuses_our_fee_payer_in_an_instruction() {
 
 #[tokio::test]
 async fn refuses_our_fee_payer_as_the_transfer_authority() {
-    refused(|_, p| p.authority_is_fee_payer = true, "fee_payer_in_instruction").await;
+    refused(
+        |_, p| p.authority_is_fee_payer = true,
+        "fee_payer_in_instruction",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn refuses_a_compute_unit_price_above_the_cap() {
-    refused(|_, p| p.cu_price = Some(5_000_001), "compute_price_too_high").await;
+    refused(
+        |_, p| p.cu_price = Some(5_000_001),
+        "compute_price_too_high",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn refuses_a_compute_unit_limit_above_the_cap() {
-    refused(|_, p| p.cu_limit = Some(1_400_000), "compute_limit_too_high").await;
+    refused(
+        |_, p| p.cu_limit = Some(1_400_000),
+        "compute_limit_too_high",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -466,7 +486,10 @@ async fn refuses_a_signature_over_another_message() {
             .to_string(),
     );
     let result = paid.read_with(&value, &quote_id).await;
-    assert_eq!(result["structuredContent"]["error"], "invalid_signature", "{result}");
+    assert_eq!(
+        result["structuredContent"]["error"], "invalid_signature",
+        "{result}"
+    );
     assert_eq!(paid.sent(), 1, "only the scan's payment was sent");
 }
 
@@ -500,7 +523,11 @@ async fn refuses_a_payment_that_fails_simulation() {
 
 #[tokio::test]
 async fn refuses_a_payment_for_another_network() {
-    refused(|_, p| p.network = "solana:elsewhere".to_owned(), "wrong_network").await;
+    refused(
+        |_, p| p.network = "solana:elsewhere".to_owned(),
+        "wrong_network",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -510,7 +537,10 @@ async fn refuses_an_unknown_quote() {
     let result = paid
         .read_with(&paid.build(&p), "q_01AAAAAAAAAAAAAAAAAAAAAAAA")
         .await;
-    assert_eq!(result["structuredContent"]["error"], "quote_not_found", "{result}");
+    assert_eq!(
+        result["structuredContent"]["error"], "quote_not_found",
+        "{result}"
+    );
     assert_eq!(paid.sent(), 1, "only the scan's payment was sent");
 }
 
@@ -524,7 +554,10 @@ async fn refuses_an_expired_quote() {
     let p = paid.payment_for(&challenge["structuredContent"]["x402"]);
     clock.advance_ms(16 * 60 * 1000);
     let result = paid.read_with(&paid.build(&p), &quote_id).await;
-    assert_eq!(result["structuredContent"]["error"], "quote_expired", "{result}");
+    assert_eq!(
+        result["structuredContent"]["error"], "quote_expired",
+        "{result}"
+    );
     assert_ne!(quote_of(&result), quote_id);
     assert_eq!(paid.sent(), 1, "only the scan's payment was sent");
 }
@@ -540,7 +573,10 @@ async fn refuses_a_scan_quote_presented_for_a_read() {
     let mut p = paid.payment_for(&challenge["structuredContent"]["x402"]);
     p.memo = Some(scan_quote.to_owned());
     let result = paid.read_with(&paid.build(&p), scan_quote).await;
-    assert_eq!(result["structuredContent"]["error"], "wrong_quote", "{result}");
+    assert_eq!(
+        result["structuredContent"]["error"], "wrong_quote",
+        "{result}"
+    );
     assert_eq!(paid.sent(), 1);
 }
 
@@ -551,7 +587,10 @@ async fn a_transaction_failing_on_chain_is_settlement_failed_and_gives_no_receip
         Some(json!({"InstructionError": [2, {"Custom": 1}]}));
     let p = paid.payment_for(&challenge["structuredContent"]["x402"]);
     let result = paid.read_with(&paid.build(&p), &quote_of(&challenge)).await;
-    assert_eq!(result["structuredContent"]["error"], "settlement_failed", "{result}");
+    assert_eq!(
+        result["structuredContent"]["error"], "settlement_failed",
+        "{result}"
+    );
     assert_eq!(paid.payments("failed").await, 1);
     assert!(result["structuredContent"].get("payment").is_none());
 }
@@ -578,7 +617,9 @@ async fn the_full_exchange_over_mcp_settles_once_and_the_receipt_reads_again() {
         "{text}"
     );
     assert!(text.contains("The price is 0.02 (amount 20000 atomic units of asset"));
-    assert!(text.contains("x402pay mcp-call -keyfile <solana keypair> -url <this server's /mcp> -tool get_ledger"));
+    assert!(text.contains(
+        "x402pay mcp-call -keyfile <solana keypair> -url <this server's /mcp> -tool get_ledger"
+    ));
 
     let quote_id = quote_of(&challenge);
     let value = paid.build(&paid.payment_for(&sc["x402"]));
@@ -592,7 +633,10 @@ async fn the_full_exchange_over_mcp_settles_once_and_the_receipt_reads_again() {
     let receipt = payment["receipt"].as_str().unwrap().to_owned();
     assert_eq!(receipt.len(), 43);
     let transaction = payment["transaction"].as_str().unwrap();
-    assert_eq!(paid.chain.shared.sent.lock().unwrap().last().unwrap(), transaction);
+    assert_eq!(
+        paid.chain.shared.sent.lock().unwrap().last().unwrap(),
+        transaction
+    );
     let text = result["content"][0]["text"].as_str().unwrap();
     assert!(
         text.ends_with(&format!(
@@ -600,13 +644,22 @@ async fn the_full_exchange_over_mcp_settles_once_and_the_receipt_reads_again() {
         )),
         "{text}"
     );
-    assert_eq!(result["structuredContent"]["entries"].as_array().unwrap().len(), 5);
+    assert_eq!(
+        result["structuredContent"]["entries"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
     assert_eq!(paid.sent(), 2, "the scan's payment and this one");
 
     // The receipt reads again, free and without a payment block.
     let again = paid
         .app
-        .call_tool("get_ledger", json!({"address": WALLET, "limit": 5, "receipt": receipt}))
+        .call_tool(
+            "get_ledger",
+            json!({"address": WALLET, "limit": 5, "receipt": receipt}),
+        )
         .await;
     assert_eq!(again["isError"], false, "{again}");
     assert!(again["structuredContent"].get("payment").is_none());
@@ -614,7 +667,10 @@ async fn the_full_exchange_over_mcp_settles_once_and_the_receipt_reads_again() {
     let rest = paid
         .app
         .client
-        .get(paid.app.url(&format!("/v1/wallets/{WALLET}/ledger?limit=2")))
+        .get(
+            paid.app
+                .url(&format!("/v1/wallets/{WALLET}/ledger?limit=2")),
+        )
         .header("X-Receipt", &receipt)
         .send()
         .await
@@ -628,7 +684,9 @@ async fn the_full_exchange_over_mcp_settles_once_and_the_receipt_reads_again() {
 #[tokio::test]
 async fn rest_answers_402_and_an_x_payment_header_settles() {
     let (paid, _) = scanned().await;
-    let url = paid.app.url(&format!("/v1/wallets/{WALLET}/ledger?limit=3"));
+    let url = paid
+        .app
+        .url(&format!("/v1/wallets/{WALLET}/ledger?limit=3"));
     let challenge = paid.app.client.get(&url).send().await.unwrap();
     assert_eq!(challenge.status(), StatusCode::PAYMENT_REQUIRED);
     let v2: Value = serde_json::from_slice(
@@ -699,7 +757,9 @@ async fn fifty_presentations_at_once_settle_exactly_once() {
     let (paid, challenge) = scanned().await;
     let quote_id = quote_of(&challenge);
     let value = paid.build(&paid.payment_for(&challenge["structuredContent"]["x402"]));
-    let url = paid.app.url(&format!("/v1/wallets/{WALLET}/ledger?limit=1"));
+    let url = paid
+        .app
+        .url(&format!("/v1/wallets/{WALLET}/ledger?limit=1"));
     let mut tasks = Vec::new();
     for i in 0..50 {
         let (client, url, value, quote_id) = (
@@ -737,7 +797,11 @@ async fn fifty_presentations_at_once_settle_exactly_once() {
     let fresh = blocks.iter().filter(|b| b["replayed"] == false).count();
     assert_eq!(fresh, 1, "exactly one presentation settled");
     assert!(blocks.iter().all(|b| b["receipt"] == blocks[0]["receipt"]));
-    assert!(blocks.iter().all(|b| b["transaction"] == blocks[0]["transaction"]));
+    assert!(
+        blocks
+            .iter()
+            .all(|b| b["transaction"] == blocks[0]["transaction"])
+    );
     assert_eq!(paid.sent(), 2, "the scan's payment and this one, once");
     assert_eq!(paid.payments("settled").await, 2);
 }
@@ -752,7 +816,10 @@ async fn a_second_different_payment_for_a_paid_quote_is_refused() {
     let mut again = p.clone();
     again.blockhash = Hash::new_from_array(rand::random::<[u8; 32]>());
     let second = paid.read_with(&paid.build(&again), &quote_id).await;
-    assert_eq!(second["structuredContent"]["error"], "quote_already_paid", "{second}");
+    assert_eq!(
+        second["structuredContent"]["error"], "quote_already_paid",
+        "{second}"
+    );
     assert_eq!(paid.sent(), 2);
 }
 
@@ -760,16 +827,29 @@ async fn a_second_different_payment_for_a_paid_quote_is_refused() {
 async fn a_scan_payment_starts_its_scan_once_and_its_receipt_reads_and_scopes_get_job() {
     let paid = paid_app(|_| {}).await;
     let (started, job) = paid.paid_scan().await;
-    let receipt = started["structuredContent"]["payment"]["receipt"].as_str().unwrap();
+    let receipt = started["structuredContent"]["payment"]["receipt"]
+        .as_str()
+        .unwrap();
     let job_id = job["job_id"].as_str().unwrap();
-    assert!(started["content"][0]["text"].as_str().unwrap().contains("Payment settled"));
+    assert!(
+        started["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Payment settled")
+    );
 
     // get_job needs the receipt.
-    let hidden = paid.app.call_tool("get_job", json!({"job_id": job_id})).await;
+    let hidden = paid
+        .app
+        .call_tool("get_job", json!({"job_id": job_id}))
+        .await;
     assert_eq!(hidden["structuredContent"]["code"], "not_found", "{hidden}");
     let other = paid
         .app
-        .call_tool("get_job", json!({"job_id": job_id, "receipt": "A".repeat(43)}))
+        .call_tool(
+            "get_job",
+            json!({"job_id": job_id, "receipt": "A".repeat(43)}),
+        )
         .await;
     assert_eq!(other["structuredContent"]["code"], "not_found");
 
@@ -792,7 +872,10 @@ async fn a_scan_payment_starts_its_scan_once_and_its_receipt_reads_and_scopes_ge
             json!({"quote_id": quote["structuredContent"]["quote_id"], "receipt": receipt}),
         )
         .await;
-    assert_eq!(again["structuredContent"]["code"], "entitlement_consumed", "{again}");
+    assert_eq!(
+        again["structuredContent"]["code"], "entitlement_consumed",
+        "{again}"
+    );
     assert_eq!(paid.sent(), 1);
 }
 
@@ -804,18 +887,29 @@ async fn a_replayed_scan_payment_answers_the_job_it_started() {
         .call_tool("quote_wallet", json!({"address": WALLET, "scope": "full"}))
         .await;
     let quote_id = quote["structuredContent"]["quote_id"].as_str().unwrap();
-    let challenge = paid.app.call_tool("scan_wallet", json!({"quote_id": quote_id})).await;
+    let challenge = paid
+        .app
+        .call_tool("scan_wallet", json!({"quote_id": quote_id}))
+        .await;
     let value = paid.build(&paid.payment_for(&challenge["structuredContent"]["x402"]));
     let first = paid
         .app
-        .call_tool("scan_wallet", json!({"quote_id": quote_id, "payment": value}))
+        .call_tool(
+            "scan_wallet",
+            json!({"quote_id": quote_id, "payment": value}),
+        )
         .await;
     let job_id = first["structuredContent"]["job_id"].as_str().unwrap();
-    let receipt = first["structuredContent"]["payment"]["receipt"].as_str().unwrap();
+    let receipt = first["structuredContent"]["payment"]["receipt"]
+        .as_str()
+        .unwrap();
     wait_for(&paid, job_id, receipt).await;
     let second = paid
         .app
-        .call_tool("scan_wallet", json!({"quote_id": quote_id, "payment": value}))
+        .call_tool(
+            "scan_wallet",
+            json!({"quote_id": quote_id, "payment": value}),
+        )
         .await;
     assert_eq!(second["isError"], false, "{second}");
     assert_eq!(second["structuredContent"]["job_id"], job_id);
@@ -852,10 +946,16 @@ async fn an_unknown_receipt_is_refused_with_a_challenge() {
     let (paid, _) = scanned().await;
     let result = paid
         .app
-        .call_tool("get_ledger", json!({"address": WALLET, "receipt": "B".repeat(43)}))
+        .call_tool(
+            "get_ledger",
+            json!({"address": WALLET, "receipt": "B".repeat(43)}),
+        )
         .await;
     assert_eq!(result["structuredContent"]["code"], "payment_required");
-    assert_eq!(result["structuredContent"]["error"], "invalid_receipt", "{result}");
+    assert_eq!(
+        result["structuredContent"]["error"], "invalid_receipt",
+        "{result}"
+    );
 }
 
 #[tokio::test]
@@ -866,16 +966,25 @@ async fn without_treasury_or_fee_payer_challenges_say_payments_not_configured() 
         .call_tool("quote_wallet", json!({"address": WALLET, "scope": "full"}))
         .await;
     let quote_id = quote["structuredContent"]["quote_id"].as_str().unwrap();
-    let result = paid.app.call_tool("scan_wallet", json!({"quote_id": quote_id})).await;
+    let result = paid
+        .app
+        .call_tool("scan_wallet", json!({"quote_id": quote_id}))
+        .await;
     let sc = &result["structuredContent"];
     assert_eq!(sc["code"], "payment_required", "{result}");
     assert_eq!(sc["status"], "payments_not_configured");
     assert_eq!(sc["x402"]["accepts"], json!([]));
     let attempt = paid
         .app
-        .call_tool("scan_wallet", json!({"quote_id": quote_id, "payment": "e30="}))
+        .call_tool(
+            "scan_wallet",
+            json!({"quote_id": quote_id, "payment": "e30="}),
+        )
         .await;
-    assert_eq!(attempt["structuredContent"]["status"], "payments_not_configured");
+    assert_eq!(
+        attempt["structuredContent"]["status"],
+        "payments_not_configured"
+    );
     assert_eq!(paid.sent(), 0);
 }
 
@@ -889,26 +998,53 @@ async fn a_payment_left_pending_by_a_crash_is_settled_from_the_chain() {
     let value = paid.build(&paid.payment_for(&challenge["structuredContent"]["x402"]));
     // The node takes the transaction but nothing confirms before the
     // request gives up: the payment is left pending.
-    paid.chain.shared.hold_sends.store(true, std::sync::atomic::Ordering::SeqCst);
+    paid.chain
+        .shared
+        .hold_sends
+        .store(true, std::sync::atomic::Ordering::SeqCst);
     let first = paid.read_with(&value, &quote_id).await;
     assert_eq!(first["structuredContent"]["code"], "unavailable", "{first}");
     assert_eq!(paid.payments("pending").await, 1);
     // It lands; once the lease has run out, recovery finishes it.
-    let signature = paid.chain.shared.sent.lock().unwrap().last().unwrap().clone();
-    paid.chain.shared.landed.lock().unwrap().insert(signature.clone());
+    let signature = paid
+        .chain
+        .shared
+        .sent
+        .lock()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    paid.chain
+        .shared
+        .landed
+        .lock()
+        .unwrap()
+        .insert(signature.clone());
     assert_eq!(
-        server::worker::maintenance_pass(&paid.app.state).await.unwrap().payments_recovered,
+        server::worker::maintenance_pass(&paid.app.state)
+            .await
+            .unwrap()
+            .payments_recovered,
         0,
         "a leased payment is left to its request"
     );
     clock.advance_ms(60_000);
-    let pass = server::worker::maintenance_pass(&paid.app.state).await.unwrap();
+    let pass = server::worker::maintenance_pass(&paid.app.state)
+        .await
+        .unwrap();
     assert_eq!(pass.payments_recovered, 1);
     assert_eq!(paid.payments("settled").await, 2);
     // Presenting it again answers the receipt; it was sent once.
     let again = paid.read_with(&value, &quote_id).await;
-    assert_eq!(again["structuredContent"]["payment"]["replayed"], true, "{again}");
-    assert_eq!(again["structuredContent"]["payment"]["transaction"], signature);
+    assert_eq!(
+        again["structuredContent"]["payment"]["replayed"], true,
+        "{again}"
+    );
+    assert_eq!(
+        again["structuredContent"]["payment"]["transaction"],
+        signature
+    );
     let sends = paid.chain.shared.sent.lock().unwrap().clone();
     assert_eq!(sends.iter().filter(|s| **s == signature).count(), 1);
 }
@@ -920,7 +1056,10 @@ async fn a_pending_payment_whose_blockhash_expired_unseen_is_failed_by_recovery(
     paid.paid_scan().await;
     let challenge = paid.read_challenge().await;
     let p = paid.payment_for(&challenge["structuredContent"]["x402"]);
-    paid.chain.shared.hold_sends.store(true, std::sync::atomic::Ordering::SeqCst);
+    paid.chain
+        .shared
+        .hold_sends
+        .store(true, std::sync::atomic::Ordering::SeqCst);
     let first = paid.read_with(&paid.build(&p), &quote_of(&challenge)).await;
     assert_eq!(first["structuredContent"]["code"], "unavailable", "{first}");
     paid.chain
@@ -930,7 +1069,9 @@ async fn a_pending_payment_whose_blockhash_expired_unseen_is_failed_by_recovery(
         .unwrap()
         .insert(p.blockhash.to_string());
     clock.advance_ms(60_000);
-    let pass = server::worker::maintenance_pass(&paid.app.state).await.unwrap();
+    let pass = server::worker::maintenance_pass(&paid.app.state)
+        .await
+        .unwrap();
     assert_eq!(pass.payments_recovered, 1);
     assert_eq!(paid.payments("failed").await, 1);
     assert_eq!(paid.payments("settled").await, 1, "only the scan's");
@@ -954,12 +1095,136 @@ async fn payments_off_keeps_every_paid_tool_free() {
         .call_tool("quote_wallet", json!({"address": WALLET, "scope": "full"}))
         .await;
     let started = app
-        .call_tool("scan_wallet", json!({"quote_id": quote["structuredContent"]["quote_id"]}))
+        .call_tool(
+            "scan_wallet",
+            json!({"quote_id": quote["structuredContent"]["quote_id"]}),
+        )
         .await;
     assert_eq!(started["isError"], false, "{started}");
     assert!(started["structuredContent"].get("payment").is_none());
-    let job = wait_done(&app, started["structuredContent"]["job_id"].as_str().unwrap()).await;
+    let job = wait_done(
+        &app,
+        started["structuredContent"]["job_id"].as_str().unwrap(),
+    )
+    .await;
     assert_eq!(job["status"], "completed");
-    let read = app.call_tool("get_ledger", json!({"address": WALLET})).await;
+    let read = app
+        .call_tool("get_ledger", json!({"address": WALLET}))
+        .await;
     assert_eq!(read["isError"], false);
+}
+
+/// Run the real `x402pay` binary.
+fn x402pay(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_x402pay"))
+        .args(args)
+        .env_remove("X402PAY_KEYFILE")
+        .env_remove("X402PAY_BEARER")
+        .env_remove("X402PAY_RPC_URL")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn x402pay_does_the_whole_exchange_and_its_receipt_reads_again() {
+    let (paid, _) = scanned().await;
+    let keyfile = paid.keyfiles.path().join("payer.json");
+    std::fs::write(
+        &keyfile,
+        serde_json::to_string(&paid.payer.to_bytes().to_vec()).unwrap(),
+    )
+    .unwrap();
+    let keyfile = keyfile.to_str().unwrap().to_owned();
+    let url = paid.app.url("/mcp");
+    let rpc = paid.chain.url.clone();
+    let args = format!(r#"{{"address":"{WALLET}","limit":2}}"#);
+
+    // Without a keyfile: the challenge, exit 1.
+    let (code, out, _) = {
+        let (url, args) = (url.clone(), args.clone());
+        tokio::task::spawn_blocking(move || {
+            x402pay(&[
+                "mcp-call",
+                "-url",
+                &url,
+                "-tool",
+                "get_ledger",
+                "-args",
+                &args,
+            ])
+        })
+        .await
+        .unwrap()
+    };
+    assert_eq!(code, 1);
+    let challenge: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(challenge["accepts"][0]["scheme"], "exact", "{out}");
+
+    // With one: paid, settled, the receipt printed.
+    let (code, out, err) = {
+        let (url, args, keyfile, rpc) = (url.clone(), args.clone(), keyfile.clone(), rpc.clone());
+        tokio::task::spawn_blocking(move || {
+            x402pay(&[
+                "mcp-call",
+                "-keyfile",
+                &keyfile,
+                "-url",
+                &url,
+                "-tool",
+                "get_ledger",
+                "-args",
+                &args,
+                "-rpc",
+                &rpc,
+            ])
+        })
+        .await
+        .unwrap()
+    };
+    assert_eq!(code, 0, "{out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], format!("payer: {}", paid.payer.pubkey()));
+    assert_eq!(lines[1], "tool: get_ledger");
+    assert_eq!(
+        lines[2],
+        "paid: challenge answered with the payment argument"
+    );
+    assert_eq!(
+        lines[3],
+        format!(
+            "payment: settled=true replayed=false network={NETWORK} payer={}",
+            paid.payer.pubkey()
+        )
+    );
+    assert!(lines[4].starts_with("transaction: "));
+    let receipt = lines[5].strip_prefix("receipt: ").unwrap().to_owned();
+    assert_eq!(lines[6], "status: ok");
+    assert!(lines[8].starts_with("2 ledger entries for"), "{out}");
+    assert_eq!(paid.sent(), 2);
+
+    // The receipt, as a header on every POST: no payment, nothing sent.
+    let (code, out, err) = tokio::task::spawn_blocking(move || {
+        x402pay(&[
+            "mcp-call",
+            "-url",
+            &url,
+            "-tool",
+            "get_ledger",
+            "-args",
+            &args,
+            "-H",
+            &format!("X-Receipt: {receipt}"),
+        ])
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("status: ok"), "{out}");
+    assert!(!out.contains("receipt: "), "{out}");
+    assert_eq!(paid.sent(), 2);
 }
