@@ -550,12 +550,22 @@ struct Ledger {
 
 impl Ledger {
     fn start(rpc_url: &str, database_url: &str, encoding: &str) -> Self {
+        Self::start_with(rpc_url, database_url, encoding, &[])
+    }
+
+    fn start_with(
+        rpc_url: &str,
+        database_url: &str,
+        encoding: &str,
+        env: &[(&str, String)],
+    ) -> Self {
         let bin = std::env::var("LEDGER_BIN").unwrap_or_else(|_| {
             format!("{}/../../target/debug/ledger", env!("CARGO_MANIFEST_DIR"))
         });
         let port = free_port();
         let child = Command::new(&bin)
             .env_clear()
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .env("LEDGER_LISTEN", format!("127.0.0.1:{port}"))
             .env("DATABASE_URL", database_url)
             .env("SOLANA_RPC_URL", rpc_url)
@@ -584,13 +594,26 @@ impl Ledger {
     }
 
     fn http(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+        let (status, _, json) = self.http_with(method, path, body, "");
+        (status, json)
+    }
+
+    /// An HTTP request with `headers` (each line ending in CRLF); the
+    /// status, the response headers and the JSON body.
+    fn http_with(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+        headers: &str,
+    ) -> (u16, String, Value) {
         let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else {
-            return (0, Value::Null);
+            return (0, String::new(), Value::Null);
         };
         let body = body.map(Value::to_string).unwrap_or_default();
         write!(
             stream,
-            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         )
         .unwrap();
@@ -600,11 +623,11 @@ impl Ledger {
             .get(9..12)
             .and_then(|s| s.parse().ok())
             .unwrap_or(0);
-        let json = response
+        let (head, json) = response
             .split_once("\r\n\r\n")
-            .and_then(|(_, b)| serde_json::from_str(b).ok())
-            .unwrap_or(Value::Null);
-        (status, json)
+            .map(|(h, b)| (h.to_owned(), serde_json::from_str(b).unwrap_or(Value::Null)))
+            .unwrap_or_default();
+        (status, head, json)
     }
 
     /// `tools/call` over MCP (stateless, no session); the tool result.
@@ -876,5 +899,288 @@ fn ledger_scans_a_real_local_chain_and_every_transaction_conserves() {
     // Carol never signed anything: the junk token is an airdrop.
     assert_eq!(ops(carol), ["airdrop"]);
     assert_eq!(carol[0]["amount"], "42000000");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Run the `x402pay` binary (`X402PAY_BIN`, else next to `LEDGER_BIN`).
+fn x402pay(args: &[&str]) -> (i32, String) {
+    let bin = std::env::var("X402PAY_BIN").unwrap_or_else(|_| {
+        let ledger = std::env::var("LEDGER_BIN").unwrap_or_else(|_| {
+            format!("{}/../../target/debug/ledger", env!("CARGO_MANIFEST_DIR"))
+        });
+        std::path::Path::new(&ledger)
+            .with_file_name("x402pay")
+            .display()
+            .to_string()
+    });
+    let out = Command::new(&bin)
+        .args(args)
+        .env_remove("X402PAY_KEYFILE")
+        .env_remove("X402PAY_BEARER")
+        .env_remove("X402PAY_RPC_URL")
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap_or_else(|e| panic!("start {bin}: {e}"));
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+    )
+}
+
+fn token_balance(rpc: &RpcClient, account: &Pubkey) -> u64 {
+    let v = call(
+        rpc,
+        RpcRequest::GetTokenAccountBalance,
+        json!([account.to_string(), {"commitment": "confirmed"}]),
+    );
+    v["value"]["amount"].as_str().unwrap().parse().unwrap()
+}
+
+fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}
+
+/// The seed's full exchange on a real chain, three ways: MCP (pay a scan,
+/// then read with its receipt), REST (HTTP 402, an `X-PAYMENT` header, the
+/// same payment replayed) and `x402pay mcp-call` (pay, then reuse the
+/// receipt). Every payment moves USDC exactly once: the treasury's balance
+/// is checked after each step, replays included.
+#[test]
+fn x402_payments_settle_on_a_real_local_chain_exactly_once() {
+    let rpc_url = start_chain();
+    let rpc = RpcClient::new_with_commitment(rpc_url.clone(), CommitmentConfig::confirmed());
+    let token = pk(TOKEN);
+    let (issuer, fee_payer, payer) = (Keypair::new(), Keypair::new(), Keypair::new());
+    let treasury = Pubkey::new_unique();
+    for who in [&issuer, &fee_payer] {
+        let sig = rpc
+            .request_airdrop(&who.pubkey(), 10_000_000_000)
+            .unwrap()
+            .to_string();
+        confirm(&rpc, &sig);
+    }
+    // A USDC stand-in (6 decimals), the treasury's account and a funded payer.
+    let usdc = create_mint(&rpc, &issuer, &token);
+    let (payer_usdc, treasury_usdc) = (
+        ata(&payer.pubkey(), &usdc, &token),
+        ata(&treasury, &usdc, &token),
+    );
+    send(
+        &rpc,
+        &[
+            create_ata(&issuer.pubkey(), &payer.pubkey(), &usdc, &token),
+            create_ata(&issuer.pubkey(), &treasury, &usdc, &token),
+            mint_to(&token, &usdc, &payer_usdc, &issuer.pubkey(), 10_000_000),
+        ],
+        &issuer,
+        &[],
+        false,
+    );
+    let dir = std::env::temp_dir().join(format!("ledger-pay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let keyfile = |name: &str, k: &Keypair| {
+        let path = dir.join(name);
+        std::fs::write(
+            &path,
+            serde_json::to_string(&k.to_bytes().to_vec()).unwrap(),
+        )
+        .unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let (fee_payer_file, payer_file) = (
+        keyfile("fee-payer.json", &fee_payer),
+        keyfile("payer.json", &payer),
+    );
+    let genesis = call(&rpc, RpcRequest::GetGenesisHash, json!([]));
+    let network = format!("solana:{}", &genesis.as_str().unwrap()[..32]);
+    let database_url = std::env::var("CHAIN_DATABASE_URL")
+        .unwrap_or_else(|_| format!("sqlite://{}/pay.db", dir.display()));
+    let ledger = Ledger::start_with(
+        &rpc_url,
+        &database_url,
+        "json",
+        &[
+            ("LEDGER_PAYMENTS", "x402".to_owned()),
+            ("LEDGER_X402__NETWORK", network.clone()),
+            ("LEDGER_X402__ASSET", usdc.to_string()),
+            ("LEDGER_X402__TREASURY", treasury.to_string()),
+            ("LEDGER_X402__FEE_PAYER_KEYFILE", fee_payer_file),
+        ],
+    );
+    let wallet = payer.pubkey().to_string();
+    let mcp = |args: Value| {
+        let (status, _, body) = ledger.http_with(
+            "POST",
+            "/mcp",
+            Some(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": args})),
+            "",
+        );
+        assert_eq!(status, 200, "{body}");
+        body["result"].clone()
+    };
+    let pay = |challenge: &Value| {
+        let (code, out) = x402pay(&[
+            "mcp-payment",
+            "-keyfile",
+            &payer_file,
+            "-challenge",
+            &challenge.to_string(),
+            "-rpc",
+            &rpc_url,
+        ]);
+        assert_eq!(code, 0, "{out}");
+        out.trim().to_owned()
+    };
+
+    // 1. MCP: quote, the scan's challenge, pay it, the scan runs.
+    let quote = mcp(json!({"name": "quote_wallet", "arguments": {"address": wallet}}));
+    let quote_id = quote["structuredContent"]["quote_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let price: u64 = quote["structuredContent"]["amount_atomic"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let challenge = mcp(json!({"name": "scan_wallet", "arguments": {"quote_id": quote_id}}));
+    assert_eq!(challenge["isError"], true, "{challenge}");
+    let x402 = &challenge["structuredContent"]["x402"];
+    assert_eq!(x402["accepts"][0]["network"], network.as_str());
+    assert_eq!(x402["accepts"][0]["amount"], price.to_string());
+    let payment = pay(x402);
+    let started = mcp(
+        json!({"name": "scan_wallet", "arguments": {"quote_id": quote_id, "payment": payment}}),
+    );
+    assert_eq!(started["isError"], false, "{started}");
+    let block = &started["structuredContent"]["payment"];
+    assert_eq!(block["settled"], true);
+    assert_eq!(block["payer"], wallet.as_str());
+    let receipt = block["receipt"].as_str().unwrap().to_owned();
+    let settlement = call(
+        &rpc,
+        RpcRequest::GetTransaction,
+        json!([block["transaction"], {"encoding": "json", "commitment": "confirmed", "maxSupportedTransactionVersion": 0}]),
+    );
+    assert!(settlement["meta"]["err"].is_null(), "{settlement}");
+    assert_eq!(
+        settlement["transaction"]["message"]["accountKeys"][0],
+        fee_payer.pubkey().to_string(),
+        "our fee payer paid the fee"
+    );
+    assert_eq!(token_balance(&rpc, &treasury_usdc), price);
+    let job_id = started["structuredContent"]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let started_at = Instant::now();
+    loop {
+        let job =
+            mcp(json!({"name": "get_job", "arguments": {"job_id": job_id, "receipt": receipt}}));
+        assert_eq!(job["isError"], false, "{job}");
+        if job["structuredContent"]["status"] != "running" {
+            assert_eq!(job["structuredContent"]["status"], "completed", "{job}");
+            break;
+        }
+        assert!(started_at.elapsed() < Duration::from_secs(120));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The scan's receipt reads the wallet; the same payment again starts nothing.
+    let read =
+        mcp(json!({"name": "get_ledger", "arguments": {"address": wallet, "receipt": receipt}}));
+    assert_eq!(read["isError"], false, "{read}");
+    assert!(read["structuredContent"].get("payment").is_none());
+    let replay = mcp(
+        json!({"name": "scan_wallet", "arguments": {"quote_id": quote_id, "payment": payment}}),
+    );
+    assert_eq!(
+        replay["structuredContent"]["payment"]["replayed"], true,
+        "{replay}"
+    );
+    assert_eq!(replay["structuredContent"]["job_id"], job_id.as_str());
+    assert_eq!(token_balance(&rpc, &treasury_usdc), price);
+
+    // 2. REST: a genuine 402, paid with an X-PAYMENT header, then replayed.
+    let path = format!("/v1/wallets/{wallet}/ledger?limit=10");
+    let (status, head, body) = ledger.http_with("GET", &path, None, "");
+    assert_eq!(status, 402, "{body}");
+    assert!(header(&head, "payment-required").is_some());
+    let read_price: u64 = body["accepts"][0]["amount"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(read_price, 20_000);
+    let payment = pay(&body);
+    let with_payment = format!("X-PAYMENT: {payment}\r\n");
+    let (status, head, page) = ledger.http_with("GET", &path, None, &with_payment);
+    assert_eq!(status, 200, "{page}");
+    assert!(header(&head, "x-payment-response").is_some(), "{head}");
+    assert_eq!(page["payment"]["replayed"], false);
+    assert_eq!(token_balance(&rpc, &treasury_usdc), price + read_price);
+    let (status, _, again) = ledger.http_with("GET", &path, None, &with_payment);
+    assert_eq!(status, 200, "{again}");
+    assert_eq!(again["payment"]["replayed"], true);
+    assert_eq!(again["payment"]["receipt"], page["payment"]["receipt"]);
+    assert_eq!(
+        token_balance(&rpc, &treasury_usdc),
+        price + read_price,
+        "a replay moves nothing"
+    );
+
+    // 3. x402pay mcp-call: the whole exchange in one command, then the receipt.
+    let url = format!("http://127.0.0.1:{}/mcp", ledger.port);
+    let args = json!({"address": wallet, "limit": 3}).to_string();
+    let (code, out) = x402pay(&[
+        "mcp-call",
+        "-keyfile",
+        &payer_file,
+        "-url",
+        &url,
+        "-tool",
+        "get_ledger",
+        "-args",
+        &args,
+        "-rpc",
+        &rpc_url,
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], format!("payer: {wallet}"));
+    assert_eq!(
+        lines[2],
+        "paid: challenge answered with the payment argument"
+    );
+    assert_eq!(
+        lines[3],
+        format!("payment: settled=true replayed=false network={network} payer={wallet}")
+    );
+    let receipt = lines[5].strip_prefix("receipt: ").unwrap();
+    assert_eq!(lines[6], "status: ok");
+    assert_eq!(token_balance(&rpc, &treasury_usdc), price + 2 * read_price);
+    let (code, out) = x402pay(&[
+        "mcp-call",
+        "-url",
+        &url,
+        "-tool",
+        "get_ledger",
+        "-args",
+        &args,
+        "-H",
+        &format!("X-Receipt: {receipt}"),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("status: ok") && !out.contains("payment: "),
+        "{out}"
+    );
+    assert_eq!(token_balance(&rpc, &treasury_usdc), price + 2 * read_price);
+    assert_eq!(
+        token_balance(&rpc, &payer_usdc),
+        10_000_000 - price - 2 * read_price
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
