@@ -369,7 +369,7 @@ async fn send_and_confirm(state: &AppState, p: &PaymentRecord, cost: &RpcCost) -
             Err(e) => tracing::debug!(error = %e, "payment: status poll failed"),
         }
         polls += 1;
-        if polls % 8 == 0
+        if polls.is_multiple_of(8)
             && let Some(blockhash) = &blockhash
             && let Ok(false) = rpc.is_blockhash_valid(blockhash, cost).await
             && let Ok(None) = rpc.signature_status(&p.signature, cost).await

@@ -201,13 +201,13 @@ async fn cursors_cannot_be_tampered_with_or_reused_elsewhere() {
         );
     }
     // The wallet is part of what the cursor is bound to: presented for
-    // another wallet it opens nothing (here that wallet was never scanned;
-    // `ledger::cursor` tests the binding itself).
+    // another wallet it opens nothing. Arguments are checked before the
+    // paywall, so it is refused as invalid before anything could be paid.
     let other = "4kLALtynrmd6pU2LkGXZCmUaMDfsnVixs7SkLjPKNJQG";
     let result = app
         .call_tool("get_ledger", json!({"address": other, "cursor": cursor}))
         .await;
-    assert_eq!(result["structuredContent"]["code"], "not_found");
+    assert_eq!(result["structuredContent"]["code"], "invalid_params");
     // The untouched cursor still works.
     let next = ledger(&app, json!({"limit": 2, "cursor": cursor})).await;
     assert_eq!(next["isError"], false);
