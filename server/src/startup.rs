@@ -188,6 +188,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/scans", post(v1::scans))
         .route("/v1/jobs/{job_id}", get(v1::job))
         .route("/v1/wallets/{address}/ledger", get(v1::ledger))
+        .route("/v1/payments", get(v1::payments_list))
         .route("/v1/openapi.json", get(discovery::openapi))
         .route("/llms.txt", get(discovery::llms_txt))
         .route(

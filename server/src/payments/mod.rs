@@ -301,13 +301,16 @@ pub async fn authorize_read(
                 "the quote is not a read of this wallet".to_owned(),
             )),
             Some(q) if q.expires_at <= state.now_ms() => {
-                // A payment already settled for it still answers its receipt.
-                match settle::settle_replay_only(state, payment, &q).await? {
-                    Some(block) => return Ok(Some(block)),
-                    None => Err((
+                if settle::settled_before(state, payment).await? {
+                    Err((
+                        "payment_already_settled",
+                        verify::Refusal::AlreadySettled.to_string(),
+                    ))
+                } else {
+                    Err((
                         "quote_expired",
                         "the quote expired; pay the fresh challenge".to_owned(),
-                    )),
+                    ))
                 }
             }
             Some(q) => Ok(q),
@@ -497,4 +500,36 @@ pub async fn receipt_started(
     Ok(live_receipt(state, receipt)
         .await?
         .is_some_and(|p| p.consumed_job_id.as_deref() == Some(job.id.as_str())))
+}
+
+/// One payment as its payer's account lists it (`GET /v1/payments`). The
+/// receipt itself is never stored, so it is not listed.
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+pub struct PaymentView {
+    pub payment_id: String,
+    pub quote_id: String,
+    /// pending, settled or failed.
+    pub status: String,
+    /// scan or read.
+    pub entitlement: String,
+    pub wallet: String,
+    pub amount_atomic: String,
+    pub network: String,
+    pub transaction: String,
+    pub created_at: String,
+}
+
+/// `GET /v1/payments`: a signed-in account's payments. An anonymous payer
+/// has only the payment block its call answered with.
+pub async fn list_payments(
+    _state: &AppState,
+    principal: &Principal,
+) -> Result<Vec<PaymentView>, AppError> {
+    match principal {
+        Principal::Anonymous => Err(AppError::new(
+            Code::Unauthenticated,
+            "listing payments needs an account: present a bearer token (an anonymous payer keeps \
+             the payment block its call answered with)",
+        )),
+    }
 }

@@ -298,30 +298,21 @@ pub async fn settle(
     }
 }
 
-/// For a quote that can no longer be paid (expired): the first outcome of
-/// this payment if it was settled before, else `None`.
-pub async fn settle_replay_only(
-    state: &AppState,
-    payment: &str,
-    quote: &QuoteRecord,
-) -> Result<Option<PaymentBlock>, AppError> {
+/// Whether `payment` is one that already settled (for a quote that can no
+/// longer be paid, to tell "settled earlier" from "expired").
+pub async fn settled_before(state: &AppState, payment: &str) -> Result<bool, AppError> {
     let network = &state.config().x402.network;
     let Ok(value) = x402::parse_payment(payment, network) else {
-        return Ok(None);
+        return Ok(false);
     };
     let Some(hash) = verify::message_hash_of(&value.transaction) else {
-        return Ok(None);
+        return Ok(false);
     };
-    match state.store().payment_by_message(&hash).await? {
-        Some(seen) if seen.quote_id == quote.id && seen.status == "settled" => {
-            match block_of(state, &seen, true).await {
-                Ok(block) => Ok(Some(block)),
-                Err(SettleError::App(e)) => Err(e),
-                Err(_) => Ok(None),
-            }
-        }
-        _ => Ok(None),
-    }
+    Ok(state
+        .store()
+        .payment_by_message(&hash)
+        .await?
+        .is_some_and(|p| p.status == "settled"))
 }
 
 /// Put our signature in the fee payer's slot of the bytes the payer
@@ -423,6 +414,14 @@ async fn answer_seen(state: &AppState, mut seen: PaymentRecord) -> Result<Settle
     loop {
         match seen.status.as_str() {
             "settled" => {
+                // A settled transaction is public on chain, so anyone can
+                // rebuild its payment value; its receipt is answered again
+                // only while its quote lives (the window in which the payer
+                // may be retrying), never after.
+                let quote = state.store().quote(&seen.quote_id).await?;
+                if quote.is_none_or(|q| q.expires_at <= state.now_ms()) {
+                    return Err(Refusal::AlreadySettled.into());
+                }
                 let block = block_of(state, &seen, true).await?;
                 return Ok(Settled {
                     record: seen,

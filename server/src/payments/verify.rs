@@ -96,6 +96,10 @@ pub enum Refusal {
     SimulationFailed(String),
     #[error("the transaction did not settle: {0}")]
     SettlementFailed(String),
+    #[error(
+        "this payment settled earlier and its quote has expired; its receipt was in the answer that settled it"
+    )]
+    AlreadySettled,
 }
 
 impl Refusal {
@@ -118,6 +122,7 @@ impl Refusal {
             Refusal::StaleBlockhash => "stale_blockhash",
             Refusal::SimulationFailed(_) => "simulation_failed",
             Refusal::SettlementFailed(_) => "settlement_failed",
+            Refusal::AlreadySettled => "payment_already_settled",
         }
     }
 }

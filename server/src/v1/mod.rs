@@ -39,7 +39,7 @@ pub struct ErrorBody {
         description = "Solana wallet reports. Paid routes answer HTTP 402 with an x402 challenge.",
         license(name = "MIT"),
     ),
-    paths(ping, health, quotes, scans, job, ledger),
+    paths(ping, health, quotes, scans, job, ledger, payments_list),
     components(schemas(ErrorBody, PingResult, Principal, HealthBody, QuoteWalletArgs, ScanWalletArgs)),
     tags(
         (name = "meta", description = "Service health and identity"),
@@ -226,6 +226,26 @@ pub async fn ledger(
     };
     let page = ledger::page::get_ledger(&state, &principal, args, &presented).await?;
     Ok(paid_json(&page, page.payment.as_ref()))
+}
+
+/// A signed-in account's payments, newest first (P8).
+#[utoipa::path(
+    get,
+    path = "/v1/payments",
+    tag = "scans",
+    responses(
+        (status = 200, description = "The account's payments", body = [payments::PaymentView]),
+        (status = 401, description = "No account: anonymous payers keep their payment blocks", body = ErrorBody),
+    ),
+)]
+pub async fn payments_list(
+    State(state): State<AppState>,
+    Caller(principal, _): Caller,
+) -> Result<Json<Vec<payments::PaymentView>>, Response> {
+    payments::list_payments(&state, &principal)
+        .await
+        .map(Json)
+        .map_err(|err| crate::http::unauthenticated(&state, err))
 }
 
 /// The body of `/healthz`.

@@ -1228,3 +1228,136 @@ async fn x402pay_does_the_whole_exchange_and_its_receipt_reads_again() {
     assert!(!out.contains("receipt: "), "{out}");
     assert_eq!(paid.sent(), 2);
 }
+
+#[tokio::test]
+async fn a_settled_payment_replayed_after_its_quote_expired_reveals_no_receipt() {
+    // Settled transactions are public on chain: anyone could rebuild the
+    // payment value. Its receipt is answered again only while the quote lives.
+    let clock = ManualClock::new(1_800_000_000_000);
+    let paid = paid_app_with(Some(clock.clone()), |_| {}).await;
+    paid.paid_scan().await;
+    let challenge = paid.read_challenge().await;
+    let quote_id = quote_of(&challenge);
+    let value = paid.build(&paid.payment_for(&challenge["structuredContent"]["x402"]));
+    let first = paid.read_with(&value, &quote_id).await;
+    assert_eq!(first["isError"], false, "{first}");
+    clock.advance_ms(16 * 60 * 1000);
+    let later = paid.read_with(&value, &quote_id).await;
+    let sc = &later["structuredContent"];
+    assert_eq!(sc["code"], "payment_required", "{later}");
+    assert_eq!(sc["error"], "payment_already_settled");
+    assert!(
+        !later.to_string().contains(
+            first["structuredContent"]["payment"]["receipt"]
+                .as_str()
+                .unwrap()
+        )
+    );
+    // Without quote_id (a raw x402 client), the same.
+    let response = paid
+        .app
+        .client
+        .get(paid.app.url(&format!("/v1/wallets/{WALLET}/ledger")))
+        .header("X-PAYMENT", &value)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::PAYMENT_REQUIRED);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"], "payment_already_settled", "{body}");
+    assert_eq!(paid.sent(), 2);
+}
+
+#[tokio::test]
+async fn an_x_payment_header_on_the_mcp_post_pays_that_call_only() {
+    let (paid, challenge) = scanned().await;
+    let value = paid.build(&paid.payment_for(&challenge["structuredContent"]["x402"]));
+    let call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_ledger","arguments":{"address":WALLET,"limit":1}}});
+    let reply = paid.app.rpc(&call, &[("X-PAYMENT", &value)]).await;
+    let payment = &reply["result"]["structuredContent"]["payment"];
+    assert_eq!(payment["settled"], true, "{reply}");
+    assert_eq!(payment["replayed"], false);
+    // The next POST has no header and is challenged again.
+    let next = paid.app.rpc(&call, &[]).await;
+    assert_eq!(
+        next["result"]["structuredContent"]["code"],
+        "payment_required"
+    );
+    // An X-Receipt header covers its POST.
+    let covered = paid
+        .app
+        .rpc(
+            &call,
+            &[("X-Receipt", payment["receipt"].as_str().unwrap())],
+        )
+        .await;
+    assert_eq!(covered["result"]["isError"], false, "{covered}");
+    assert_eq!(paid.sent(), 2);
+}
+
+#[tokio::test]
+async fn rest_scans_are_paid_with_an_x_payment_header_and_read_with_x_receipt() {
+    let paid = paid_app(|_| {}).await;
+    let client = &paid.app.client;
+    let quote: Value = client
+        .post(paid.app.url("/v1/quotes"))
+        .json(&json!({"address": WALLET}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let body = json!({"quote_id": quote["quote_id"]});
+    let challenge = client
+        .post(paid.app.url("/v1/scans"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(challenge.status(), StatusCode::PAYMENT_REQUIRED);
+    let x402: Value = challenge.json().await.unwrap();
+    assert_eq!(x402["accepts"][0]["resource"], "/v1/scans");
+    assert_eq!(x402["accepts"][0]["amount"], quote["amount_atomic"]);
+    let value = paid.build(&paid.payment_for(&x402));
+    let started = client
+        .post(paid.app.url("/v1/scans"))
+        .header("X-PAYMENT", &value)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(started.status(), StatusCode::ACCEPTED);
+    assert!(started.headers().contains_key("x-payment-response"));
+    let job: Value = started.json().await.unwrap();
+    let receipt = job["payment"]["receipt"].as_str().unwrap();
+    let path = paid
+        .app
+        .url(&format!("/v1/jobs/{}", job["job_id"].as_str().unwrap()));
+    let hidden = client.get(&path).send().await.unwrap();
+    assert_eq!(hidden.status(), StatusCode::NOT_FOUND);
+    let seen = client
+        .get(&path)
+        .header("X-Receipt", receipt)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(seen.status(), StatusCode::OK);
+    assert_eq!(paid.sent(), 1);
+}
+
+#[tokio::test]
+async fn listing_payments_needs_an_account() {
+    let paid = paid_app(|_| {}).await;
+    let response = paid
+        .app
+        .client
+        .get(paid.app.url("/v1/payments"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    assert!(response.headers().contains_key("www-authenticate"));
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["code"], "unauthenticated");
+}
