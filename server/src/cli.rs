@@ -84,8 +84,10 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
             let store = Store::open(&config.database_url, &config.database).await?;
             let public_url = config.public_url();
             let rpc = crate::solana::RpcClient::new(config.solana.rpc_settings())?;
+            let prices = crate::prices::Prices::new(&config.prices)?;
             let state = AppState::new(Inner {
                 rpc,
+                prices,
                 leptos: crate::site::leptos_options(config.listen),
                 registry: crate::mcp::tools::registry(),
                 public_url,

@@ -23,6 +23,7 @@ pub mod jobs;
 pub mod ledger;
 pub mod mcp;
 pub mod payments;
+pub mod prices;
 pub mod site;
 pub mod solana;
 pub mod startup;

@@ -38,6 +38,8 @@ pub enum StartupError {
     Serve(std::io::Error),
     #[error("Solana RPC client: {0}")]
     Rpc(#[from] crate::solana::RpcError),
+    #[error("price sources' HTTP client: {0}")]
+    Prices(#[from] reqwest::Error),
 }
 
 /// A bound, ready server.
@@ -69,8 +71,10 @@ impl Application {
         };
         let hydrate = site::hydration_available(config.site_root.as_ref());
         let rpc = crate::solana::RpcClient::new(config.solana.rpc_settings())?;
+        let prices = crate::prices::Prices::new(&config.prices)?;
         let state = AppState::new(Inner {
             rpc,
+            prices,
             leptos: site::leptos_options(local),
             registry: mcp::tools::registry(),
             public_url,
@@ -183,6 +187,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/scans", post(v1::scans))
         .route("/v1/jobs/{job_id}", get(v1::job))
         .route("/v1/wallets/{address}/ledger", get(v1::ledger))
+        .route("/v1/prices", get(v1::prices))
+        .route("/v1/prices/history", get(v1::price_history))
         .route("/v1/openapi.json", get(discovery::openapi))
         .route("/llms.txt", get(discovery::llms_txt))
         .route(

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use leptos::prelude::LeptosOptions;
 
 use crate::{
-    clock::Clock, config::Config, mcp::registry::Registry, solana::RpcClient, store::Store,
+    clock::Clock, config::Config, mcp::registry::Registry, prices::Prices, solana::RpcClient,
+    store::Store,
 };
 
 #[derive(Clone)]
@@ -17,6 +18,7 @@ pub struct Inner {
     pub public_url: String,
     pub store: Store,
     pub rpc: RpcClient,
+    pub prices: Prices,
     pub clock: Arc<dyn Clock>,
     pub registry: Registry,
     pub leptos: LeptosOptions,
@@ -43,6 +45,10 @@ impl AppState {
 
     pub fn rpc(&self) -> &RpcClient {
         &self.0.rpc
+    }
+
+    pub fn prices(&self) -> &Prices {
+        &self.0.prices
     }
 
     pub fn now_ms(&self) -> i64 {

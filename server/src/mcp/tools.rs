@@ -13,6 +13,7 @@ use crate::{
         page::{GetLedgerArgs, LedgerPage},
     },
     payments::{self, Quote, QuoteWalletArgs},
+    prices::api::{GetPriceHistoryArgs, GetPricesArgs, PriceHistory, PricesView},
 };
 
 /// Every tool this server offers.
@@ -23,6 +24,8 @@ pub fn registry() -> Registry {
         scan_wallet(),
         get_job(),
         get_ledger(),
+        get_prices(),
+        get_price_history(),
     ])
 }
 
@@ -64,6 +67,81 @@ fn get_ledger() -> ToolDef {
         },
         |ctx, args: GetLedgerArgs| async move {
             ledger::page::get_ledger(&ctx.state, &ctx.principal, args).await
+        },
+    )
+}
+
+fn get_prices() -> ToolDef {
+    ToolDef::new(
+        ToolMeta {
+            name: "get_prices",
+            title: "Current prices",
+            description: "Current USD prices. Free. mints is a list of token mints; empty or \
+                omitted means native SOL. Each answer carries usd, change_24h_pct (when the source \
+                knows it), source (coinbase, jupiter, stablecoin, or none when nothing prices the \
+                mint) and at. Prices are cached briefly server-side; a report's \
+                meta.sol_usd_at_generation is this SOL price.",
+            tier: Tier::Free,
+            annotations: Annotations::READ_OPEN_WORLD,
+            rest: Some(RestRoute {
+                method: "GET",
+                path: "/v1/prices",
+            }),
+        },
+        |view: &PricesView| {
+            let parts: Vec<String> = view
+                .prices
+                .iter()
+                .map(|p| match &p.usd {
+                    Some(usd) => format!("{} {usd} USD ({})", p.mint, p.source.as_str()),
+                    None => format!("{} unpriced", p.mint),
+                })
+                .collect();
+            format!("Prices: {}.", parts.join("; "))
+        },
+        |ctx, args: GetPricesArgs| async move { crate::prices::api::get_prices(&ctx.state, args).await },
+    )
+}
+
+fn get_price_history() -> ToolDef {
+    ToolDef::new(
+        ToolMeta {
+            name: "get_price_history",
+            title: "Price history",
+            description: "USD price series of a mint. Free. mint empty or \"sol\" is native SOL; \
+                granularity 1d (default) or 1h; from/to default to the last 30 days. Returns points \
+                as [unix seconds, usd] pairs, oldest first, with coverage. Only mints with a \
+                configured price source are served (SOL out of the box, stablecoins flat at $1); \
+                others are not_found. A large gap is filled by a background job: complete is false, \
+                backfill_job_id names it, read again later.",
+            tier: Tier::Free,
+            annotations: Annotations::READ_OPEN_WORLD,
+            rest: Some(RestRoute {
+                method: "GET",
+                path: "/v1/prices/history",
+            }),
+        },
+        |h: &PriceHistory| {
+            let tail = match &h.backfill_job_id {
+                Some(job) => {
+                    format!(" Incomplete: backfill job {job} is filling the gap; read again later.")
+                }
+                None => String::new(),
+            };
+            format!(
+                "{} {} closes of {} from {} to {} ({}% of buckets priced, source {}).{}",
+                h.points.len(),
+                h.granularity,
+                h.mint,
+                h.from,
+                h.to,
+                h.coverage.pct,
+                h.source.as_str(),
+                tail
+            )
+        },
+        |ctx, args: GetPriceHistoryArgs| async move {
+            crate::prices::api::get_price_history(&ctx.state, args).await
         },
     )
 }

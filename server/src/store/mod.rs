@@ -26,6 +26,7 @@ macro_rules! on_pool {
 }
 
 mod jobs;
+mod prices;
 mod quotes;
 mod ratelimit;
 mod sessions;
@@ -39,6 +40,7 @@ use sqlx::{
 };
 
 pub use jobs::{Created, JobProgress, JobRecord, LedgerQuery, LegRow, TransactionLegs};
+pub use prices::{AnalyticsLeg, BACKFILL_KIND, BACKFILL_QUOTE, PricePointRow};
 pub use quotes::QuoteRecord;
 pub use ratelimit::{RateDecision, RateRule};
 pub use sessions::{NewSession, SessionRecord};

@@ -21,6 +21,9 @@ use crate::{
         page::{GetLedgerArgs, LedgerPage},
     },
     payments::{self, Quote, QuoteWalletArgs},
+    prices::api::{
+        self as price_api, GetPriceHistoryArgs, GetPricesArgs, PriceHistory, PricesView,
+    },
     state::AppState,
 };
 
@@ -42,12 +45,13 @@ pub struct ErrorBody {
         description = "Solana wallet reports. Paid routes answer HTTP 402 with an x402 challenge.",
         license(name = "MIT"),
     ),
-    paths(ping, health, quotes, scans, job, ledger),
+    paths(ping, health, quotes, scans, job, ledger, prices, price_history),
     components(schemas(ErrorBody, PingResult, Principal, HealthBody, QuoteWalletArgs, ScanWalletArgs)),
     tags(
         (name = "meta", description = "Service health and identity"),
         (name = "scans", description = "Quotes and scans"),
         (name = "ledger", description = "Reading a scanned wallet"),
+        (name = "prices", description = "USD prices, current and past (free)"),
     ),
 )]
 struct ApiDoc;
@@ -226,6 +230,89 @@ pub async fn ledger(
     ledger::page::get_ledger(&state, &principal, args)
         .await
         .map(Json)
+}
+
+/// The query parameters of `GET /v1/prices`.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct PricesParams {
+    /// Token mints to price, comma-separated; empty means native SOL.
+    mints: Option<String>,
+}
+
+/// Current USD prices: the REST twin of `get_prices`. Free.
+#[utoipa::path(
+    get,
+    path = "/v1/prices",
+    tag = "prices",
+    params(PricesParams),
+    responses(
+        (status = 200, description = "One price per mint asked (usd, change_24h_pct, source, at)"),
+        (status = 400, description = "A mint that is not a base58 key", body = ErrorBody),
+    ),
+)]
+pub async fn prices(
+    State(state): State<AppState>,
+    Caller(_caller): Caller,
+    RawQuery(query): RawQuery,
+) -> Result<Json<PricesView>, AppError> {
+    let params: PricesParams = serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
+        .map_err(|e| AppError::invalid_params(format!("query: {e}")))?;
+    let args = GetPricesArgs {
+        mints: params.mints.map(|m| {
+            m.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect()
+        }),
+    };
+    price_api::get_prices(&state, args).await.map(Json)
+}
+
+/// The query parameters of `GET /v1/prices/history`.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct PriceHistoryParams {
+    /// Start, RFC 3339 or YYYY-MM-DD; default 30 days before to.
+    from: Option<String>,
+    /// 1d (default) or 1h.
+    granularity: Option<String>,
+    /// Token mint; empty or sol means native SOL.
+    mint: Option<String>,
+    /// End, RFC 3339 or YYYY-MM-DD; default now.
+    to: Option<String>,
+}
+
+/// A mint's USD price series: the REST twin of `get_price_history`. Free.
+#[utoipa::path(
+    get,
+    path = "/v1/prices/history",
+    tag = "prices",
+    params(PriceHistoryParams),
+    responses(
+        (status = 200, description = "points as [unix seconds, usd], oldest first, with coverage; complete false and backfill_job_id while a gap is backfilled"),
+        (status = 400, description = "Bad parameter", body = ErrorBody),
+        (status = 404, description = "No price source keeps a history of this mint", body = ErrorBody),
+        (status = 503, description = "The price source did not answer", body = ErrorBody),
+    ),
+)]
+pub async fn price_history(
+    State(state): State<AppState>,
+    Caller(_caller): Caller,
+    RawQuery(query): RawQuery,
+) -> Result<Json<PriceHistory>, AppError> {
+    let params: PriceHistoryParams = serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
+        .map_err(|e| AppError::invalid_params(format!("query: {e}")))?;
+    let args = GetPriceHistoryArgs {
+        from: params.from,
+        granularity: params.granularity,
+        mint: params.mint,
+        to: params.to,
+    };
+    price_api::get_price_history(&state, args).await.map(Json)
 }
 
 /// The body of `/healthz`.

@@ -12,6 +12,9 @@ mod mcp_limits;
 mod mcp_stateless;
 mod mcp_transport;
 mod pages;
+#[path = "../support/price_standin.rs"]
+mod price_standin;
+mod prices;
 mod quotes;
 mod scans;
 #[path = "../support/rpc_standin.rs"]
