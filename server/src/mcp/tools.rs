@@ -38,7 +38,9 @@ fn get_ledger() -> ToolDef {
                 rent, airdrops), newest first, with a next_cursor for the following page. Each \
                 entry has signature, slot, block_time, operation_type (transfer_in, transfer_out, \
                 swap, network_fee, rent_deposit, rent_refund, airdrop, airdrop_spam), mint (\"sol\" \
-                for native SOL), amount (signed atomic units, as a string) and decimals. Filters: \
+                for native SOL), amount (signed atomic units, as a string), decimals, usd_value \
+                (its USD worth at its block time, a decimal string) and priced (false when no \
+                price covers it). Filters: \
                 from/to (RFC 3339 or YYYY-MM-DD, inclusive), mint, operation_type, exclude, \
                 min_usd_value (legs without a price are kept only when it is absent); \
                 include_counterparties adds who paid or was paid. A wallet never scanned is \
