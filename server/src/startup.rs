@@ -187,6 +187,11 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/scans", post(v1::scans))
         .route("/v1/jobs/{job_id}", get(v1::job))
         .route("/v1/wallets/{address}/ledger", get(v1::ledger))
+        .route(
+            "/v1/wallets/{address}/value-history",
+            get(v1::wallet_value_history),
+        )
+        .route("/v1/wallets/{address}/flows", get(v1::wallet_flows))
         .route("/v1/prices", get(v1::prices))
         .route("/v1/prices/history", get(v1::price_history))
         .route("/v1/openapi.json", get(discovery::openapi))

@@ -6,6 +6,10 @@ use serde::Deserialize;
 
 use super::registry::{Annotations, Registry, RestRoute, Tier, ToolDef, ToolMeta};
 use crate::{
+    analytics::{
+        flows::{Flows, GetFlowsArgs},
+        value_history::{GetValueHistoryArgs, ValueHistory},
+    },
     auth::{self, PingResult},
     jobs::{self, GetJobArgs, JobView, ScanWalletArgs},
     ledger::{
@@ -26,6 +30,8 @@ pub fn registry() -> Registry {
         get_ledger(),
         get_prices(),
         get_price_history(),
+        get_value_history(),
+        get_flows(),
     ])
 }
 
@@ -69,6 +75,100 @@ fn get_ledger() -> ToolDef {
         },
         |ctx, args: GetLedgerArgs| async move {
             ledger::page::get_ledger(&ctx.state, &ctx.principal, args).await
+        },
+    )
+}
+
+fn get_value_history() -> ToolDef {
+    ToolDef::new(
+        ToolMeta {
+            name: "get_value_history",
+            title: "A wallet's value through time",
+            description: "A scanned wallet's portfolio value at the close of every bucket in a \
+                range, in USD and SOL, with the holdings behind each point. granularity 1d \
+                (default) or 1h; from/to default to the last 90 days. Mints with no price series \
+                are listed in unpriced_mints and left out of the value (coverage_pct says how much \
+                of the ledger was priced); the last point may be valued at spot (estimated). Paid \
+                cached read, paid for like get_ledger.",
+            tier: Tier::PaidCachedRead,
+            annotations: Annotations::READ_OPEN_WORLD,
+            rest: Some(RestRoute {
+                method: "GET",
+                path: "/v1/wallets/{address}/value-history",
+            }),
+        },
+        |h: &ValueHistory| {
+            let last = h.points.last().map(|p| {
+                format!(
+                    "; last {} USD{}{}",
+                    p.usd,
+                    p.sol
+                        .as_ref()
+                        .map(|s| format!(" ({s} SOL)"))
+                        .unwrap_or_default(),
+                    if p.estimated {
+                        " at spot, estimated"
+                    } else {
+                        ""
+                    }
+                )
+            });
+            format!(
+                "{} {} points of {} from {} to {}{}; {}% of the ledger priced{}.{}",
+                h.points.len(),
+                h.granularity,
+                h.address,
+                h.from,
+                h.to,
+                last.unwrap_or_default(),
+                h.coverage_pct,
+                if h.unpriced_mints.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {} mints unpriced", h.unpriced_mints.len())
+                },
+                match &h.backfill_job_id {
+                    Some(job) =>
+                        format!(" Prices are being backfilled by {job}; read again later."),
+                    None => String::new(),
+                }
+            )
+        },
+        |ctx, args: GetValueHistoryArgs| async move {
+            crate::analytics::value_history::get_value_history(&ctx.state, &ctx.principal, args)
+                .await
+        },
+    )
+}
+
+fn get_flows() -> ToolDef {
+    ToolDef::new(
+        ToolMeta {
+            name: "get_flows",
+            title: "A wallet's counterparty graph",
+            description: "A scanned wallet's transfers aggregated by counterparty and mint as a \
+                graph: nodes (the wallet, each counterparty named from your labels, your watchlist \
+                as own_wallet, or the program registry; the rest external) and edges (source, \
+                target, mint, amount, usd when priced, legs). top (default 10) counterparties per \
+                direction are kept, the rest collapse into an other node. Optional from/to and \
+                mint. Paid cached read, paid for like get_ledger.",
+            tier: Tier::PaidCachedRead,
+            annotations: Annotations::READ_OPEN_WORLD,
+            rest: Some(RestRoute {
+                method: "GET",
+                path: "/v1/wallets/{address}/flows",
+            }),
+        },
+        |f: &Flows| {
+            format!(
+                "Flow graph of {}: {} counterparty nodes, {} edges.",
+                f.address,
+                f.nodes.len().saturating_sub(1),
+                f.edges.len()
+            )
+        },
+        |ctx, args: GetFlowsArgs| async move {
+            crate::analytics::flows::get_flows(&ctx.state, &ctx.principal, args).await
         },
     )
 }

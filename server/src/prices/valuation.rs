@@ -14,6 +14,17 @@ use rust_decimal::Decimal;
 use super::{Granularity, Prices, series};
 use crate::{clock::UnixMillis, store::Store};
 
+/// What to do about hourly series when preparing a [`Valuer`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hourly {
+    /// Daily closes only.
+    Skip,
+    /// Use hourly closes, fetching a small gap inline, never queueing a job.
+    InlineOnly,
+    /// Use hourly closes and queue a backfill for a large gap.
+    Backfill,
+}
+
 /// Closes of the mints a set of legs needs, ready to value them.
 #[derive(Debug, Default)]
 pub struct Valuer {
@@ -31,9 +42,21 @@ impl Valuer {
     pub async fn prepare(
         store: &Store,
         prices: &Prices,
-        mints: impl IntoIterator<Item = String>,
+        mints: Vec<String>,
+        span: (i64, i64),
+        now: UnixMillis,
+    ) -> Result<Self, crate::store::StoreError> {
+        Self::prepare_with(store, prices, mints, span, now, Hourly::InlineOnly).await
+    }
+
+    /// [`Valuer::prepare`] with a say over the hourly series.
+    pub async fn prepare_with(
+        store: &Store,
+        prices: &Prices,
+        mints: Vec<String>,
         (from, to): (i64, i64),
         now: UnixMillis,
+        hourly: Hourly,
     ) -> Result<Self, crate::store::StoreError> {
         let mut valuer = Valuer::default();
         let mut seen = std::collections::HashSet::new();
@@ -49,7 +72,13 @@ impl Valuer {
             if prices.history_source(&key).is_none() {
                 continue;
             }
-            for (granularity, allow_job) in [(Granularity::Day, true), (Granularity::Hour, false)] {
+            let mut wanted = vec![(Granularity::Day, true)];
+            match hourly {
+                Hourly::Skip => {}
+                Hourly::InlineOnly => wanted.push((Granularity::Hour, false)),
+                Hourly::Backfill => wanted.push((Granularity::Hour, true)),
+            }
+            for (granularity, allow_job) in wanted {
                 let start = granularity.floor(from);
                 let end = granularity.floor(to) + granularity.secs();
                 match series::ensure(

@@ -12,6 +12,10 @@ use serde_json::Value;
 use utoipa::OpenApi;
 
 use crate::{
+    analytics::{
+        flows::{self, Flows, GetFlowsArgs},
+        value_history::{self, GetValueHistoryArgs, ValueHistory},
+    },
     auth::{self, PingResult, Principal},
     error::AppError,
     http::{Caller, JsonBody},
@@ -45,7 +49,7 @@ pub struct ErrorBody {
         description = "Solana wallet reports. Paid routes answer HTTP 402 with an x402 challenge.",
         license(name = "MIT"),
     ),
-    paths(ping, health, quotes, scans, job, ledger, prices, price_history),
+    paths(ping, health, quotes, scans, job, ledger, wallet_value_history, wallet_flows, prices, price_history),
     components(schemas(ErrorBody, PingResult, Principal, HealthBody, QuoteWalletArgs, ScanWalletArgs)),
     tags(
         (name = "meta", description = "Service health and identity"),
@@ -230,6 +234,108 @@ pub async fn ledger(
     ledger::page::get_ledger(&state, &principal, args)
         .await
         .map(Json)
+}
+
+/// The query parameters of the value-history route.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ValueHistoryParams {
+    /// usd (default) or sol; both values are always returned.
+    denominate: Option<String>,
+    /// Start, RFC 3339 or YYYY-MM-DD; default 90 days before to.
+    from: Option<String>,
+    /// 1d (default) or 1h.
+    granularity: Option<String>,
+    /// Receipt token of the payment that covers reads of this wallet.
+    receipt: Option<String>,
+    /// End, RFC 3339 or YYYY-MM-DD; default now.
+    to: Option<String>,
+}
+
+/// A scanned wallet's value at every bucket close: the REST twin of `get_value_history`.
+#[utoipa::path(
+    get,
+    path = "/v1/wallets/{address}/value-history",
+    tag = "ledger",
+    params(("address" = String, Path, description = "The wallet's base58 public key"), ValueHistoryParams),
+    responses(
+        (status = 200, description = "points (t, usd, sol, estimated, holdings), unpriced_mints, coverage_pct"),
+        (status = 400, description = "Bad parameter", body = ErrorBody),
+        (status = 402, description = "Payment required (x402 challenge)", body = ErrorBody),
+        (status = 404, description = "The wallet has never been scanned", body = ErrorBody),
+    ),
+)]
+pub async fn wallet_value_history(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    Path(address): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<ValueHistory>, AppError> {
+    let params: ValueHistoryParams = serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
+        .map_err(|e| AppError::invalid_params(format!("query: {e}")))?;
+    let args = GetValueHistoryArgs {
+        address,
+        denominate: params.denominate,
+        from: params.from,
+        granularity: params.granularity,
+        receipt: params.receipt,
+        to: params.to,
+        ..GetValueHistoryArgs::default()
+    };
+    value_history::get_value_history(&state, &principal, args)
+        .await
+        .map(Json)
+}
+
+/// The query parameters of the flows route.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct FlowsParams {
+    /// Inclusive lower bound on block time: RFC 3339 or YYYY-MM-DD.
+    from: Option<String>,
+    /// Keep only transfers of this mint (sol for native SOL).
+    mint: Option<String>,
+    /// Receipt token of the payment that covers reads of this wallet.
+    receipt: Option<String>,
+    /// Inclusive upper bound on block time: RFC 3339 or YYYY-MM-DD.
+    to: Option<String>,
+    /// Counterparties kept per direction before the rest collapse into other; default 10, 0 keeps all.
+    top: Option<u32>,
+}
+
+/// A scanned wallet's counterparty graph: the REST twin of `get_flows`.
+#[utoipa::path(
+    get,
+    path = "/v1/wallets/{address}/flows",
+    tag = "ledger",
+    params(("address" = String, Path, description = "The wallet's base58 public key"), FlowsParams),
+    responses(
+        (status = 200, description = "nodes and edges (source, target, mint, amount, usd, legs)"),
+        (status = 400, description = "Bad parameter", body = ErrorBody),
+        (status = 402, description = "Payment required (x402 challenge)", body = ErrorBody),
+        (status = 404, description = "The wallet has never been scanned", body = ErrorBody),
+    ),
+)]
+pub async fn wallet_flows(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    Path(address): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Flows>, AppError> {
+    let params: FlowsParams = serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
+        .map_err(|e| AppError::invalid_params(format!("query: {e}")))?;
+    let args = GetFlowsArgs {
+        address,
+        from: params.from,
+        mint: params.mint,
+        receipt: params.receipt,
+        to: params.to,
+        top: params.top,
+        ..GetFlowsArgs::default()
+    };
+    flows::get_flows(&state, &principal, args).await.map(Json)
 }
 
 /// The query parameters of `GET /v1/prices`.

@@ -2,6 +2,7 @@
 //! so the crate links once.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod analytics;
 mod binary;
 mod discovery;
 #[path = "../support/encoding.rs"]
