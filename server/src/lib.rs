@@ -12,6 +12,7 @@
 #![recursion_limit = "256"]
 
 pub mod auth;
+pub mod basis;
 pub mod cli;
 pub mod clock;
 pub mod config;
