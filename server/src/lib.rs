@@ -13,6 +13,7 @@
 
 pub mod analytics;
 pub mod auth;
+pub mod basis;
 pub mod cli;
 pub mod clock;
 pub mod config;
