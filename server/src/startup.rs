@@ -187,6 +187,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/scans", post(v1::scans))
         .route("/v1/jobs/{job_id}", get(v1::job))
         .route("/v1/wallets/{address}/ledger", get(v1::ledger))
+        .route("/v1/wallets/{address}/positions", get(v1::wallet_positions))
         .route(
             "/v1/wallets/{address}/value-history",
             get(v1::wallet_value_history),

@@ -290,6 +290,8 @@ mod tests {
 
     fn leg(cp: &str, kind: CounterpartyKind, amount: i128) -> Leg {
         Leg {
+            signature: "s".into(),
+            index: 0,
             block_time: Some(100),
             operation_type: "transfer_in".into(),
             mint: SOL.into(),

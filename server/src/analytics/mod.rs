@@ -1,10 +1,12 @@
-//! Analytics over a scanned wallet's legs: its value through time
-//! ([`value_history`], SPEC N4) and who it trades with ([`flows`], N5).
+//! Analytics over a scanned wallet's legs: its positions under a cost-basis
+//! method ([`positions`], SPEC N3, on the `basis` engine), its value through
+//! time ([`value_history`], N4) and who it trades with ([`flows`], N5).
 //! Both read the wallet's whole ledger from the store and prices from
 //! `prices`; the pure cores take legs and a valuer, so the benchmark and
 //! unit tests run them without a server. docs/analytics.md is the long form.
 
 pub mod flows;
+pub mod positions;
 pub mod registry;
 pub mod value_history;
 
@@ -18,6 +20,8 @@ use crate::{
 /// A leg as the analytics use it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Leg {
+    pub signature: String,
+    pub index: u32,
     pub block_time: Option<i64>,
     pub operation_type: String,
     pub mint: String,
@@ -29,6 +33,8 @@ pub struct Leg {
 impl Leg {
     fn from_row(row: crate::store::AnalyticsLeg) -> Option<Self> {
         Some(Self {
+            signature: row.signature,
+            index: u32::try_from(row.leg_index).unwrap_or(0),
             block_time: row.block_time,
             amount: row.amount.parse().ok()?,
             decimals: u32::try_from(row.decimals).unwrap_or(0),

@@ -299,6 +299,8 @@ mod tests {
 
     fn leg(t: i64, mint: &str, amount: i128) -> Leg {
         Leg {
+            signature: "s".into(),
+            index: 0,
             block_time: Some(t),
             operation_type: "transfer_in".into(),
             mint: mint.into(),

@@ -8,6 +8,7 @@ use super::registry::{Annotations, Registry, RestRoute, Tier, ToolDef, ToolMeta}
 use crate::{
     analytics::{
         flows::{Flows, GetFlowsArgs},
+        positions::{GetPositionsArgs, Positions},
         value_history::{GetValueHistoryArgs, ValueHistory},
     },
     auth::{self, PingResult},
@@ -30,6 +31,7 @@ pub fn registry() -> Registry {
         get_ledger(),
         get_prices(),
         get_price_history(),
+        get_positions(),
         get_value_history(),
         get_flows(),
     ])
@@ -75,6 +77,47 @@ fn get_ledger() -> ToolDef {
         },
         |ctx, args: GetLedgerArgs| async move {
             ledger::page::get_ledger(&ctx.state, &ctx.principal, args).await
+        },
+    )
+}
+
+fn get_positions() -> ToolDef {
+    ToolDef::new(
+        ToolMeta {
+            name: "get_positions",
+            title: "A wallet's positions",
+            description: "A scanned wallet's positions under a cost-basis method (fifo default; \
+                lifo, hifo, average): open lots per mint, realized PnL summary, rent-locked SOL. \
+                exclude_spam (default true) leaves airdrop dust out. Paid cached read, paid for \
+                like get_ledger.",
+            tier: Tier::PaidCachedRead,
+            annotations: Annotations::READ_OPEN_WORLD,
+            rest: Some(RestRoute {
+                method: "GET",
+                path: "/v1/wallets/{address}/positions",
+            }),
+        },
+        |p: &Positions| {
+            format!(
+                "Positions of {} ({}): {} mints, {} open lots; realized gain {} USD over {} rows \
+                 ({} incomplete); {} SOL rent-locked.{}",
+                p.address,
+                p.method,
+                p.positions.len(),
+                p.positions.iter().map(|x| x.lots.len()).sum::<usize>(),
+                p.realized.gain,
+                p.realized.rows,
+                p.realized.incomplete_rows,
+                p.rent_locked_sol,
+                if p.accepted_for_us_filings {
+                    ""
+                } else {
+                    " Average cost is not accepted for US filings of digital assets."
+                }
+            )
+        },
+        |ctx, args: GetPositionsArgs| async move {
+            crate::analytics::positions::get_positions(&ctx.state, &ctx.principal, args).await
         },
     )
 }

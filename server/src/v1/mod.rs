@@ -14,6 +14,7 @@ use utoipa::OpenApi;
 use crate::{
     analytics::{
         flows::{self, Flows, GetFlowsArgs},
+        positions::{self, GetPositionsArgs, Positions},
         value_history::{self, GetValueHistoryArgs, ValueHistory},
     },
     auth::{self, PingResult, Principal},
@@ -49,7 +50,7 @@ pub struct ErrorBody {
         description = "Solana wallet reports. Paid routes answer HTTP 402 with an x402 challenge.",
         license(name = "MIT"),
     ),
-    paths(ping, health, quotes, scans, job, ledger, wallet_value_history, wallet_flows, prices, price_history),
+    paths(ping, health, quotes, scans, job, ledger, wallet_positions, wallet_value_history, wallet_flows, prices, price_history),
     components(schemas(ErrorBody, PingResult, Principal, HealthBody, QuoteWalletArgs, ScanWalletArgs)),
     tags(
         (name = "meta", description = "Service health and identity"),
@@ -232,6 +233,52 @@ pub async fn ledger(
         ..GetLedgerArgs::default()
     };
     ledger::page::get_ledger(&state, &principal, args)
+        .await
+        .map(Json)
+}
+
+/// The query parameters of the positions route.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct PositionsParams {
+    /// Leave airdrop_spam legs out of the replay; default true.
+    exclude_spam: Option<bool>,
+    /// fifo | lifo | hifo | average; default fifo.
+    method: Option<String>,
+    /// Receipt token of the payment that covers reads of this wallet.
+    receipt: Option<String>,
+}
+
+/// A scanned wallet's positions under a cost-basis method: the REST twin of `get_positions`.
+#[utoipa::path(
+    get,
+    path = "/v1/wallets/{address}/positions",
+    tag = "ledger",
+    params(("address" = String, Path, description = "The wallet's base58 public key"), PositionsParams),
+    responses(
+        (status = 200, description = "positions per mint (open lots, realized), realized totals, rent-locked SOL"),
+        (status = 400, description = "Bad parameter", body = ErrorBody),
+        (status = 402, description = "Payment required (x402 challenge)", body = ErrorBody),
+        (status = 404, description = "The wallet has never been scanned", body = ErrorBody),
+    ),
+)]
+pub async fn wallet_positions(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    Path(address): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Positions>, AppError> {
+    let params: PositionsParams = serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
+        .map_err(|e| AppError::invalid_params(format!("query: {e}")))?;
+    let args = GetPositionsArgs {
+        address,
+        exclude_spam: params.exclude_spam,
+        method: params.method,
+        receipt: params.receipt,
+        ..GetPositionsArgs::default()
+    };
+    positions::get_positions(&state, &principal, args)
         .await
         .map(Json)
 }

@@ -187,3 +187,64 @@ async fn analytics_refuse_what_they_cannot_answer() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     app.stop().await;
 }
+
+#[tokio::test]
+async fn positions_replay_the_valued_ledger_under_each_method() {
+    let (app, _s, _p) = scanned_priced().await;
+    let fifo = ok(&app
+        .call_tool("get_positions", json!({"address": WALLET}))
+        .await);
+    assert_eq!(fifo["method"], "fifo");
+    assert_eq!(fifo["exclude_spam"], true);
+    assert_eq!(fifo["accepted_for_us_filings"], true);
+    let positions = fifo["positions"].as_array().unwrap();
+    assert!(positions.iter().any(|p| p["mint"] == "sol"));
+    // Open quantities are what the lots add up to.
+    for p in positions {
+        let lots: rust_decimal::Decimal = p["lots"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                l["quantity"]
+                    .as_str()
+                    .unwrap()
+                    .parse::<rust_decimal::Decimal>()
+                    .unwrap()
+            })
+            .sum();
+        let open: rust_decimal::Decimal = p["open_quantity"].as_str().unwrap().parse().unwrap();
+        assert_eq!(lots, open, "{p}");
+    }
+    let (status, rest_body) = rest(&app, &format!("/v1/wallets/{WALLET}/positions")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(rest_body, fifo, "the REST twin answers the same");
+    insta::assert_json_snapshot!("positions_fifo", fifo);
+
+    for method in ["lifo", "hifo", "average"] {
+        let (status, body) = rest(
+            &app,
+            &format!("/v1/wallets/{WALLET}/positions?method={method}&exclude_spam=false"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["method"], method);
+        assert_eq!(body["exclude_spam"], false);
+        assert_eq!(body["accepted_for_us_filings"], method != "average");
+    }
+    let bad = app
+        .call_tool(
+            "get_positions",
+            json!({"address": WALLET, "method": "lofi"}),
+        )
+        .await;
+    assert_eq!(bad["structuredContent"]["code"], "invalid_params");
+    let never = app
+        .call_tool(
+            "get_positions",
+            json!({"address": "11111111111111111111111111111112"}),
+        )
+        .await;
+    assert_eq!(never["structuredContent"]["code"], "not_found");
+    app.stop().await;
+}
