@@ -5,7 +5,8 @@
 //! Before valuing, the series a set of legs needs are made complete: the
 //! daily series over the legs' span (inline when the gap is small, else by
 //! a backfill job), and the hourly one only when its gap is small enough
-//! to fetch inline. Nothing is fetched twice (see [`super::series`]).
+//! to fetch inline. Nothing is fetched twice (see [`super::series`]). A leg
+//! in the hour that has not closed yet has no close: it is valued at spot.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -31,6 +32,10 @@ pub struct Valuer {
     hourly: HashMap<String, BTreeMap<i64, Decimal>>,
     daily: HashMap<String, BTreeMap<i64, Decimal>>,
     stablecoins: std::collections::HashSet<String>,
+    /// Spot prices for legs in the hour that has not closed yet.
+    spot: HashMap<String, Decimal>,
+    /// The start of that hour (unix seconds); `i64::MAX` when unused.
+    open_from: i64,
     /// A backfill job started to complete a series, if any.
     pub backfill_job_id: Option<String>,
 }
@@ -58,7 +63,10 @@ impl Valuer {
         now: UnixMillis,
         hourly: Hourly,
     ) -> Result<Self, crate::store::StoreError> {
-        let mut valuer = Valuer::default();
+        let mut valuer = Valuer {
+            open_from: i64::MAX,
+            ..Valuer::default()
+        };
         let mut seen = std::collections::HashSet::new();
         for mint in mints {
             let key = Prices::canonical(&mint).to_owned();
@@ -106,6 +114,27 @@ impl Valuer {
                 };
             }
         }
+        // Legs in the hour that has not closed have no close yet: spot.
+        let open_hour = Granularity::Hour.floor(now.div_euclid(1000));
+        if to >= open_hour {
+            let keys: Vec<String> = valuer
+                .hourly
+                .keys()
+                .chain(valuer.daily.keys())
+                .cloned()
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            if !keys.is_empty() {
+                valuer.spot = prices
+                    .spot(&keys, now)
+                    .await
+                    .into_iter()
+                    .map(|(m, s)| (m, s.usd))
+                    .collect();
+                valuer.open_from = open_hour;
+            }
+        }
         Ok(valuer)
     }
 
@@ -119,6 +148,8 @@ impl Valuer {
             hourly,
             daily,
             stablecoins,
+            spot: HashMap::new(),
+            open_from: i64::MAX,
             backfill_job_id: None,
         }
     }
@@ -134,7 +165,13 @@ impl Valuer {
             return Some(*p);
         }
         let day = Granularity::Day.floor(t);
-        self.daily.get(key).and_then(|s| s.get(&day)).copied()
+        if let Some(p) = self.daily.get(key).and_then(|s| s.get(&day)) {
+            return Some(*p);
+        }
+        if t >= self.open_from {
+            return self.spot.get(key).copied();
+        }
+        None
     }
 
     /// The day's close only (daily value history).
