@@ -122,16 +122,19 @@ pub async fn ensure(
             from,
             to,
         };
+        let id = ids::new_id("job_", now);
         let job = store
             .create_backfill_job(
-                &ids::new_id("job_", now),
+                &id,
                 &series_key(mint, granularity),
                 granularity.as_str(),
                 &serde_json::to_string(&spec).unwrap_or_default(),
                 now,
             )
             .await?;
-        tracing::info!(job = %job.id, mint, granularity = granularity.as_str(), buckets, "price backfill queued");
+        if job.id == id {
+            tracing::info!(job = %job.id, mint, granularity = granularity.as_str(), buckets, "price backfill queued");
+        }
         return Ok(Filled::Backfilling(job.id));
     }
     for (a, b) in missing {
