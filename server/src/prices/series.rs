@@ -45,7 +45,9 @@ pub fn gaps(from: i64, to: i64, covered: &[(i64, i64)]) -> Vec<(i64, i64)> {
 /// What [`ensure`] did about a range.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Filled {
-    /// Every closed bucket of the range has been asked of the source.
+    /// Nothing is left to fetch now: every closed bucket of the range has
+    /// been asked of the source, or, for a caller that queues no jobs, the
+    /// gap is left for later.
     Complete,
     /// The gap is being filled by this backfill job.
     Backfilling(String),
@@ -111,6 +113,18 @@ pub async fn ensure(
     let buckets: i64 = missing.iter().map(|(a, b)| (b - a) / step).sum();
     if buckets == 0 {
         return Ok(Filled::Complete);
+    }
+    // A backfill of this series is running: it fetches the gap; fetching
+    // part of it inline too would ask for some buckets twice.
+    if let Some(job) = store
+        .running_job_for(&series_key(mint, granularity))
+        .await?
+    {
+        return Ok(if allow_job {
+            Filled::Backfilling(job.id)
+        } else {
+            Filled::Complete
+        });
     }
     if u64::try_from(buckets).unwrap_or(u64::MAX) > prices.backfill_threshold() {
         if !allow_job {
