@@ -1,8 +1,9 @@
-//! Jobs: scans requested by `scan_wallet`, stored in the database and run
-//! by workers (in-process under `ledger serve`, or `ledger worker`
-//! processes sharing one PostgreSQL). Claiming with leases is `store`'s;
-//! running a scan is [`scan`]; this module starts jobs, shows them, and
-//! drives the claim-run-finish loop.
+//! Jobs: scans requested by `scan_wallet`, and price backfills queued by a
+//! read that found a large gap in a price series (`prices::series`), stored
+//! in the database and run by workers (in-process under `ledger serve`, or
+//! `ledger worker` processes sharing one PostgreSQL). Claiming with leases
+//! is `store`'s; running a scan is [`scan`]; this module starts jobs, shows
+//! them, and drives the claim-run-finish loop, dispatching on the job's kind.
 
 pub mod scan;
 
