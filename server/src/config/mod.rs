@@ -173,6 +173,8 @@ pub struct PricesConfig {
     pub coinbase_exchange_url: String,
     /// Jupiter's Price API (token spot prices).
     pub jupiter_url: String,
+    /// Sent as `x-api-key` to Jupiter when set (api.jup.ag needs one).
+    pub jupiter_api_key: Option<String>,
     /// How long a spot price is served from memory.
     pub spot_ttl_secs: u64,
     /// Mints priced at exactly 1 USD.
@@ -189,6 +191,7 @@ impl Default for PricesConfig {
             coinbase_url: "https://api.coinbase.com".to_owned(),
             coinbase_exchange_url: "https://api.exchange.coinbase.com".to_owned(),
             jupiter_url: "https://lite-api.jup.ag".to_owned(),
+            jupiter_api_key: None,
             spot_ttl_secs: 30,
             stablecoins: vec![
                 "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v".to_owned(),

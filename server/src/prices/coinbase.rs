@@ -50,7 +50,7 @@ impl Coinbase {
     /// SOL/USD now, with the 24-hour change when the stats answer.
     pub async fn sol_spot(&self) -> Result<Spot, PriceError> {
         let url = format!("{}/v2/prices/SOL-USD/spot", self.retail);
-        let body: SpotBody = serde_json::from_str(&http_get(&self.http, &url).await?)
+        let body: SpotBody = serde_json::from_str(&http_get(&self.http, &url, None).await?)
             .map_err(|e| PriceError::Shape(format!("coinbase spot: {e}")))?;
         let change_24h_pct = match self.stats().await {
             Ok(Stats {
@@ -74,8 +74,10 @@ impl Coinbase {
 
     async fn stats(&self) -> Result<Stats, PriceError> {
         let url = format!("{}/products/SOL-USD/stats", self.exchange);
-        serde_json::from_str(&json::quote_numbers(&http_get(&self.http, &url).await?))
-            .map_err(|e| PriceError::Shape(format!("coinbase stats: {e}")))
+        serde_json::from_str(&json::quote_numbers(
+            &http_get(&self.http, &url, None).await?,
+        ))
+        .map_err(|e| PriceError::Shape(format!("coinbase stats: {e}")))
     }
 
     /// SOL/USD closes of the buckets starting in `[from, to)`, oldest first,
@@ -97,7 +99,7 @@ impl Coinbase {
                 rfc3339(start),
                 rfc3339(end - step)
             );
-            let text = http_get(&self.http, &url).await?;
+            let text = http_get(&self.http, &url, None).await?;
             let rows: Vec<Vec<String>> = serde_json::from_str(&json::quote_numbers(&text))
                 .map_err(|e| PriceError::Shape(format!("coinbase candles: {e}")))?;
             for row in rows {

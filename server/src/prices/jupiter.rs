@@ -3,7 +3,8 @@
 //! `GET {jupiter_url}/price/v3?ids=MINT1,MINT2` (at most 50 ids) →
 //! `{"MINT":{"usdPrice":147.48,"blockId":348004023,"decimals":9,
 //! "priceChange24h":1.29,"createdAt":"…","liquidity":…}, …}`; a mint
-//! Jupiter cannot price reliably is left out of the object.
+//! Jupiter cannot price reliably is left out of the object. `api.jup.ag`
+//! wants an `x-api-key` header (`prices.jupiter_api_key`).
 
 use std::collections::HashMap;
 
@@ -19,6 +20,8 @@ pub const MAX_IDS: usize = 50;
 pub struct Jupiter {
     pub(super) http: reqwest::Client,
     pub(super) base: String,
+    /// Sent as `x-api-key` (api.jup.ag needs one; lite-api.jup.ag does not).
+    pub(super) api_key: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -34,7 +37,7 @@ impl Jupiter {
         let mut out = HashMap::new();
         for chunk in mints.chunks(MAX_IDS) {
             let url = format!("{}/price/v3?ids={}", self.base, chunk.join(","));
-            let text = http_get(&self.http, &url).await?;
+            let text = http_get(&self.http, &url, self.api_key.as_deref()).await?;
             let body: HashMap<String, Option<Entry>> =
                 serde_json::from_str(&json::quote_numbers(&text))
                     .map_err(|e| PriceError::Shape(format!("jupiter price: {e}")))?;

@@ -120,10 +120,16 @@ pub enum PriceError {
     Store(#[from] crate::store::StoreError),
 }
 
-async fn http_get(http: &reqwest::Client, url: &str) -> Result<String, PriceError> {
-    let response = http
-        .get(url)
-        .header("accept", "application/json")
+async fn http_get(
+    http: &reqwest::Client,
+    url: &str,
+    api_key: Option<&str>,
+) -> Result<String, PriceError> {
+    let mut request = http.get(url).header("accept", "application/json");
+    if let Some(key) = api_key {
+        request = request.header("x-api-key", key);
+    }
+    let response = request
         .send()
         .await
         .map_err(|e| PriceError::Http(e.to_string()))?;
@@ -209,11 +215,22 @@ impl PriceSource for jupiter::Jupiter {
         mints: &'a [String],
     ) -> BoxFuture<'a, Result<HashMap<String, Spot>, PriceError>> {
         Box::pin(async move {
-            let tokens: Vec<String> = mints.iter().filter(|m| *m != SOL).cloned().collect();
+            // SOL reaches Jupiter only when Coinbase did not answer: asked
+            // as wrapped SOL, answered as SOL.
+            let tokens: Vec<String> = mints
+                .iter()
+                .map(|m| if m == SOL { WSOL.to_owned() } else { m.clone() })
+                .collect();
             if tokens.is_empty() {
                 return Ok(HashMap::new());
             }
-            self.spot(&tokens).await
+            let mut found = self.spot(&tokens).await?;
+            if mints.iter().any(|m| m == SOL)
+                && let Some(spot) = found.remove(WSOL)
+            {
+                found.insert(SOL.to_owned(), spot);
+            }
+            Ok(found)
         })
     }
 
@@ -324,6 +341,7 @@ impl Prices {
             Arc::new(jupiter::Jupiter {
                 http,
                 base: trim(&config.jupiter_url),
+                api_key: config.jupiter_api_key.clone().filter(|k| !k.is_empty()),
             }),
         ];
         Ok(Self::with_sources(

@@ -106,6 +106,38 @@ async fn each_mint_names_the_source_that_priced_it() {
 }
 
 #[tokio::test]
+async fn sol_falls_back_to_jupiter_when_coinbase_is_down_and_the_api_key_is_sent() {
+    let standin = price_standin::start().await;
+    let url = standin.url.clone();
+    let app = spawn_with(Options {
+        clock: std::sync::Arc::new(ManualClock::new(NOW_MS)),
+        configure: Box::new(move |c| {
+            relaxed_limits(c);
+            price_standin::configure(c, &url);
+            c.prices.coinbase_url = "http://127.0.0.1:9".to_owned();
+            c.prices.jupiter_api_key = Some("jup-test-key".to_owned());
+        }),
+    })
+    .await;
+    let body = ok_prices(
+        &app.call_tool("get_prices", json!({"mints": ["sol", JUP]}))
+            .await,
+    );
+    assert_eq!(body["prices"][0]["source"], "jupiter");
+    assert_eq!(body["prices"][0]["usd"], "141.9");
+    assert_eq!(body["prices"][1]["source"], "jupiter");
+    let keys = standin.counters.jupiter_keys.lock().unwrap().clone();
+    assert!(!keys.is_empty());
+    assert!(keys.iter().all(|k| k.as_deref() == Some("jup-test-key")));
+    app.stop().await;
+}
+
+fn ok_prices(result: &Value) -> Value {
+    assert_eq!(result["isError"], false, "{result}");
+    result["structuredContent"].clone()
+}
+
+#[tokio::test]
 async fn daily_history_defaults_to_thirty_days_and_is_fetched_once() {
     let (app, standin) = priced_app(ManualClock::new(NOW_MS)).await;
     let result = app.call_tool("get_price_history", json!({})).await;

@@ -28,6 +28,7 @@ use axum::{
 /// Jupiter's token, priced by the Jupiter stand-in.
 pub const JUP: &str = "JUPyiwrYJFskUPiHa7hkeR8VUtAeFoSYbKedZNsDvCN";
 pub const USDC: &str = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
+pub const WSOL: &str = "So11111111111111111111111111111111111111112";
 pub const SPOT: &str = "142.37";
 pub const OPEN_24H: &str = "140.00";
 
@@ -37,6 +38,8 @@ pub struct Counters {
     pub stats: AtomicUsize,
     pub candles: AtomicUsize,
     pub jupiter: AtomicUsize,
+    /// The x-api-key header of every Jupiter request.
+    pub jupiter_keys: Mutex<Vec<Option<String>>>,
     /// (granularity, start, end) of every candles request.
     pub candle_requests: Mutex<Vec<(i64, i64, i64)>>,
 }
@@ -159,15 +162,23 @@ async fn candles(
 
 async fn jupiter(
     State(c): State<Arc<Counters>>,
+    headers: axum::http::HeaderMap,
     Query(q): Query<HashMap<String, String>>,
 ) -> Response {
     c.jupiter.fetch_add(1, Ordering::SeqCst);
+    c.jupiter_keys.lock().unwrap().push(
+        headers
+            .get("x-api-key")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
+    );
     let ids = q.get("ids").cloned().unwrap_or_default();
     let mut entries = Vec::new();
     for id in ids.split(',') {
         let (price, decimals, change) = match id {
             JUP => ("0.5123", 6, "-2.4187"),
             USDC => ("0.9999", 6, "-0.003"),
+            WSOL => ("141.9", 9, "1.5"),
             _ => continue,
         };
         entries.push(format!(
