@@ -1,10 +1,18 @@
-//! The command line: `ledger [--config PATH] [serve|worker|migrate]`.
+//! The command line: `ledger [--config PATH] [serve|worker|migrate]`, and
+//! `ledger basis`, the offline cost-basis replay of a CSV, which needs
+//! neither configuration nor database and so runs before either is read.
 
-use std::{path::PathBuf, process::ExitCode, sync::Arc};
+use std::{
+    io::Write,
+    path::{Path, PathBuf},
+    process::ExitCode,
+    sync::Arc,
+};
 
 use clap::{Parser, Subcommand};
 
 use crate::{
+    basis::{self, Method},
     clock::SystemClock,
     config::Config,
     startup::{Application, shutdown_signal},
@@ -35,10 +43,23 @@ pub enum Command {
     Worker,
     /// Create or migrate the database, then exit.
     Migrate,
+    /// Replay a CSV of acquisitions and disposals offline; print the
+    /// realized disposals and open lots as CSV (docs/cost-basis.md).
+    Basis {
+        /// fifo, lifo, hifo or average (average is not accepted for US filings).
+        #[arg(long, default_value_t = Method::Fifo)]
+        method: Method,
+        /// The input CSV (`-` for standard input).
+        #[arg(long, value_name = "FILE.csv")]
+        input: PathBuf,
+    },
 }
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(Command::Basis { method, input }) = &cli.command {
+        return basis_command(*method, input);
+    }
     telemetry::init();
     let config = match Config::load(cli.config.as_deref()) {
         Ok(config) => config,
@@ -80,14 +101,18 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
             println!("database ready: {applied} migrations applied");
             store.close().await;
         }
+        // Answered in `main` before any configuration is read.
+        Command::Basis { .. } => {}
         Command::Worker => {
             let store = Store::open(&config.database_url, &config.database).await?;
             let public_url = config.public_url();
             let rpc = crate::solana::RpcClient::new(config.solana.rpc_settings())?;
             let payments = crate::payments::Runtime::load(&config.x402)?;
+            let prices = crate::prices::Prices::new(&config.prices)?;
             let state = AppState::new(Inner {
                 payments,
                 rpc,
+                prices,
                 leptos: crate::site::leptos_options(config.listen),
                 registry: crate::mcp::tools::registry(),
                 public_url,
@@ -105,4 +130,58 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
         }
     }
     Ok(())
+}
+
+/// `ledger basis`: 0 on success, 2 for input the replay refuses (the
+/// message names the line), 1 when the file cannot be read or the output
+/// written.
+fn basis_command(method: Method, input: &Path) -> ExitCode {
+    let events = if input == Path::new("-") {
+        basis::csv_io::read_events(std::io::stdin().lock())
+    } else {
+        match std::fs::File::open(input) {
+            Ok(file) => basis::csv_io::read_events(std::io::BufReader::new(file)),
+            Err(err) => {
+                eprintln!("ledger basis: {}: {err}", input.display());
+                return ExitCode::FAILURE;
+            }
+        }
+    };
+    let events = match events {
+        Ok(events) => events,
+        Err(err @ basis::csv_io::InputError::Invalid { .. }) => {
+            eprintln!("ledger basis: {}: {err}", input.display());
+            return ExitCode::from(2);
+        }
+        Err(err) => {
+            eprintln!("ledger basis: {}: {err}", input.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    let replay = basis::replay(&events, method);
+    let stdout = std::io::stdout().lock();
+    if let Err(err) = basis::csv_io::write_report(stdout, &replay) {
+        eprintln!("ledger basis: writing the report: {err}");
+        return ExitCode::FAILURE;
+    }
+    let total = &replay.total;
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(
+        stderr,
+        "ledger basis: {method}: {} realized rows, proceeds {}, basis {}, gain {} (short {}, long {}); {} rows left out of totals (unpriced or uncovered)",
+        total.rows,
+        total.proceeds.normalize(),
+        total.basis.normalize(),
+        total.gain.normalize(),
+        total.short_term_gain.normalize(),
+        total.long_term_gain.normalize(),
+        total.incomplete_rows,
+    );
+    if !method.accepted_for_us_filings() {
+        let _ = writeln!(
+            stderr,
+            "ledger basis: average cost is not accepted for US filings"
+        );
+    }
+    ExitCode::SUCCESS
 }

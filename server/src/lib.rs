@@ -11,7 +11,9 @@
 
 #![recursion_limit = "256"]
 
+pub mod analytics;
 pub mod auth;
+pub mod basis;
 pub mod cli;
 pub mod clock;
 pub mod config;
@@ -23,6 +25,7 @@ pub mod jobs;
 pub mod ledger;
 pub mod mcp;
 pub mod payments;
+pub mod prices;
 pub mod site;
 pub mod solana;
 pub mod startup;

@@ -40,6 +40,8 @@ pub enum StartupError {
     Rpc(#[from] crate::solana::RpcError),
     #[error("payments: {0}")]
     Payments(String),
+    #[error("price sources' HTTP client: {0}")]
+    Prices(#[from] reqwest::Error),
 }
 
 /// A bound, ready server.
@@ -73,9 +75,11 @@ impl Application {
         };
         let hydrate = site::hydration_available(config.site_root.as_ref());
         let rpc = crate::solana::RpcClient::new(config.solana.rpc_settings())?;
+        let prices = crate::prices::Prices::new(&config.prices)?;
         let state = AppState::new(Inner {
             payments,
             rpc,
+            prices,
             leptos: site::leptos_options(local),
             registry: mcp::tools::registry(),
             public_url,
@@ -189,6 +193,14 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/jobs/{job_id}", get(v1::job))
         .route("/v1/wallets/{address}/ledger", get(v1::ledger))
         .route("/v1/payments", get(v1::payments_list))
+        .route("/v1/wallets/{address}/positions", get(v1::wallet_positions))
+        .route(
+            "/v1/wallets/{address}/value-history",
+            get(v1::wallet_value_history),
+        )
+        .route("/v1/wallets/{address}/flows", get(v1::wallet_flows))
+        .route("/v1/prices", get(v1::prices))
+        .route("/v1/prices/history", get(v1::price_history))
         .route("/v1/openapi.json", get(discovery::openapi))
         .route("/llms.txt", get(discovery::llms_txt))
         .route(

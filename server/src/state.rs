@@ -6,7 +6,8 @@ use std::sync::Arc;
 use leptos::prelude::LeptosOptions;
 
 use crate::{
-    clock::Clock, config::Config, mcp::registry::Registry, solana::RpcClient, store::Store,
+    clock::Clock, config::Config, mcp::registry::Registry, prices::Prices, solana::RpcClient,
+    store::Store,
 };
 
 #[derive(Clone)]
@@ -19,6 +20,7 @@ pub struct Inner {
     pub rpc: RpcClient,
     /// Our fee payer and payee for x402 payments.
     pub payments: crate::payments::Runtime,
+    pub prices: Prices,
     pub clock: Arc<dyn Clock>,
     pub registry: Registry,
     pub leptos: LeptosOptions,
@@ -49,6 +51,10 @@ impl AppState {
 
     pub fn payments(&self) -> &crate::payments::Runtime {
         &self.0.payments
+    }
+
+    pub fn prices(&self) -> &Prices {
+        &self.0.prices
     }
 
     pub fn now_ms(&self) -> i64 {

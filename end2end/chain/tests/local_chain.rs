@@ -8,11 +8,14 @@
 //! starts `ledger` against it (`LEDGER_BIN`; `CHAIN_DATABASE_URL` to use
 //! PostgreSQL), scans each wallet in both transaction encodings, and checks
 //! every transaction conserves: per signature and per asset, the legs sum to
-//! the wallet's balance change read straight from the chain.
+//! the wallet's balance change read straight from the chain. Its price
+//! sources point at a tiny stand-in the test serves (Coinbase's and
+//! Jupiter's response shapes, SOL at 150.25), so a scanned wallet also
+//! answers get_positions, get_value_history and get_flows over MCP and REST.
 
 use std::{
     collections::BTreeMap,
-    io::{Read, Write},
+    io::{BufRead, BufReader, Read, Write},
     net::{Ipv4Addr, TcpListener, TcpStream},
     process::{Child, Command, Stdio},
     str::FromStr,
@@ -543,20 +546,103 @@ fn all_signatures(rpc: &RpcClient, wallet: &str) -> Vec<String> {
     out
 }
 
+/// SOL's price everywhere in the stand-in: spot, and every candle's close,
+/// so a value does not depend on which side of an hour a read falls.
+const SOL_USD: &str = "150.25";
+
+/// Unix seconds of an ISO 8601 `YYYY-MM-DDTHH:MM:SS…` (UTC).
+fn unix(iso: &str) -> i64 {
+    let n = |r: std::ops::Range<usize>| iso[r].parse::<i64>().unwrap();
+    let (y, m, d) = (n(0..4), n(5..7), n(8..10));
+    let (hh, mm, ss) = (n(11..13), n(14..16), n(17..19));
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    (era * 146_097 + doe - 719_468) * 86_400 + hh * 3600 + mm * 60 + ss
+}
+
+/// A stand-in for Coinbase (retail spot; Exchange candles and stats) and
+/// Jupiter's Price API v3 on one loopback port, in their real shapes.
+fn start_prices() -> String {
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || serve_price(stream));
+        }
+    });
+    url
+}
+
+fn serve_price(mut stream: TcpStream) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut request = String::new();
+    let _ = reader.read_line(&mut request);
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
+            break;
+        }
+    }
+    let target = request.split_whitespace().nth(1).unwrap_or("/").to_owned();
+    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+    let param = |name: &str| {
+        query
+            .split('&')
+            .find_map(|kv| kv.strip_prefix(&format!("{name}=")))
+            .unwrap_or("")
+            .to_owned()
+    };
+    let (status, body) = match path {
+        "/v2/prices/SOL-USD/spot" => (
+            "200 OK",
+            format!(r#"{{"data":{{"amount":"{SOL_USD}","base":"SOL","currency":"USD"}}}}"#),
+        ),
+        "/products/SOL-USD/stats" => (
+            "200 OK",
+            format!(
+                r#"{{"open":"148.00","high":"151.00","low":"147.50","last":"{SOL_USD}","volume":"1000.5","volume_30day":"30000.1"}}"#
+            ),
+        ),
+        "/products/SOL-USD/candles" => {
+            let step: i64 = param("granularity").parse().unwrap_or(3600);
+            let (start, end) = (unix(&param("start")), unix(&param("end")));
+            let mut rows = Vec::new();
+            let mut t = start - start.rem_euclid(step);
+            while t <= end {
+                rows.push(format!("[{t},149.5,151,150,{SOL_USD},10.5]"));
+                t += step;
+            }
+            rows.reverse();
+            ("200 OK", format!("[{}]", rows.join(",")))
+        }
+        "/price/v3" => ("200 OK", "{}".to_owned()),
+        _ => ("404 Not Found", r#"{"message":"NotFound"}"#.to_owned()),
+    };
+    let _ = write!(
+        stream,
+        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+}
+
 struct Ledger {
     child: Child,
     port: u16,
 }
 
 impl Ledger {
-    fn start(rpc_url: &str, database_url: &str, encoding: &str) -> Self {
-        Self::start_with(rpc_url, database_url, encoding, &[])
+    fn start(rpc_url: &str, database_url: &str, encoding: &str, prices_url: &str) -> Self {
+        Self::start_with(rpc_url, database_url, encoding, prices_url, &[])
     }
 
     fn start_with(
         rpc_url: &str,
         database_url: &str,
         encoding: &str,
+        prices_url: &str,
         env: &[(&str, String)],
     ) -> Self {
         let bin = std::env::var("LEDGER_BIN").unwrap_or_else(|_| {
@@ -575,6 +661,9 @@ impl Ledger {
             .env("LEDGER_WORKER__POLL_MS", "50")
             .env("LEDGER_RATE_LIMIT__ANON_RPS", "1000")
             .env("LEDGER_RATE_LIMIT__ANON_BURST", "1000")
+            .env("LEDGER_PRICES__COINBASE_URL", prices_url)
+            .env("LEDGER_PRICES__COINBASE_EXCHANGE_URL", prices_url)
+            .env("LEDGER_PRICES__JUPITER_URL", prices_url)
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
@@ -765,6 +854,88 @@ fn ops(entries: &[Value]) -> Vec<&str> {
         .collect()
 }
 
+/// A scanned wallet answers positions, value history and flows over MCP
+/// and REST alike, with SOL priced by the stand-in.
+fn analytics_answer(ledger: &Ledger, history: &History) {
+    let alice = history.alice.pubkey().to_string();
+    let bob = history.bob.pubkey().to_string();
+
+    let (_, page) = ledger.http(
+        "GET",
+        &format!("/v1/wallets/{alice}/ledger?limit=1000"),
+        None,
+    );
+    let sol_legs: Vec<&Value> = page["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["mint"] == "sol")
+        .collect();
+    assert!(!sol_legs.is_empty());
+    assert!(sol_legs.iter().all(|e| e["priced"] == true), "{sol_legs:?}");
+
+    let (status, positions) = ledger.http("GET", &format!("/v1/wallets/{alice}/positions"), None);
+    assert_eq!(status, 200, "{positions}");
+    assert_eq!(positions["method"], "fifo");
+    assert!(
+        positions["positions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["mint"] == "sol")
+    );
+    assert_eq!(
+        ledger.tool("get_positions", json!({"address": alice})),
+        positions
+    );
+    let lifo = ledger.tool("get_positions", json!({"address": alice, "method": "lifo"}));
+    assert_eq!(lifo["method"], "lifo");
+
+    let (status, values) = ledger.http(
+        "GET",
+        &format!("/v1/wallets/{alice}/value-history?granularity=1h"),
+        None,
+    );
+    assert_eq!(status, 200, "{values}");
+    let points = values["points"].as_array().unwrap();
+    let last = points.last().unwrap();
+    assert_eq!(last["estimated"], true, "the open hour is valued at spot");
+    assert!(
+        last["usd"].as_str().unwrap().parse::<f64>().unwrap() > 0.0,
+        "{last}"
+    );
+    assert!(
+        last["holdings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["mint"] == "sol")
+    );
+    let over_mcp = ledger.tool(
+        "get_value_history",
+        json!({"address": alice, "granularity": "1h"}),
+    );
+    assert_eq!(over_mcp["points"].as_array().unwrap().len(), points.len());
+    assert_eq!(over_mcp["unpriced_mints"], values["unpriced_mints"]);
+
+    let (status, flows) = ledger.http("GET", &format!("/v1/wallets/{alice}/flows"), None);
+    assert_eq!(status, 200, "{flows}");
+    assert_eq!(flows["nodes"][0]["id"], alice.as_str());
+    let to_bob: Vec<&Value> = flows["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["source"] == alice.as_str() && e["target"] == bob.as_str())
+        .collect();
+    assert!(!to_bob.is_empty(), "{flows}");
+    assert!(
+        to_bob
+            .iter()
+            .any(|e| e["mint"] == "sol" && !e["usd"].is_null())
+    );
+    assert_eq!(ledger.tool("get_flows", json!({"address": alice})), flows);
+}
+
 #[test]
 fn ledger_scans_a_real_local_chain_and_every_transaction_conserves() {
     let rpc_url = start_chain();
@@ -776,6 +947,7 @@ fn ledger_scans_a_real_local_chain_and_every_transaction_conserves() {
         history.carol.pubkey().to_string(),
     ];
 
+    let prices_url = start_prices();
     let dir = std::env::temp_dir().join(format!("ledger-chain-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut ledgers_by_encoding = Vec::new();
@@ -785,7 +957,7 @@ fn ledger_scans_a_real_local_chain_and_every_transaction_conserves() {
             Ok(url) if encoding == "json" => url,
             _ => format!("sqlite://{}/{encoding}.db", dir.display()),
         };
-        let ledger = Ledger::start(&rpc_url, &database_url, encoding);
+        let ledger = Ledger::start(&rpc_url, &database_url, encoding, &prices_url);
         let mut ledgers = Vec::new();
         for wallet in &wallets {
             // The agent's two ways in: REST for one encoding, MCP for the other.
@@ -855,6 +1027,7 @@ fn ledger_scans_a_real_local_chain_and_every_transaction_conserves() {
         // A refresh re-lists everything and fetches nothing it holds.
         let job = ledger.scan_job(&bob, "refresh");
         assert_eq!(job["progress"]["transactions_fetched"], 0, "{job}");
+        analytics_answer(ledger, &history);
     }
 
     let ledgers = &ledgers_by_encoding[0];
@@ -998,10 +1171,13 @@ fn x402_payments_settle_on_a_real_local_chain_exactly_once() {
     let network = format!("solana:{}", &genesis.as_str().unwrap()[..32]);
     let database_url = std::env::var("CHAIN_DATABASE_URL")
         .unwrap_or_else(|_| format!("sqlite://{}/pay.db", dir.display()));
+    // Prices are not this test's concern: a closed port answers at once.
+    let no_prices = "http://127.0.0.1:9";
     let ledger = Ledger::start_with(
         &rpc_url,
         &database_url,
         "json",
+        no_prices,
         &[
             ("LEDGER_PAYMENTS", "x402".to_owned()),
             ("LEDGER_X402__NETWORK", network.clone()),

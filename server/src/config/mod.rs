@@ -44,6 +44,7 @@ pub struct Config {
     pub database: DatabaseConfig,
     pub solana: SolanaConfig,
     pub pricing: PricingConfig,
+    pub prices: PricesConfig,
     /// `off`: every paid tool is free; `x402`: paid tools answer a challenge
     /// and are paid in USDC on Solana.
     pub payments: PaymentsMode,
@@ -214,6 +215,46 @@ impl SolanaConfig {
     }
 }
 
+/// Where prices come from and how they are kept (docs/prices.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PricesConfig {
+    /// Coinbase's retail API (SOL/USD spot).
+    pub coinbase_url: String,
+    /// Coinbase Exchange's public API (SOL-USD candles and 24h stats).
+    pub coinbase_exchange_url: String,
+    /// Jupiter's Price API (token spot prices).
+    pub jupiter_url: String,
+    /// Sent as `x-api-key` to Jupiter when set (api.jup.ag needs one).
+    pub jupiter_api_key: Option<String>,
+    /// How long a spot price is served from memory.
+    pub spot_ttl_secs: u64,
+    /// Mints priced at exactly 1 USD.
+    pub stablecoins: Vec<String>,
+    /// Missing buckets fetched inline; a larger gap becomes a backfill job.
+    pub backfill_threshold_buckets: u64,
+    /// Per-request timeout for price sources.
+    pub timeout_secs: u64,
+}
+
+impl Default for PricesConfig {
+    fn default() -> Self {
+        Self {
+            coinbase_url: "https://api.coinbase.com".to_owned(),
+            coinbase_exchange_url: "https://api.exchange.coinbase.com".to_owned(),
+            jupiter_url: "https://lite-api.jup.ag".to_owned(),
+            jupiter_api_key: None,
+            spot_ttl_secs: 30,
+            stablecoins: vec![
+                "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v".to_owned(),
+                "Es9vMFrzaCERmJrfF4H2FYD4KCoNkY11McCe8BenwNYB".to_owned(),
+            ],
+            backfill_threshold_buckets: 900,
+            timeout_secs: 10,
+        }
+    }
+}
+
 /// Conventional environment names that are not `LEDGER_…`, and their keys.
 pub const UNPREFIXED_ENV: [(&str, &str); 3] = [
     ("DATABASE_URL", "database_url"),
@@ -280,6 +321,7 @@ impl Default for Config {
             database: DatabaseConfig::default(),
             solana: SolanaConfig::default(),
             pricing: PricingConfig::default(),
+            prices: PricesConfig::default(),
             payments: PaymentsMode::Off,
             x402: X402Config::default(),
         }
@@ -464,6 +506,16 @@ impl Config {
         }
         url::Url::parse(&self.solana.rpc_url)
             .map_err(|e| ConfigError::Invalid(format!("solana.rpc_url: {e}")))?;
+        for (key, url) in [
+            ("prices.coinbase_url", &self.prices.coinbase_url),
+            (
+                "prices.coinbase_exchange_url",
+                &self.prices.coinbase_exchange_url,
+            ),
+            ("prices.jupiter_url", &self.prices.jupiter_url),
+        ] {
+            url::Url::parse(url).map_err(|e| ConfigError::Invalid(format!("{key}: {e}")))?;
+        }
         if self.mcp.max_batch == 0 || self.mcp.max_body_bytes == 0 {
             return Err(ConfigError::Invalid(
                 "mcp.max_batch and mcp.max_body_bytes must be positive".to_owned(),

@@ -1,8 +1,9 @@
-//! Jobs: scans requested by `scan_wallet`, stored in the database and run
-//! by workers (in-process under `ledger serve`, or `ledger worker`
-//! processes sharing one PostgreSQL). Claiming with leases is `store`'s;
-//! running a scan is [`scan`]; this module starts jobs, shows them, and
-//! drives the claim-run-finish loop.
+//! Jobs: scans requested by `scan_wallet`, and price backfills queued by a
+//! read that found a large gap in a price series (`prices::series`), stored
+//! in the database and run by workers (in-process under `ledger serve`, or
+//! `ledger worker` processes sharing one PostgreSQL). Claiming with leases
+//! is `store`'s; running a scan is [`scan`]; this module starts jobs, shows
+//! them, and drives the claim-run-finish loop, dispatching on the job's kind.
 
 pub mod scan;
 
@@ -335,6 +336,9 @@ pub async fn run_next(
     else {
         return Ok(false);
     };
+    if job.kind == crate::store::BACKFILL_KIND {
+        return run_backfill(state, owner, &job, settings.lease_ms).await;
+    }
     tracing::info!(job = %job.id, attempt = job.attempts, "scan claimed");
     let now = || state.now_ms();
     let ctx = scan::ScanContext {
@@ -378,5 +382,46 @@ pub async fn run_next(
         .finish_job(&job.id, owner, status, error.as_deref(), state.now_ms())
         .await?;
     tracing::info!(job = %job.id, status, "scan ended");
+    Ok(true)
+}
+
+/// Run a claimed price backfill (see `prices::series`) to its end. A price
+/// source that fails ends the job failed; reading the series again starts
+/// a fresh one for what is still missing.
+async fn run_backfill(
+    state: &AppState,
+    owner: &str,
+    job: &JobRecord,
+    lease_ms: i64,
+) -> Result<bool, crate::store::StoreError> {
+    use crate::prices::{PriceError, series};
+    tracing::info!(job = %job.id, series = %job.address, attempt = job.attempts, "price backfill claimed");
+    let now = || state.now_ms();
+    let outcome =
+        series::run_backfill(state.store(), state.prices(), job, owner, &now, lease_ms).await;
+    let (status, error) = match outcome {
+        Ok(series::BackfillOutcome::Completed) => ("completed", None),
+        Ok(series::BackfillOutcome::LeaseLost) => {
+            tracing::warn!(job = %job.id, "lease lost; another worker continues");
+            return Ok(true);
+        }
+        Ok(series::BackfillOutcome::BadSpec) => (
+            "failed",
+            Some("the backfill names no series this server prices".to_owned()),
+        ),
+        Err(PriceError::Store(e)) => return Err(e),
+        Err(e) => {
+            tracing::warn!(job = %job.id, error = %e, "price backfill failed");
+            (
+                "failed",
+                Some("the price source failed; read the series again to retry".to_owned()),
+            )
+        }
+    };
+    state
+        .store()
+        .finish_job(&job.id, owner, status, error.as_deref(), state.now_ms())
+        .await?;
+    tracing::info!(job = %job.id, status, "price backfill ended");
     Ok(true)
 }

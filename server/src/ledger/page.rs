@@ -12,6 +12,7 @@ use crate::{
     auth::Principal,
     error::AppError,
     payments::{self, PaymentBlock, Presented, Resource, Usd, quote::rfc3339},
+    prices::valuation::Valuer,
     solana::WalletAddress,
     state::AppState,
     store::{LedgerQuery, LegRow},
@@ -84,6 +85,12 @@ pub struct Entry {
     /// Signed amount in atomic units, as a string: positive into the wallet.
     pub amount: String,
     pub decimals: u8,
+    /// USD value at the block time, signed like amount, as a decimal
+    /// string: the hour's close, else the day's (docs/prices.md); null when
+    /// unpriced.
+    pub usd_value: Option<String>,
+    /// False when no price series covers the leg's mint at its time.
+    pub priced: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counterparties: Option<Vec<Counterparty>>,
 }
@@ -133,8 +140,38 @@ fn operation(text: &str) -> Result<String, AppError> {
         })
 }
 
-fn entry(row: LegRow, with_counterparties: bool) -> Entry {
+/// A row's USD value under `valuer`.
+fn row_value(valuer: &Valuer, row: &LegRow) -> Option<rust_decimal::Decimal> {
+    let amount: i128 = row.amount.parse().ok()?;
+    valuer.value(
+        &row.mint,
+        amount,
+        u32::try_from(row.decimals).unwrap_or(0),
+        row.block_time,
+    )
+}
+
+/// Prepare to value `rows`.
+async fn valuer_for(state: &AppState, rows: &[LegRow]) -> Result<Valuer, AppError> {
+    let times = rows.iter().filter_map(|r| r.block_time);
+    let (Some(from), Some(to)) = (times.clone().min(), times.max()) else {
+        return Ok(Valuer::default());
+    };
+    let mints: Vec<String> = rows.iter().map(|r| r.mint.clone()).collect();
+    Ok(Valuer::prepare(
+        state.store(),
+        state.prices(),
+        mints,
+        (from, to),
+        state.now_ms(),
+    )
+    .await?)
+}
+
+fn entry(row: LegRow, usd: Option<rust_decimal::Decimal>, with_counterparties: bool) -> Entry {
     Entry {
+        usd_value: usd.map(|u| u.to_string()),
+        priced: usd.is_some(),
         signature: row.signature,
         slot: u64::try_from(row.slot).unwrap_or(0),
         block_time: row.block_time.map(|t| rfc3339(t.saturating_mul(1000))),
@@ -241,23 +278,47 @@ pub async fn get_ledger(
         },
     )
     .await?;
-    let mut rows = state
-        .store()
-        .ledger_page(&LedgerQuery {
-            wallet: address.to_string(),
-            from,
-            to,
-            mint,
-            operation_type,
-            exclude,
-            priced_only: args.min_usd_value.is_some(),
-            after,
-            limit: limit + 1,
-        })
-        .await?;
+    let mut query = LedgerQuery {
+        wallet: address.to_string(),
+        from,
+        to,
+        mint,
+        operation_type,
+        exclude,
+        priced_only: args.min_usd_value.is_some(),
+        after,
+        limit: limit + 1,
+    };
+    // Values come from the price series, not the table, so a USD floor is
+    // applied here: read batches until a page's worth clears it.
+    let floor = args
+        .min_usd_value
+        .and_then(|u| u.to_string().parse::<rust_decimal::Decimal>().ok());
+    let mut rows: Vec<(LegRow, Option<rust_decimal::Decimal>)> = Vec::new();
+    loop {
+        let batch = state.store().ledger_page(&query).await?;
+        let exhausted = batch.len() < query.limit as usize;
+        let valuer = valuer_for(state, &batch).await?;
+        if let Some(last) = batch.last() {
+            query.after = Some((last.slot, last.signature.clone(), last.leg_index));
+        }
+        for row in batch {
+            let usd = row_value(&valuer, &row);
+            let keep = match floor {
+                None => true,
+                Some(floor) => usd.is_some_and(|u| u.abs() >= floor),
+            };
+            if keep && rows.len() <= limit as usize {
+                rows.push((row, usd));
+            }
+        }
+        if floor.is_none() || exhausted || rows.len() > limit as usize {
+            break;
+        }
+    }
     let more = rows.len() > limit as usize;
     rows.truncate(limit as usize);
-    let next_cursor = match (more, rows.last()) {
+    let next_cursor = match (more, rows.last().map(|(r, _)| r)) {
         (true, Some(last)) => Some(cursor::encode(
             secret.as_bytes(),
             &digest,
@@ -274,7 +335,7 @@ pub async fn get_ledger(
         address: address.to_string(),
         entries: rows
             .into_iter()
-            .map(|r| entry(r, with_counterparties))
+            .map(|(r, usd)| entry(r, usd, with_counterparties))
             .collect(),
         next_cursor,
         payment,

@@ -61,6 +61,13 @@ impl Annotations {
         idempotent: true,
         open_world: false,
     };
+    /// Reads, and may ask a source on the internet (prices).
+    pub const READ_OPEN_WORLD: Self = Self {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: true,
+    };
     /// Creates something (a quote, a job) and reaches the chain to do it.
     pub const CREATE_FROM_CHAIN: Self = Self {
         read_only: false,

@@ -6,6 +6,11 @@ use serde::Deserialize;
 
 use super::registry::{Annotations, Registry, RestRoute, Tier, ToolDef, ToolMeta};
 use crate::{
+    analytics::{
+        flows::{Flows, GetFlowsArgs},
+        positions::{GetPositionsArgs, Positions},
+        value_history::{GetValueHistoryArgs, ValueHistory},
+    },
     auth::{self, PingResult},
     jobs::{self, GetJobArgs, JobView, ScanWalletArgs},
     ledger::{
@@ -13,6 +18,7 @@ use crate::{
         page::{GetLedgerArgs, LedgerPage},
     },
     payments::{self, Quote, QuoteWalletArgs},
+    prices::api::{GetPriceHistoryArgs, GetPricesArgs, PriceHistory, PricesView},
 };
 
 /// Every tool this server offers.
@@ -23,6 +29,11 @@ pub fn registry() -> Registry {
         scan_wallet(),
         get_job(),
         get_ledger(),
+        get_prices(),
+        get_price_history(),
+        get_positions(),
+        get_value_history(),
+        get_flows(),
     ])
 }
 
@@ -35,7 +46,9 @@ fn get_ledger() -> ToolDef {
                 rent, airdrops), newest first, with a next_cursor for the following page. Each \
                 entry has signature, slot, block_time, operation_type (transfer_in, transfer_out, \
                 swap, network_fee, rent_deposit, rent_refund, airdrop, airdrop_spam), mint (\"sol\" \
-                for native SOL), amount (signed atomic units, as a string) and decimals. Filters: \
+                for native SOL), amount (signed atomic units, as a string), decimals, usd_value \
+                (its USD worth at its block time, a decimal string) and priced (false when no \
+                price covers it). Filters: \
                 from/to (RFC 3339 or YYYY-MM-DD, inclusive), mint, operation_type, exclude, \
                 min_usd_value (legs without a price are kept only when it is absent); \
                 include_counterparties adds who paid or was paid. A wallet never scanned is \
@@ -64,6 +77,228 @@ fn get_ledger() -> ToolDef {
         },
         |ctx, args: GetLedgerArgs| async move {
             ledger::page::get_ledger(&ctx.state, &ctx.principal, args, &ctx.presented).await
+        },
+    )
+}
+
+fn get_positions() -> ToolDef {
+    ToolDef::new(
+        ToolMeta {
+            name: "get_positions",
+            title: "A wallet's positions",
+            description: "A scanned wallet's positions under a cost-basis method (fifo default; \
+                lifo, hifo, average): open lots per mint, realized PnL summary, rent-locked SOL. \
+                exclude_spam (default true) leaves airdrop dust out. Paid cached read, paid for \
+                like get_ledger.",
+            tier: Tier::PaidCachedRead,
+            annotations: Annotations::READ_OPEN_WORLD,
+            rest: Some(RestRoute {
+                method: "GET",
+                path: "/v1/wallets/{address}/positions",
+            }),
+        },
+        |p: &Positions| {
+            format!(
+                "Positions of {} ({}): {} mints, {} open lots; realized gain {} USD over {} rows \
+                 ({} incomplete); {} SOL rent-locked.{}",
+                p.address,
+                p.method,
+                p.positions.len(),
+                p.positions.iter().map(|x| x.lots.len()).sum::<usize>(),
+                p.realized.gain,
+                p.realized.rows,
+                p.realized.incomplete_rows,
+                p.rent_locked_sol,
+                if p.accepted_for_us_filings {
+                    ""
+                } else {
+                    " Average cost is not accepted for US filings of digital assets."
+                }
+            )
+        },
+        |ctx, args: GetPositionsArgs| async move {
+            crate::analytics::positions::get_positions(
+                &ctx.state,
+                &ctx.principal,
+                args,
+                &ctx.presented,
+            )
+            .await
+        },
+    )
+}
+
+fn get_value_history() -> ToolDef {
+    ToolDef::new(
+        ToolMeta {
+            name: "get_value_history",
+            title: "A wallet's value through time",
+            description: "A scanned wallet's portfolio value at the close of every bucket in a \
+                range, in USD and SOL, with the holdings behind each point. granularity 1d \
+                (default) or 1h; from/to default to the last 90 days. Mints with no price series \
+                are listed in unpriced_mints and left out of the value (coverage_pct says how much \
+                of the ledger was priced); the last point may be valued at spot (estimated). Paid \
+                cached read, paid for like get_ledger.",
+            tier: Tier::PaidCachedRead,
+            annotations: Annotations::READ_OPEN_WORLD,
+            rest: Some(RestRoute {
+                method: "GET",
+                path: "/v1/wallets/{address}/value-history",
+            }),
+        },
+        |h: &ValueHistory| {
+            let last = h.points.last().map(|p| {
+                format!(
+                    "; last {} USD{}{}",
+                    p.usd,
+                    p.sol
+                        .as_ref()
+                        .map(|s| format!(" ({s} SOL)"))
+                        .unwrap_or_default(),
+                    if p.estimated {
+                        " at spot, estimated"
+                    } else {
+                        ""
+                    }
+                )
+            });
+            format!(
+                "{} {} points of {} from {} to {}{}; {}% of the ledger priced{}.{}",
+                h.points.len(),
+                h.granularity,
+                h.address,
+                h.from,
+                h.to,
+                last.unwrap_or_default(),
+                h.coverage_pct,
+                if h.unpriced_mints.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {} mints unpriced", h.unpriced_mints.len())
+                },
+                match &h.backfill_job_id {
+                    Some(job) =>
+                        format!(" Prices are being backfilled by {job}; read again later."),
+                    None => String::new(),
+                }
+            )
+        },
+        |ctx, args: GetValueHistoryArgs| async move {
+            crate::analytics::value_history::get_value_history(
+                &ctx.state,
+                &ctx.principal,
+                args,
+                &ctx.presented,
+            )
+            .await
+        },
+    )
+}
+
+fn get_flows() -> ToolDef {
+    ToolDef::new(
+        ToolMeta {
+            name: "get_flows",
+            title: "A wallet's counterparty graph",
+            description: "A scanned wallet's transfers aggregated by counterparty and mint as a \
+                graph: nodes (the wallet, each counterparty named from your labels, your watchlist \
+                as own_wallet, or the program registry; the rest external) and edges (source, \
+                target, mint, amount, usd when priced, legs). top (default 10) counterparties per \
+                direction are kept, the rest collapse into an other node. Optional from/to and \
+                mint. Paid cached read, paid for like get_ledger.",
+            tier: Tier::PaidCachedRead,
+            annotations: Annotations::READ_OPEN_WORLD,
+            rest: Some(RestRoute {
+                method: "GET",
+                path: "/v1/wallets/{address}/flows",
+            }),
+        },
+        |f: &Flows| {
+            format!(
+                "Flow graph of {}: {} counterparty nodes, {} edges.",
+                f.address,
+                f.nodes.len().saturating_sub(1),
+                f.edges.len()
+            )
+        },
+        |ctx, args: GetFlowsArgs| async move {
+            crate::analytics::flows::get_flows(&ctx.state, &ctx.principal, args, &ctx.presented)
+                .await
+        },
+    )
+}
+
+fn get_prices() -> ToolDef {
+    ToolDef::new(
+        ToolMeta {
+            name: "get_prices",
+            title: "Current prices",
+            description: "Current USD prices. Free. mints is a list of token mints; empty or \
+                omitted means native SOL. Each answer carries usd, change_24h_pct (when the source \
+                knows it), source (coinbase, jupiter, stablecoin, or none when nothing prices the \
+                mint) and at. Prices are cached briefly server-side; a report's \
+                meta.sol_usd_at_generation is this SOL price.",
+            tier: Tier::Free,
+            annotations: Annotations::READ_OPEN_WORLD,
+            rest: Some(RestRoute {
+                method: "GET",
+                path: "/v1/prices",
+            }),
+        },
+        |view: &PricesView| {
+            let parts: Vec<String> = view
+                .prices
+                .iter()
+                .map(|p| match &p.usd {
+                    Some(usd) => format!("{} {usd} USD ({})", p.mint, p.source.as_str()),
+                    None => format!("{} unpriced", p.mint),
+                })
+                .collect();
+            format!("Prices: {}.", parts.join("; "))
+        },
+        |ctx, args: GetPricesArgs| async move { crate::prices::api::get_prices(&ctx.state, args).await },
+    )
+}
+
+fn get_price_history() -> ToolDef {
+    ToolDef::new(
+        ToolMeta {
+            name: "get_price_history",
+            title: "Price history",
+            description: "USD price series of a mint. Free. mint empty or \"sol\" is native SOL; \
+                granularity 1d (default) or 1h; from/to default to the last 30 days. Returns points \
+                as [unix seconds, usd] pairs, oldest first, with coverage. Only mints with a \
+                configured price source are served (SOL out of the box, stablecoins flat at $1); \
+                others are not_found. A large gap is filled by a background job: complete is false, \
+                backfill_job_id names it, read again later.",
+            tier: Tier::Free,
+            annotations: Annotations::READ_OPEN_WORLD,
+            rest: Some(RestRoute {
+                method: "GET",
+                path: "/v1/prices/history",
+            }),
+        },
+        |h: &PriceHistory| {
+            let tail = match &h.backfill_job_id {
+                Some(job) => {
+                    format!(" Incomplete: backfill job {job} is filling the gap; read again later.")
+                }
+                None => String::new(),
+            };
+            format!(
+                "{} {} closes of {} from {} to {} ({}% of buckets priced, source {}).{}",
+                h.points.len(),
+                h.granularity,
+                h.mint,
+                h.from,
+                h.to,
+                h.coverage.pct,
+                h.source.as_str(),
+                tail
+            )
+        },
+        |ctx, args: GetPriceHistoryArgs| async move {
+            crate::prices::api::get_price_history(&ctx.state, args).await
         },
     )
 }

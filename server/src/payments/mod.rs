@@ -338,6 +338,28 @@ pub async fn authorize_read(
     Err(challenge(state, &fresh, &resource, refused))
 }
 
+/// [`authorize_read`] for the REST route `/v1/wallets/{wallet}/{route}`
+/// and its MCP tool `tool`, with what the call's arguments and headers
+/// presented.
+pub async fn authorize_wallet_read(
+    state: &AppState,
+    principal: &Principal,
+    wallet: &WalletAddress,
+    presented: &Presented,
+    route: &str,
+    tool: &str,
+) -> Result<Option<PaymentBlock>, AppError> {
+    let path = format!("/v1/wallets/{wallet}/{route}");
+    authorize_read(
+        state,
+        principal,
+        wallet,
+        presented,
+        Resource { path: &path, tool },
+    )
+    .await
+}
+
 /// The seam for owner reads: a signed-in account watching the wallet reads
 /// it free. Accounts arrive with the accounts work; today nobody owns one.
 fn owner_read(principal: &Principal, _wallet: &WalletAddress) -> bool {

@@ -460,7 +460,8 @@ pub struct LedgerQuery {
     pub mint: Option<String>,
     pub operation_type: Option<String>,
     pub exclude: Vec<String>,
-    /// Leave out every leg without a USD value (none has one yet).
+    /// A USD floor applies: values come from the price series at read
+    /// time (`ledger::page`), so the table query itself does not filter.
     pub priced_only: bool,
     /// Start after this leg: (slot, signature, leg_index), newest first.
     pub after: Option<(i64, String, i32)>,
@@ -504,11 +505,6 @@ impl Store {
             }
             for op in &q.exclude {
                 sql.push(" AND operation_type <> ").push_bind(op);
-            }
-            if q.priced_only {
-                // No leg carries a USD value yet; prices arrive with the
-                // analytics work and fill this filter in.
-                sql.push(" AND 1 = 0");
             }
             if let Some((slot, signature, index)) = &q.after {
                 sql.push(" AND (slot < ")

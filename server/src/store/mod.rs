@@ -27,6 +27,7 @@ macro_rules! on_pool {
 
 mod jobs;
 mod payments;
+mod prices;
 mod quotes;
 mod ratelimit;
 mod sessions;
@@ -41,6 +42,7 @@ use sqlx::{
 
 pub use jobs::{Created, JobProgress, JobRecord, LedgerQuery, LegRow, TransactionLegs};
 pub use payments::{Intent, PaymentRecord};
+pub use prices::{AnalyticsLeg, BACKFILL_KIND, BACKFILL_QUOTE, PricePointRow};
 pub use quotes::QuoteRecord;
 pub use ratelimit::{RateDecision, RateRule};
 pub use sessions::{NewSession, SessionRecord};

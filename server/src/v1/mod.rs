@@ -12,12 +12,20 @@ use serde_json::Value;
 use utoipa::OpenApi;
 
 use crate::{
+    analytics::{
+        flows::{self, GetFlowsArgs},
+        positions::{self, GetPositionsArgs},
+        value_history::{self, GetValueHistoryArgs},
+    },
     auth::{self, PingResult, Principal},
     error::AppError,
     http::{Caller, JsonBody, paid_json},
     jobs::{self, GetJobArgs, JobView, ScanWalletArgs},
     ledger::{self, page::GetLedgerArgs},
     payments::{self, Quote, QuoteWalletArgs},
+    prices::api::{
+        self as price_api, GetPriceHistoryArgs, GetPricesArgs, PriceHistory, PricesView,
+    },
     state::AppState,
 };
 
@@ -39,12 +47,13 @@ pub struct ErrorBody {
         description = "Solana wallet reports. Paid routes answer HTTP 402 with an x402 challenge.",
         license(name = "MIT"),
     ),
-    paths(ping, health, quotes, scans, job, ledger, payments_list),
+    paths(ping, health, quotes, scans, job, ledger, payments_list, wallet_positions, wallet_value_history, wallet_flows, prices, price_history),
     components(schemas(ErrorBody, PingResult, Principal, HealthBody, QuoteWalletArgs, ScanWalletArgs)),
     tags(
         (name = "meta", description = "Service health and identity"),
         (name = "scans", description = "Quotes and scans"),
         (name = "ledger", description = "Reading a scanned wallet"),
+        (name = "prices", description = "USD prices, current and past (free)"),
     ),
 )]
 struct ApiDoc;
@@ -246,6 +255,236 @@ pub async fn payments_list(
         .await
         .map(Json)
         .map_err(|err| crate::http::unauthenticated(&state, err))
+}
+
+/// The query parameters of the positions route.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct PositionsParams {
+    /// Leave airdrop_spam legs out of the replay; default true.
+    exclude_spam: Option<bool>,
+    /// fifo | lifo | hifo | average; default fifo.
+    method: Option<String>,
+    /// Receipt token of the payment that covers reads of this wallet.
+    receipt: Option<String>,
+}
+
+/// A scanned wallet's positions under a cost-basis method: the REST twin of `get_positions`.
+#[utoipa::path(
+    get,
+    path = "/v1/wallets/{address}/positions",
+    tag = "ledger",
+    params(("address" = String, Path, description = "The wallet's base58 public key"), PositionsParams),
+    responses(
+        (status = 200, description = "positions per mint (open lots, realized), realized totals, rent-locked SOL"),
+        (status = 400, description = "Bad parameter", body = ErrorBody),
+        (status = 402, description = "Payment required (x402 challenge)", body = ErrorBody),
+        (status = 404, description = "The wallet has never been scanned", body = ErrorBody),
+    ),
+)]
+pub async fn wallet_positions(
+    State(state): State<AppState>,
+    Caller(principal, presented): Caller,
+    Path(address): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, AppError> {
+    let params: PositionsParams = serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
+        .map_err(|e| AppError::invalid_params(format!("query: {e}")))?;
+    let args = GetPositionsArgs {
+        address,
+        exclude_spam: params.exclude_spam,
+        method: params.method,
+        receipt: params.receipt,
+        ..GetPositionsArgs::default()
+    };
+    let body = positions::get_positions(&state, &principal, args, &presented).await?;
+    Ok(paid_json(&body, body.payment.as_ref()))
+}
+
+/// The query parameters of the value-history route.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ValueHistoryParams {
+    /// usd (default) or sol; both values are always returned.
+    denominate: Option<String>,
+    /// Start, RFC 3339 or YYYY-MM-DD; default 90 days before to.
+    from: Option<String>,
+    /// 1d (default) or 1h.
+    granularity: Option<String>,
+    /// Receipt token of the payment that covers reads of this wallet.
+    receipt: Option<String>,
+    /// End, RFC 3339 or YYYY-MM-DD; default now.
+    to: Option<String>,
+}
+
+/// A scanned wallet's value at every bucket close: the REST twin of `get_value_history`.
+#[utoipa::path(
+    get,
+    path = "/v1/wallets/{address}/value-history",
+    tag = "ledger",
+    params(("address" = String, Path, description = "The wallet's base58 public key"), ValueHistoryParams),
+    responses(
+        (status = 200, description = "points (t, usd, sol, estimated, holdings), unpriced_mints, coverage_pct"),
+        (status = 400, description = "Bad parameter", body = ErrorBody),
+        (status = 402, description = "Payment required (x402 challenge)", body = ErrorBody),
+        (status = 404, description = "The wallet has never been scanned", body = ErrorBody),
+    ),
+)]
+pub async fn wallet_value_history(
+    State(state): State<AppState>,
+    Caller(principal, presented): Caller,
+    Path(address): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, AppError> {
+    let params: ValueHistoryParams = serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
+        .map_err(|e| AppError::invalid_params(format!("query: {e}")))?;
+    let args = GetValueHistoryArgs {
+        address,
+        denominate: params.denominate,
+        from: params.from,
+        granularity: params.granularity,
+        receipt: params.receipt,
+        to: params.to,
+        ..GetValueHistoryArgs::default()
+    };
+    let body = value_history::get_value_history(&state, &principal, args, &presented).await?;
+    Ok(paid_json(&body, body.payment.as_ref()))
+}
+
+/// The query parameters of the flows route.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct FlowsParams {
+    /// Inclusive lower bound on block time: RFC 3339 or YYYY-MM-DD.
+    from: Option<String>,
+    /// Keep only transfers of this mint (sol for native SOL).
+    mint: Option<String>,
+    /// Receipt token of the payment that covers reads of this wallet.
+    receipt: Option<String>,
+    /// Inclusive upper bound on block time: RFC 3339 or YYYY-MM-DD.
+    to: Option<String>,
+    /// Counterparties kept per direction before the rest collapse into other; default 10, 0 keeps all.
+    top: Option<u32>,
+}
+
+/// A scanned wallet's counterparty graph: the REST twin of `get_flows`.
+#[utoipa::path(
+    get,
+    path = "/v1/wallets/{address}/flows",
+    tag = "ledger",
+    params(("address" = String, Path, description = "The wallet's base58 public key"), FlowsParams),
+    responses(
+        (status = 200, description = "nodes and edges (source, target, mint, amount, usd, legs)"),
+        (status = 400, description = "Bad parameter", body = ErrorBody),
+        (status = 402, description = "Payment required (x402 challenge)", body = ErrorBody),
+        (status = 404, description = "The wallet has never been scanned", body = ErrorBody),
+    ),
+)]
+pub async fn wallet_flows(
+    State(state): State<AppState>,
+    Caller(principal, presented): Caller,
+    Path(address): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, AppError> {
+    let params: FlowsParams = serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
+        .map_err(|e| AppError::invalid_params(format!("query: {e}")))?;
+    let args = GetFlowsArgs {
+        address,
+        from: params.from,
+        mint: params.mint,
+        receipt: params.receipt,
+        to: params.to,
+        top: params.top,
+        ..GetFlowsArgs::default()
+    };
+    let body = flows::get_flows(&state, &principal, args, &presented).await?;
+    Ok(paid_json(&body, body.payment.as_ref()))
+}
+
+/// The query parameters of `GET /v1/prices`.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct PricesParams {
+    /// Token mints to price, comma-separated; empty means native SOL.
+    mints: Option<String>,
+}
+
+/// Current USD prices: the REST twin of `get_prices`. Free.
+#[utoipa::path(
+    get,
+    path = "/v1/prices",
+    tag = "prices",
+    params(PricesParams),
+    responses(
+        (status = 200, description = "One price per mint asked (usd, change_24h_pct, source, at)"),
+        (status = 400, description = "A mint that is not a base58 key", body = ErrorBody),
+    ),
+)]
+pub async fn prices(
+    State(state): State<AppState>,
+    Caller(_caller, _): Caller,
+    RawQuery(query): RawQuery,
+) -> Result<Json<PricesView>, AppError> {
+    let params: PricesParams = serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
+        .map_err(|e| AppError::invalid_params(format!("query: {e}")))?;
+    let args = GetPricesArgs {
+        mints: params.mints.map(|m| {
+            m.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect()
+        }),
+    };
+    price_api::get_prices(&state, args).await.map(Json)
+}
+
+/// The query parameters of `GET /v1/prices/history`.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct PriceHistoryParams {
+    /// Start, RFC 3339 or YYYY-MM-DD; default 30 days before to.
+    from: Option<String>,
+    /// 1d (default) or 1h.
+    granularity: Option<String>,
+    /// Token mint; empty or sol means native SOL.
+    mint: Option<String>,
+    /// End, RFC 3339 or YYYY-MM-DD; default now.
+    to: Option<String>,
+}
+
+/// A mint's USD price series: the REST twin of `get_price_history`. Free.
+#[utoipa::path(
+    get,
+    path = "/v1/prices/history",
+    tag = "prices",
+    params(PriceHistoryParams),
+    responses(
+        (status = 200, description = "points as [unix seconds, usd], oldest first, with coverage; complete false and backfill_job_id while a gap is backfilled"),
+        (status = 400, description = "Bad parameter", body = ErrorBody),
+        (status = 404, description = "No price source keeps a history of this mint", body = ErrorBody),
+        (status = 503, description = "The price source did not answer", body = ErrorBody),
+    ),
+)]
+pub async fn price_history(
+    State(state): State<AppState>,
+    Caller(_caller, _): Caller,
+    RawQuery(query): RawQuery,
+) -> Result<Json<PriceHistory>, AppError> {
+    let params: PriceHistoryParams = serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
+        .map_err(|e| AppError::invalid_params(format!("query: {e}")))?;
+    let args = GetPriceHistoryArgs {
+        from: params.from,
+        granularity: params.granularity,
+        mint: params.mint,
+        to: params.to,
+    };
+    price_api::get_price_history(&state, args).await.map(Json)
 }
 
 /// The body of `/healthz`.

@@ -83,6 +83,15 @@ pub async fn spawn_with(options: Options) -> TestApp {
     };
     config.worker.in_process = false;
     config.shutdown_grace_secs = 5;
+    // Never the real price sources: a closed port unless a test points
+    // them at the price stand-in.
+    for url in [
+        &mut config.prices.coinbase_url,
+        &mut config.prices.coinbase_exchange_url,
+        &mut config.prices.jupiter_url,
+    ] {
+        *url = "http://127.0.0.1:9".to_owned();
+    }
     (options.configure)(&mut config);
     let app = Application::build(config, options.clock)
         .await

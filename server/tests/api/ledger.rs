@@ -143,9 +143,127 @@ async fn filters_narrow_the_ledger() {
     let before_everything = entries(ledger(&app, json!({"to": "2001-01-01"})).await);
     assert!(before_everything.is_empty());
 
-    // No leg has a USD price yet, so a USD floor keeps nothing.
-    let priced = entries(ledger(&app, json!({"min_usd_value": 0.01})).await);
-    assert!(priced.is_empty());
+    // With no price source answering, only stablecoin legs have a value.
+    let priced = entries(ledger(&app, json!({"min_usd_value": 0.01, "limit": 1000})).await);
+    assert!(priced.iter().all(|e| e["priced"] == true));
+    assert!(
+        all.iter()
+            .any(|e| e["priced"] == false && e["usd_value"].is_null())
+    );
+    app.stop().await;
+}
+
+/// A scanned wallet whose server reads prices from the price stand-in.
+pub async fn scanned_priced() -> (
+    TestApp,
+    crate::standin::StandIn,
+    crate::price_standin::PriceStandIn,
+) {
+    let prices = crate::price_standin::start().await;
+    let stand_in = crate::standin::start(shared(0, Duration::ZERO)).await;
+    let (rpc, price_url) = (stand_in.url.clone(), prices.url.clone());
+    let app = crate::helpers::spawn_with(crate::helpers::Options {
+        configure: Box::new(move |c| {
+            crate::helpers::relaxed_limits(c);
+            crate::price_standin::configure(c, &price_url);
+            c.solana.rpc_url = rpc;
+            c.solana.retry_base_ms = 1;
+            c.solana.batch_size = 4;
+            c.worker.in_process = true;
+            c.worker.poll_ms = 20;
+        }),
+        ..crate::helpers::Options::default()
+    })
+    .await;
+    let job = scan_to_end(&app, "full").await;
+    assert_eq!(job["status"], "completed");
+    (app, stand_in, prices)
+}
+
+#[tokio::test]
+async fn legs_are_valued_at_their_block_time_and_a_usd_floor_filters() {
+    use rust_decimal::Decimal;
+    let entries = |v: Value| {
+        v["structuredContent"]["entries"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    let (app, _s, prices) = scanned_priced().await;
+    let all = entries(ledger(&app, json!({"limit": 1000})).await);
+    let sol: Vec<&Value> = all.iter().filter(|e| e["mint"] == "sol").collect();
+    assert!(!sol.is_empty());
+    for e in &sol {
+        assert_eq!(e["priced"], true, "{e}");
+        // The close of the hour holding the leg (the wallet's history is
+        // short enough that its hourly series is fetched inline).
+        let t = chrono::DateTime::parse_from_rfc3339(e["block_time"].as_str().unwrap())
+            .unwrap()
+            .timestamp();
+        let hour = t - t.rem_euclid(3600);
+        let close: Decimal = crate::price_standin::close_at(hour).parse().unwrap();
+        let amount =
+            Decimal::from_i128_with_scale(e["amount"].as_str().unwrap().parse().unwrap(), 9);
+        let usd: Decimal = e["usd_value"].as_str().unwrap().parse().unwrap();
+        assert_eq!(usd, (amount * close).round_dp(6), "{e}");
+    }
+    insta::assert_json_snapshot!("ledger_priced_entries", all[..4]);
+    let unpriced = all.iter().filter(|e| e["priced"] == false).count();
+    let candles = prices
+        .counters
+        .candles
+        .load(std::sync::atomic::Ordering::SeqCst);
+    assert!(candles > 0);
+    // Reading again fetches nothing: every bucket was stored once.
+    let again = entries(ledger(&app, json!({"limit": 1000})).await);
+    assert_eq!(again, all);
+    assert_eq!(
+        prices
+            .counters
+            .candles
+            .load(std::sync::atomic::Ordering::SeqCst),
+        candles
+    );
+
+    // A floor keeps exactly the legs worth at least that much, across pages.
+    let floor = Decimal::new(1, 2);
+    let expected: Vec<&Value> = all
+        .iter()
+        .filter(|e| {
+            e["usd_value"]
+                .as_str()
+                .is_some_and(|u| u.parse::<Decimal>().unwrap().abs() >= floor)
+        })
+        .collect();
+    assert!(
+        expected.len() < all.len() - unpriced,
+        "the floor leaves some out"
+    );
+    let mut walked = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut args = json!({"min_usd_value": 0.01, "limit": 3});
+        if let Some(c) = &cursor {
+            args["cursor"] = json!(c);
+        }
+        let page = ledger(&app, args).await["structuredContent"].clone();
+        walked.extend(page["entries"].as_array().unwrap().clone());
+        match page["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(walked.iter().collect::<Vec<_>>(), expected);
+    let rest = app
+        .client
+        .get(app.url(&format!(
+            "/v1/wallets/{WALLET}/ledger?min_usd_value=0.01&limit=1000"
+        )))
+        .send()
+        .await
+        .unwrap();
+    let body: Value = rest.json().await.unwrap();
+    assert_eq!(body["entries"].as_array().unwrap().len(), expected.len());
     app.stop().await;
 }
 

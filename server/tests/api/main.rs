@@ -2,6 +2,7 @@
 //! so the crate links once.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod analytics;
 mod binary;
 mod discovery;
 #[path = "../support/encoding.rs"]
@@ -13,6 +14,9 @@ mod mcp_stateless;
 mod mcp_transport;
 mod pages;
 mod payments;
+#[path = "../support/price_standin.rs"]
+mod price_standin;
+mod prices;
 mod quotes;
 mod scans;
 #[path = "../support/rpc_standin.rs"]

@@ -1361,3 +1361,73 @@ async fn listing_payments_needs_an_account() {
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["code"], "unauthenticated");
 }
+
+#[tokio::test]
+async fn every_paid_read_is_behind_the_paywall_and_the_scans_receipt_covers_it() {
+    let paid = paid_app(|c| c.prices.coinbase_url = "http://127.0.0.1:9".to_owned()).await;
+    let (started, _) = paid.paid_scan().await;
+    let receipt = started["structuredContent"]["payment"]["receipt"]
+        .as_str()
+        .unwrap();
+    for (tool, route) in [
+        ("get_ledger", "ledger"),
+        ("get_positions", "positions"),
+        ("get_value_history", "value-history"),
+        ("get_flows", "flows"),
+    ] {
+        let challenge = paid.app.call_tool(tool, json!({"address": WALLET})).await;
+        let sc = &challenge["structuredContent"];
+        assert_eq!(sc["code"], "payment_required", "{tool}: {challenge}");
+        assert_eq!(
+            sc["x402"]["accepts"][0]["resource"],
+            format!("/v1/wallets/{WALLET}/{route}")
+        );
+        assert!(
+            challenge["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("-tool {tool} ")),
+            "{tool}"
+        );
+        let rest = paid
+            .app
+            .client
+            .get(paid.app.url(&format!("/v1/wallets/{WALLET}/{route}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(rest.status(), StatusCode::PAYMENT_REQUIRED, "{route}");
+        let covered = paid
+            .app
+            .call_tool(tool, json!({"address": WALLET, "receipt": receipt}))
+            .await;
+        assert_eq!(covered["isError"], false, "{tool}: {covered}");
+        let rest = paid
+            .app
+            .client
+            .get(paid.app.url(&format!("/v1/wallets/{WALLET}/{route}")))
+            .header("X-Receipt", receipt)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(rest.status(), StatusCode::OK, "{route}");
+    }
+    // A read payment for get_flows settles and reports itself.
+    let challenge = paid
+        .app
+        .call_tool("get_flows", json!({"address": WALLET}))
+        .await;
+    let value = paid.build(&paid.payment_for(&challenge["structuredContent"]["x402"]));
+    let flows = paid
+        .app
+        .call_tool(
+            "get_flows",
+            json!({"address": WALLET, "payment": value, "quote_id": quote_of(&challenge)}),
+        )
+        .await;
+    assert_eq!(
+        flows["structuredContent"]["payment"]["settled"], true,
+        "{flows}"
+    );
+    assert_eq!(paid.sent(), 2);
+}

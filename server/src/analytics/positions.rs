@@ -1,0 +1,250 @@
+//! `get_positions`: a scanned wallet's positions under a cost-basis method
+//! (SPEC N3): open lots per mint, the realized PnL summary and rent-locked
+//! SOL. The replay is the `basis` engine's (docs/cost-basis.md has every
+//! rule); this module values the legs at their block times
+//! (`prices::valuation`), hands them over and shapes the answer.
+
+use std::collections::BTreeMap;
+
+use rust_decimal::Decimal;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Leg, parse_address, scanned_legs};
+use crate::payments::Presented;
+use crate::{
+    auth::Principal,
+    basis::{self, LegInput, Method, Replay, Totals},
+    error::AppError,
+    ledger::OperationType,
+    payments::quote::rfc3339,
+    prices::valuation::Valuer,
+    state::AppState,
+};
+
+/// The arguments of `get_positions`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetPositionsArgs {
+    /// The wallet's base58 public key.
+    pub address: String,
+    /// Leave airdrop_spam legs out of the replay; default true.
+    #[serde(default)]
+    pub exclude_spam: Option<bool>,
+    /// fifo | lifo | hifo | average; default fifo.
+    #[serde(default)]
+    pub method: Option<String>,
+    /// Base64 X-PAYMENT built for the payment_required challenge (x402
+    /// exact scheme); name its quote in quote_id.
+    #[serde(default)]
+    pub payment: Option<String>,
+    /// The quoteId of the challenge the payment was built for
+    /// (structuredContent.x402.accepts[0].extra.quoteId).
+    #[serde(default)]
+    pub quote_id: Option<String>,
+    /// Receipt token of the payment that covers reads of this wallet.
+    #[serde(default)]
+    pub receipt: Option<String>,
+}
+
+/// Realized figures in USD (decimal strings) over the complete rows.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct RealizedView {
+    pub proceeds: String,
+    pub basis: String,
+    pub gain: String,
+    pub short_term_gain: String,
+    pub long_term_gain: String,
+    /// Realized rows (one per lot consumed) in the sums.
+    pub rows: u64,
+    /// Rows left out of the sums: unpriced, or disposed beyond holdings.
+    pub incomplete_rows: u64,
+    /// Known proceeds of those rows.
+    pub incomplete_proceeds: String,
+}
+
+impl From<&Totals> for RealizedView {
+    fn from(t: &Totals) -> Self {
+        let s = |d: Decimal| d.normalize().to_string();
+        Self {
+            proceeds: s(t.proceeds),
+            basis: s(t.basis),
+            gain: s(t.gain),
+            short_term_gain: s(t.short_term_gain),
+            long_term_gain: s(t.long_term_gain),
+            rows: t.rows,
+            incomplete_rows: t.incomplete_rows,
+            incomplete_proceeds: s(t.incomplete_proceeds),
+        }
+    }
+}
+
+/// What is left of one acquisition.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct LotView {
+    /// Remaining quantity in whole tokens, a decimal string.
+    pub quantity: String,
+    /// Remaining cost basis in USD; null when unknown (unpriced).
+    pub basis_usd: Option<String>,
+    /// USD per whole token; null when unknown.
+    pub unit_cost_usd: Option<String>,
+    /// When it was acquired (RFC 3339).
+    pub acquired: String,
+}
+
+/// One mint's position.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct PositionView {
+    /// A mint, or "sol".
+    pub mint: String,
+    /// Held now, whole tokens (rent-locked SOL included).
+    pub open_quantity: String,
+    /// Disposed beyond what the ledger shows acquired (history before the scan).
+    pub uncovered_quantity: String,
+    /// Held in rent deposits (SOL only).
+    pub rent_locked: String,
+    /// Open lots in the method's order of acquisition.
+    pub lots: Vec<LotView>,
+    pub realized: RealizedView,
+}
+
+/// A wallet's positions.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Positions {
+    pub address: String,
+    /// fifo, lifo, hifo or average.
+    pub method: String,
+    /// False for average cost: not accepted for US filings of digital assets.
+    pub accepted_for_us_filings: bool,
+    pub exclude_spam: bool,
+    pub positions: Vec<PositionView>,
+    /// Every mint together.
+    pub realized: RealizedView,
+    /// SOL held in rent deposits now, in SOL and in lamports (a string).
+    pub rent_locked_sol: String,
+    pub rent_locked_lamports: String,
+    /// Legs the replay had no USD value for (their rows are incomplete).
+    pub unpriced_legs: u64,
+    /// The payment this call settled (or replayed), with its receipt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payment: Option<crate::payments::PaymentBlock>,
+}
+
+/// The legs as the engine reads them; legs without a block time replay at 0.
+pub fn inputs(legs: &[Leg], valuer: &Valuer) -> (Vec<LegInput>, u64) {
+    let mut unpriced = 0u64;
+    let inputs = legs
+        .iter()
+        .filter_map(|l| {
+            let operation_type = OperationType::parse(&l.operation_type)?;
+            let usd_value = valuer
+                .value(&l.mint, l.amount, l.decimals, l.block_time)
+                .map(|u| u.abs());
+            if usd_value.is_none() {
+                unpriced += 1;
+            }
+            Some(LegInput {
+                signature: l.signature.clone(),
+                index: l.index,
+                block_time: l.block_time.unwrap_or(0),
+                operation_type,
+                mint: l.mint.clone(),
+                amount: l.amount,
+                decimals: u8::try_from(l.decimals).unwrap_or(u8::MAX),
+                usd_value,
+            })
+        })
+        .collect();
+    (inputs, unpriced)
+}
+
+/// Shape a replay.
+pub fn view(address: &str, replay: &Replay, exclude_spam: bool, unpriced_legs: u64) -> Positions {
+    let s = |d: Decimal| d.normalize().to_string();
+    let mut lots: BTreeMap<&str, Vec<LotView>> = BTreeMap::new();
+    for lot in &replay.open_lots {
+        lots.entry(lot.asset.as_str()).or_default().push(LotView {
+            quantity: s(lot.quantity),
+            basis_usd: lot.basis.map(|b| s(b.round_dp(8))),
+            unit_cost_usd: lot
+                .basis
+                .filter(|_| !lot.quantity.is_zero())
+                .map(|b| s((b / lot.quantity).round_dp(8))),
+            acquired: rfc3339(lot.acquired.saturating_mul(1000)),
+        });
+    }
+    let lamports = replay.rent_locked_lamports();
+    Positions {
+        address: address.to_owned(),
+        method: replay.method.as_str().to_owned(),
+        accepted_for_us_filings: replay.method.accepted_for_us_filings(),
+        exclude_spam,
+        positions: replay
+            .assets
+            .iter()
+            .map(|a| PositionView {
+                mint: a.asset.clone(),
+                open_quantity: s(a.open_quantity),
+                uncovered_quantity: s(a.uncovered_quantity),
+                rent_locked: s(a.rent_locked),
+                lots: lots.remove(a.asset.as_str()).unwrap_or_default(),
+                realized: RealizedView::from(&a.totals),
+            })
+            .collect(),
+        realized: RealizedView::from(&replay.total),
+        rent_locked_sol: s(Decimal::try_from_i128_with_scale(lamports, 9).unwrap_or_default()),
+        payment: None,
+        rent_locked_lamports: lamports.to_string(),
+        unpriced_legs,
+    }
+}
+
+/// `get_positions` for the MCP tool and the REST route alike.
+pub async fn get_positions(
+    state: &AppState,
+    principal: &Principal,
+    args: GetPositionsArgs,
+    presented: &Presented,
+) -> Result<Positions, AppError> {
+    let address = parse_address(&args.address)?;
+    let method = match args.method.as_deref().map(str::trim) {
+        None | Some("") => Method::Fifo,
+        Some(m) => Method::parse(&m.to_ascii_lowercase()).ok_or_else(|| {
+            AppError::invalid_params(format!("method {m:?}: fifo, lifo, hifo or average"))
+        })?,
+    };
+    let exclude_spam = args.exclude_spam.unwrap_or(true);
+    // Every argument is checked; only now may the call be paid for.
+    let presented = Presented::merge(
+        args.payment.as_deref(),
+        args.quote_id.as_deref(),
+        args.receipt.as_deref(),
+        presented,
+    );
+    let payment = crate::payments::authorize_wallet_read(
+        state,
+        principal,
+        &address,
+        &presented,
+        "positions",
+        "get_positions",
+    )
+    .await?;
+    let legs = scanned_legs(state, &address).await?;
+    let times = legs.iter().filter_map(|l| l.block_time);
+    let valuer = match (times.clone().min(), times.max()) {
+        (Some(a), Some(b)) => {
+            let mut mints: Vec<String> = legs.iter().map(|l| l.mint.clone()).collect();
+            mints.sort();
+            mints.dedup();
+            Valuer::prepare(state.store(), state.prices(), mints, (a, b), state.now_ms()).await?
+        }
+        _ => Valuer::default(),
+    };
+    let (inputs, unpriced) = inputs(&legs, &valuer);
+    let events = basis::events_from_legs(&inputs, exclude_spam);
+    let replay = basis::replay(&events, method);
+    let mut positions = view(address.as_str(), &replay, exclude_spam, unpriced);
+    positions.payment = payment;
+    Ok(positions)
+}

@@ -1,0 +1,370 @@
+//! `get_value_history`: a wallet's portfolio value at the close of every
+//! bucket (1d or 1h) in a range, in USD and SOL, with the holdings behind
+//! each point (SPEC N4).
+//!
+//! Holdings at a bucket's close are the sums of every leg before it. A
+//! mint is valued at the bucket's close price (hourly series for 1h, else
+//! the daily close; daily for 1d); a mint with no price series at all is
+//! listed in `unpriced_mints` and left out of the value. The bucket that
+//! holds now has not closed: it is valued at spot and marked `estimated`.
+//! One pass over legs sorted by time, so the cost is legs + buckets × mints
+//! held (docs/benchmarks.md has the figures).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use rust_decimal::Decimal;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Leg, parse_address, scanned_legs};
+use crate::payments::Presented;
+use crate::{
+    auth::Principal,
+    error::AppError,
+    ledger::SOL,
+    payments::quote::rfc3339,
+    prices::{
+        Granularity, Prices,
+        api::range,
+        valuation::{Hourly, Valuer, usd},
+    },
+    state::AppState,
+};
+
+/// The arguments of `get_value_history`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetValueHistoryArgs {
+    /// The wallet's base58 public key.
+    pub address: String,
+    /// usd (default) or sol; both values are always returned.
+    #[serde(default)]
+    pub denominate: Option<String>,
+    /// Start, RFC 3339 or YYYY-MM-DD; default 90 days before to.
+    #[serde(default)]
+    pub from: Option<String>,
+    /// 1d (default) or 1h.
+    #[serde(default)]
+    pub granularity: Option<String>,
+    /// Base64 X-PAYMENT built for the payment_required challenge (x402
+    /// exact scheme); name its quote in quote_id.
+    #[serde(default)]
+    pub payment: Option<String>,
+    /// The quoteId of the challenge the payment was built for
+    /// (structuredContent.x402.accepts[0].extra.quoteId).
+    #[serde(default)]
+    pub quote_id: Option<String>,
+    /// Receipt token of the payment that covers reads of this wallet.
+    #[serde(default)]
+    pub receipt: Option<String>,
+    /// End, RFC 3339 or YYYY-MM-DD; default now.
+    #[serde(default)]
+    pub to: Option<String>,
+}
+
+/// One mint held at a point.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Holding {
+    /// A mint, or "sol".
+    pub mint: String,
+    /// Atomic units, as a string.
+    pub amount: String,
+    pub decimals: u32,
+    /// USD worth at the point; null when the mint is unpriced there.
+    pub usd: Option<String>,
+}
+
+/// The value at one bucket close.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ValuePoint {
+    /// Unix seconds of the bucket's close (now, for the open bucket).
+    pub t: i64,
+    /// The same, RFC 3339.
+    pub at: String,
+    /// Sum of the priced holdings in USD, a decimal string.
+    pub usd: String,
+    /// The same in SOL at the point's SOL price; null without one.
+    pub sol: Option<String>,
+    /// Valued at spot: the bucket has not closed yet.
+    pub estimated: bool,
+    pub holdings: Vec<Holding>,
+}
+
+/// A wallet's value history.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ValueHistory {
+    pub address: String,
+    /// 1d or 1h.
+    pub granularity: String,
+    /// usd or sol: which value a chart should draw.
+    pub denominate: String,
+    pub from: String,
+    pub to: String,
+    pub points: Vec<ValuePoint>,
+    /// Mints held in the range with no price series; left out of the value.
+    pub unpriced_mints: Vec<String>,
+    /// Share of the wallet's legs (up to `to`) whose mint is priced, percent.
+    pub coverage_pct: String,
+    /// False while a price backfill is filling the range; read again later.
+    pub complete: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backfill_job_id: Option<String>,
+    /// The payment this call settled (or replayed), with its receipt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payment: Option<crate::payments::PaymentBlock>,
+}
+
+/// What the pure core needs besides legs and closes.
+pub struct Params {
+    pub granularity: Granularity,
+    pub from: i64,
+    pub to: i64,
+    pub now_secs: i64,
+    /// Spot USD prices by canonical mint, for the open bucket.
+    pub spot: HashMap<String, Decimal>,
+}
+
+/// The points, unpriced mints and coverage over `legs` (oldest first).
+pub fn compute(
+    legs: &[Leg],
+    valuer: &Valuer,
+    p: &Params,
+) -> (Vec<ValuePoint>, Vec<String>, String) {
+    let step = p.granularity.secs();
+    let first = p.granularity.floor(p.from);
+    let last = p.granularity.floor(p.to.min(p.now_secs));
+    let mut held: BTreeMap<&str, (i128, u32)> = BTreeMap::new();
+    let mut unpriced: BTreeSet<String> = BTreeSet::new();
+    let mut next = 0usize;
+    let mut points = Vec::new();
+    let mut bucket = first;
+    while bucket <= last {
+        let close = bucket + step;
+        let open = close > p.now_secs;
+        let at = if open { p.now_secs } else { close };
+        while next < legs.len() && legs[next].block_time.unwrap_or(0) < close.min(at + 1) {
+            let leg = &legs[next];
+            let entry = held.entry(leg.mint.as_str()).or_insert((0, leg.decimals));
+            entry.0 += leg.amount;
+            next += 1;
+        }
+        let sol_price = price(valuer, p, SOL, bucket, open);
+        let mut total = Decimal::ZERO;
+        let mut holdings = Vec::with_capacity(held.len());
+        for (mint, (amount, decimals)) in &held {
+            if *amount == 0 {
+                continue;
+            }
+            let value = if valuer.knows(mint) {
+                price(valuer, p, mint, bucket, open).map(|px| usd(*amount, *decimals, px))
+            } else {
+                unpriced.insert((*mint).to_owned());
+                None
+            };
+            if let Some(v) = value {
+                total += v;
+            }
+            holdings.push(Holding {
+                mint: (*mint).to_owned(),
+                amount: amount.to_string(),
+                decimals: *decimals,
+                usd: value.map(|v| v.to_string()),
+            });
+        }
+        points.push(ValuePoint {
+            t: at,
+            at: rfc3339(at.saturating_mul(1000)),
+            usd: total.round_dp(2).normalize().to_string(),
+            sol: sol_price
+                .filter(|px| !px.is_zero())
+                .map(|px| (total / px).round_dp(9).normalize().to_string()),
+            estimated: open,
+            holdings,
+        });
+        bucket += step;
+    }
+    let counted: Vec<&Leg> = legs
+        .iter()
+        .filter(|l| l.block_time.unwrap_or(0) <= p.to)
+        .collect();
+    let priced = counted.iter().filter(|l| valuer.knows(&l.mint)).count();
+    let coverage = if counted.is_empty() {
+        Decimal::ONE_HUNDRED
+    } else {
+        (Decimal::from(priced as u64) * Decimal::ONE_HUNDRED / Decimal::from(counted.len() as u64))
+            .round_dp(2)
+    };
+    (
+        points,
+        unpriced.into_iter().collect(),
+        coverage.normalize().to_string(),
+    )
+}
+
+/// A mint's price at a bucket: spot for the open bucket (falling back to
+/// the series), else the bucket's close.
+fn price(valuer: &Valuer, p: &Params, mint: &str, bucket: i64, open: bool) -> Option<Decimal> {
+    if open && let Some(px) = p.spot.get(Prices::canonical(mint)) {
+        return Some(*px);
+    }
+    match p.granularity {
+        Granularity::Hour => valuer.price_at(mint, bucket),
+        Granularity::Day => valuer.daily_close(mint, bucket),
+    }
+}
+
+/// `get_value_history` for the MCP tool and the REST route alike.
+pub async fn get_value_history(
+    state: &AppState,
+    principal: &Principal,
+    args: GetValueHistoryArgs,
+    presented: &Presented,
+) -> Result<ValueHistory, AppError> {
+    let address = parse_address(&args.address)?;
+    let granularity = Granularity::parse(args.granularity.as_deref())
+        .ok_or_else(|| AppError::invalid_params("granularity must be 1d or 1h"))?;
+    let denominate = match args.denominate.as_deref().map(str::trim) {
+        None | Some("") | Some("usd") => "usd",
+        Some("sol") => "sol",
+        Some(other) => {
+            return Err(AppError::invalid_params(format!(
+                "denominate {other:?}: usd or sol"
+            )));
+        }
+    };
+    let now = state.now_ms();
+    let now_secs = now.div_euclid(1000);
+    let (from, to) = range(args.from.as_deref(), args.to.as_deref(), 90, now_secs)?;
+    if (to - from) / granularity.secs() > 20_000 {
+        return Err(AppError::invalid_params(
+            "at most 20000 points per call; narrow from/to or use 1d",
+        ));
+    }
+    // Every argument is checked; only now may the call be paid for.
+    let presented = Presented::merge(
+        args.payment.as_deref(),
+        args.quote_id.as_deref(),
+        args.receipt.as_deref(),
+        presented,
+    );
+    let payment = crate::payments::authorize_wallet_read(
+        state,
+        principal,
+        &address,
+        &presented,
+        "value-history",
+        "get_value_history",
+    )
+    .await?;
+    let legs = scanned_legs(state, &address).await?;
+    let mut mints: Vec<String> = legs.iter().map(|l| l.mint.clone()).collect();
+    mints.push(SOL.to_owned());
+    mints.sort();
+    mints.dedup();
+    let hourly = match granularity {
+        Granularity::Hour => Hourly::Backfill,
+        Granularity::Day => Hourly::Skip,
+    };
+    let valuer = Valuer::prepare_with(
+        state.store(),
+        state.prices(),
+        mints.clone(),
+        (from, to),
+        now,
+        hourly,
+    )
+    .await?;
+    let spot = if to >= granularity.floor(now_secs) {
+        let priced: Vec<String> = mints
+            .iter()
+            .filter(|m| valuer.knows(m))
+            .map(|m| Prices::canonical(m).to_owned())
+            .collect();
+        state
+            .prices()
+            .spot(&priced, now)
+            .await
+            .into_iter()
+            .map(|(m, s)| (m, s.usd))
+            .collect()
+    } else {
+        HashMap::new()
+    };
+    let params = Params {
+        granularity,
+        from,
+        to,
+        now_secs,
+        spot,
+    };
+    let (points, unpriced_mints, coverage_pct) = compute(&legs, &valuer, &params);
+    Ok(ValueHistory {
+        address: address.to_string(),
+        granularity: granularity.as_str().to_owned(),
+        denominate: denominate.to_owned(),
+        from: rfc3339(from * 1000),
+        to: rfc3339(to * 1000),
+        points,
+        unpriced_mints,
+        coverage_pct,
+        complete: valuer.backfill_job_id.is_none(),
+        backfill_job_id: valuer.backfill_job_id.clone(),
+        payment,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leg(t: i64, mint: &str, amount: i128) -> Leg {
+        Leg {
+            signature: "s".into(),
+            index: 0,
+            block_time: Some(t),
+            operation_type: "transfer_in".into(),
+            mint: mint.into(),
+            amount,
+            decimals: if mint == SOL { 9 } else { 6 },
+            counterparties: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn each_point_values_the_holdings_at_its_close() {
+        let day = 86_400;
+        let daily = HashMap::from([(
+            SOL.to_owned(),
+            BTreeMap::from([(0, Decimal::from(100)), (day, Decimal::from(200))]),
+        )]);
+        let valuer = Valuer::from_series(HashMap::new(), daily, ["USDC".to_owned()].into());
+        let legs = vec![
+            leg(10, SOL, 2_000_000_000),
+            leg(20, "USDC", 5_000_000),
+            leg(day + 5, SOL, -1_000_000_000),
+            leg(day + 6, "MYSTERY", 42),
+        ];
+        let params = Params {
+            granularity: Granularity::Day,
+            from: 0,
+            to: 3 * day - 1,
+            now_secs: 2 * day + 100,
+            spot: HashMap::from([(SOL.to_owned(), Decimal::from(300))]),
+        };
+        let (points, unpriced, coverage) = compute(&legs, &valuer, &params);
+        assert_eq!(points.len(), 3);
+        // Day 0 closes with 2 SOL at 100 and 5 USDC.
+        assert_eq!(points[0].usd, "205");
+        assert_eq!(points[0].sol.as_deref(), Some("2.05"));
+        assert_eq!(points[0].t, day);
+        // Day 1: 1 SOL at 200, 5 USDC, and an unpriced mint.
+        assert_eq!(points[1].usd, "205");
+        assert_eq!(points[1].holdings.len(), 3);
+        // Day 2 is open: spot, estimated, closing now.
+        assert!(points[2].estimated && !points[1].estimated);
+        assert_eq!(points[2].usd, "305");
+        assert_eq!(points[2].t, 2 * day + 100);
+        assert_eq!(unpriced, vec!["MYSTERY".to_owned()]);
+        assert_eq!(coverage, "75");
+    }
+}

@@ -1,0 +1,415 @@
+//! The offline CSV formats of `ledger basis`: dated acquisitions and
+//! disposals in, realized rows and open lots out, so an accountant can
+//! rerun a figure outside the service and set it beside another tool's.
+//!
+//! Input is parsed strictly at this edge (every refusal names its line)
+//! and becomes plain [`Event`]s whose `seq` is the input line number; the
+//! output is one CSV with one header and a `record` column (`disposal` or
+//! `open`), because one table filters and pivots in any spreadsheet where
+//! several would not. docs/cost-basis.md documents both formats.
+
+use std::io;
+
+use chrono::{DateTime, NaiveDate};
+use rust_decimal::Decimal;
+
+use super::{Event, EventKind, Replay};
+
+/// Columns of the input; `fee_usd` may be left out.
+pub const INPUT_COLUMNS: [&str; 6] = ["date", "type", "asset", "quantity", "usd_value", "fee_usd"];
+
+/// Columns of the output.
+pub const OUTPUT_COLUMNS: [&str; 12] = [
+    "record",
+    "asset",
+    "quantity",
+    "acquired",
+    "disposed",
+    "proceeds",
+    "basis",
+    "gain",
+    "term",
+    "lot_line",
+    "disposal_line",
+    "note",
+];
+
+/// Largest accepted quantity and USD amount: far above any real figure,
+/// and low enough that no sum over millions of rows can overflow.
+const MAX_QUANTITY: Decimal = Decimal::from_parts(0xA764_0000, 0x0DE0_B6B3, 0, false, 0); // 1e18
+const MAX_USD: Decimal = Decimal::from_parts(0xA4C6_8000, 0x0003_8D7E, 0, false, 0); // 1e15
+
+/// Why an input file was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("line {line}: {message}")]
+    Invalid { line: u64, message: String },
+    #[error("{0}")]
+    Read(String),
+}
+
+fn invalid(line: u64, message: impl Into<String>) -> InputError {
+    InputError::Invalid {
+        line,
+        message: message.into(),
+    }
+}
+
+/// Parse the input CSV (header required; columns in any order; fields are
+/// trimmed; blank lines skipped).
+pub fn read_events(mut input: impl io::Read) -> Result<Vec<Event>, InputError> {
+    let mut text = String::new();
+    input
+        .read_to_string(&mut text)
+        .map_err(|err| match err.kind() {
+            io::ErrorKind::InvalidData => {
+                InputError::Read("the file is not valid UTF-8".to_owned())
+            }
+            _ => InputError::Read(err.to_string()),
+        })?;
+    // The csv crate does not count blank lines in its line numbers, so
+    // lines are counted here from byte offsets.
+    let mut lines = LineCounter::new(&text);
+    let mut reader = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let headers = reader
+        .headers()
+        .map_err(|err| csv_error(err, &mut lines))?
+        .clone();
+    let header_line = headers.position().map_or(1, |p| lines.line_at(p.byte()));
+    let mut column = [None; 6];
+    for (i, name) in headers.iter().enumerate() {
+        let Some(at) = INPUT_COLUMNS.iter().position(|c| *c == name) else {
+            return Err(invalid(
+                header_line,
+                format!(
+                    "unknown column `{name}` (expected {})",
+                    INPUT_COLUMNS.join(", ")
+                ),
+            ));
+        };
+        if column[at].replace(i).is_some() {
+            return Err(invalid(
+                header_line,
+                format!("column `{name}` appears twice"),
+            ));
+        }
+    }
+    for (at, name) in INPUT_COLUMNS.iter().enumerate().take(5) {
+        if column[at].is_none() {
+            return Err(invalid(header_line, format!("missing column `{name}`")));
+        }
+    }
+
+    let mut events = Vec::new();
+    let mut record = csv::StringRecord::new();
+    loop {
+        match reader.read_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(err) => return Err(csv_error(err, &mut lines)),
+        }
+        let line = record.position().map_or(0, |p| lines.line_at(p.byte()));
+        let field = |at: usize| column[at].and_then(|i| record.get(i)).unwrap_or("");
+        events.push(parse_row(line, field)?);
+    }
+    Ok(events)
+}
+
+/// 1-based line numbers of records from their byte offsets, asked for in
+/// increasing order. The csv crate's offset is where it started reading,
+/// before any blank lines it skipped, so those are stepped over first.
+struct LineCounter<'a> {
+    text: &'a [u8],
+    offset: usize,
+    line: u64,
+}
+
+impl<'a> LineCounter<'a> {
+    fn new(text: &'a str) -> Self {
+        LineCounter {
+            text: text.as_bytes(),
+            offset: 0,
+            line: 1,
+        }
+    }
+
+    fn line_at(&mut self, byte: u64) -> u64 {
+        let mut byte = usize::try_from(byte)
+            .unwrap_or(usize::MAX)
+            .min(self.text.len());
+        while matches!(self.text.get(byte), Some(b'\n' | b'\r')) {
+            byte += 1;
+        }
+        if byte < self.offset {
+            self.offset = 0;
+            self.line = 1;
+        }
+        self.line += self.text[self.offset..byte]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count() as u64;
+        self.offset = byte;
+        self.line
+    }
+}
+
+fn parse_row<'a>(line: u64, field: impl Fn(usize) -> &'a str) -> Result<Event, InputError> {
+    let time = parse_date(field(0)).ok_or_else(|| {
+        invalid(
+            line,
+            format!("date `{}` is neither RFC 3339 nor YYYY-MM-DD", field(0)),
+        )
+    })?;
+    let kind = match field(1) {
+        "acquire" => EventKind::Acquire,
+        "dispose" => EventKind::Dispose,
+        other => {
+            return Err(invalid(
+                line,
+                format!("type `{other}` is not acquire or dispose"),
+            ));
+        }
+    };
+    let asset = field(2);
+    if asset.is_empty() {
+        return Err(invalid(line, "asset is empty"));
+    }
+    let quantity = amount(line, "quantity", field(3), MAX_QUANTITY)?
+        .ok_or_else(|| invalid(line, "quantity is empty"))?;
+    if quantity.is_zero() {
+        return Err(invalid(line, "quantity must be more than zero"));
+    }
+    let usd_value = amount(line, "usd_value", field(4), MAX_USD)?;
+    let fee_usd = amount(line, "fee_usd", field(5), MAX_USD)?.unwrap_or_default();
+    Ok(Event {
+        time,
+        seq: line,
+        asset: asset.to_owned(),
+        kind,
+        quantity,
+        usd_value,
+        fee_usd,
+    })
+}
+
+/// A non-negative decimal no larger than `max`; `None` when empty.
+fn amount(line: u64, name: &str, text: &str, max: Decimal) -> Result<Option<Decimal>, InputError> {
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let value: Decimal = text
+        .parse()
+        .map_err(|_| invalid(line, format!("{name} `{text}` is not a decimal number")))?;
+    if value.is_sign_negative() && !value.is_zero() {
+        return Err(invalid(line, format!("{name} `{text}` is negative")));
+    }
+    if value > max {
+        return Err(invalid(
+            line,
+            format!("{name} `{text}` is larger than {max}"),
+        ));
+    }
+    Ok(Some(value))
+}
+
+/// RFC 3339, or a date (midnight UTC).
+fn parse_date(text: &str) -> Option<i64> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
+        return Some(t.timestamp());
+    }
+    NaiveDate::parse_from_str(text, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc().timestamp())
+}
+
+fn csv_error(err: csv::Error, lines: &mut LineCounter<'_>) -> InputError {
+    match err.position() {
+        Some(p) => invalid(lines.line_at(p.byte()), strip_position(&err)),
+        None => InputError::Read(err.to_string()),
+    }
+}
+
+/// The csv crate's message without its own position prefix.
+fn strip_position(err: &csv::Error) -> String {
+    match err.kind() {
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => format!("{len} fields where the header has {expected_len}"),
+        _ => err.to_string(),
+    }
+}
+
+/// Write the replay as one CSV: disposals in replay order, then open lots.
+pub fn write_report(output: impl io::Write, replay: &Replay) -> Result<(), csv::Error> {
+    let mut writer = csv::Writer::from_writer(output);
+    writer.write_record(OUTPUT_COLUMNS)?;
+    for d in &replay.disposals {
+        let note = if d.uncovered {
+            "uncovered"
+        } else if d.proceeds.is_none() || d.basis.is_none() {
+            "unpriced"
+        } else {
+            ""
+        };
+        writer.write_record([
+            "disposal",
+            &d.asset,
+            &number(Some(d.quantity)),
+            &d.acquired.map(day).unwrap_or_default(),
+            &day(d.disposed),
+            &number(d.proceeds),
+            &number(d.basis),
+            &number(d.gain),
+            d.term.map(|t| t.as_str()).unwrap_or_default(),
+            &d.lot_seq.map(|s| s.to_string()).unwrap_or_default(),
+            &d.disposal_seq.to_string(),
+            note,
+        ])?;
+    }
+    for lot in &replay.open_lots {
+        writer.write_record([
+            "open",
+            &lot.asset,
+            &number(Some(lot.quantity)),
+            &day(lot.acquired),
+            "",
+            "",
+            &number(lot.basis),
+            "",
+            "",
+            &lot.seq.to_string(),
+            "",
+            if lot.basis.is_none() { "unpriced" } else { "" },
+        ])?;
+    }
+    writer.flush()?;
+    Ok(())
+}
+
+/// Plain decimal without trailing zeros; empty when unknown.
+fn number(value: Option<Decimal>) -> String {
+    value.map(|v| v.normalize().to_string()).unwrap_or_default()
+}
+
+/// `YYYY-MM-DD` in UTC.
+fn day(unix: i64) -> String {
+    DateTime::from_timestamp(unix, 0)
+        .map(|t| t.date_naive().to_string())
+        .unwrap_or_else(|| unix.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::basis::{Method, replay};
+
+    fn refusal(text: &str) -> String {
+        read_events(text.as_bytes()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn reads_dates_both_ways_and_numbers_lines_as_seq() {
+        let events = read_events(
+            "date,type,asset,quantity,usd_value,fee_usd\n\
+             2024-01-02,acquire,SOL,1.5,150,1\n\
+             \n\
+             2024-03-01T12:00:00Z,dispose,SOL,1,,\n"
+                .as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(events.len(), 2);
+        assert_eq!((events[0].time, events[0].seq), (1_704_153_600, 2));
+        assert_eq!(events[0].fee_usd, Decimal::ONE);
+        assert_eq!((events[1].time, events[1].seq), (1_709_294_400, 4));
+        assert_eq!(events[1].usd_value, None);
+    }
+
+    #[test]
+    fn columns_may_come_in_any_order_and_fee_may_be_absent() {
+        let events = read_events(
+            "asset,quantity,type,usd_value,date\nX,2,acquire,4,2024-01-01\n".as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(events[0].asset, "X");
+        assert_eq!(events[0].fee_usd, Decimal::ZERO);
+    }
+
+    #[test]
+    fn refusals_name_the_line() {
+        let head = "date,type,asset,quantity,usd_value,fee_usd\n";
+        assert_eq!(
+            refusal(&format!("{head}2024-01-01,buy,X,1,1,0\n")),
+            "line 2: type `buy` is not acquire or dispose"
+        );
+        assert_eq!(
+            refusal(&format!(
+                "{head}2024-01-01,acquire,X,1,1,0\n2024-13-01,acquire,X,1,1,0\n"
+            )),
+            "line 3: date `2024-13-01` is neither RFC 3339 nor YYYY-MM-DD"
+        );
+        assert_eq!(
+            refusal(&format!("{head}2024-01-01,acquire,X,abc,1,0\n")),
+            "line 2: quantity `abc` is not a decimal number"
+        );
+        assert_eq!(
+            refusal(&format!("{head}2024-01-01,acquire,X,0,1,0\n")),
+            "line 2: quantity must be more than zero"
+        );
+        assert_eq!(
+            refusal(&format!("{head}2024-01-01,acquire,X,1,-1,0\n")),
+            "line 2: usd_value `-1` is negative"
+        );
+        assert_eq!(
+            refusal(&format!("{head}2024-01-01,acquire,X,1\n")),
+            "line 2: 4 fields where the header has 6"
+        );
+        assert_eq!(
+            refusal("date,type,asset,quantity,price\n"),
+            "line 1: unknown column `price` (expected date, type, asset, quantity, usd_value, fee_usd)"
+        );
+        assert_eq!(
+            refusal("date,type,asset,quantity\n"),
+            "line 1: missing column `usd_value`"
+        );
+        assert_eq!(
+            refusal(&format!("{head}2024-01-01,acquire,X,1,1e30,0\n")),
+            "line 2: usd_value `1e30` is not a decimal number"
+        );
+        assert_eq!(
+            refusal(&format!(
+                "{head}2024-01-01,acquire,X,1,2000000000000000,0\n"
+            )),
+            "line 2: usd_value `2000000000000000` is larger than 1000000000000000"
+        );
+    }
+
+    #[test]
+    fn writes_disposals_then_open_lots_with_one_header() {
+        let events = read_events(
+            "date,type,asset,quantity,usd_value,fee_usd\n\
+             2023-01-15,acquire,SOL,2,40,0\n\
+             2024-01-16,dispose,SOL,3,90,0\n\
+             2024-02-01,acquire,BONK,100,,\n"
+                .as_bytes(),
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        write_report(&mut out, &replay(&events, Method::Fifo)).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "record,asset,quantity,acquired,disposed,proceeds,basis,gain,term,lot_line,disposal_line,note\n\
+             disposal,SOL,2,2023-01-15,2024-01-16,60,40,20,long,2,3,\n\
+             disposal,SOL,1,,2024-01-16,30,,,,,3,uncovered\n\
+             open,BONK,100,2024-02-01,,,,,,4,,unpriced\n"
+        );
+    }
+
+    #[test]
+    fn the_bounds_are_what_they_say() {
+        assert_eq!(MAX_QUANTITY, Decimal::from(1_000_000_000_000_000_000u64));
+        assert_eq!(MAX_USD, Decimal::from(1_000_000_000_000_000u64));
+    }
+}

@@ -1,0 +1,779 @@
+//! The replay: events in time order through one book per asset, each book
+//! holding its open lots in the order the method consumes them.
+//!
+//! FIFO keeps a queue, LIFO a stack, HIFO a `BTreeMap` keyed by unit cost
+//! (so taking the next lot is O(log n), never a scan), and average cost the
+//! FIFO queue for dates plus a pool of quantity and basis. Basis and
+//! proceeds split across rows proportionally to quantity, rounded to
+//! [`USD_DP`] decimal places, and the last piece of a lot or disposal takes
+//! the remainder: a lot's basis and a disposal's proceeds are never created
+//! or lost by rounding, and each row's gain is `proceeds - basis` exactly.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use chrono::{DateTime, Months, NaiveDate};
+use rust_decimal::{Decimal, RoundingStrategy};
+
+use super::{AssetSummary, Disposal, Event, EventKind, Lot, Method, Replay, Term, Totals};
+
+/// Decimal places USD shares are rounded to when a lot or disposal is split.
+pub const USD_DP: u32 = 8;
+
+/// Replay `events` under `method`.
+///
+/// Events are taken in `(time, seq)` order whatever their order in the
+/// slice. Events with a zero or negative quantity are ignored. Never
+/// panics on unpriced values or on disposing more than was acquired: see
+/// [`Disposal::uncovered`] and [`Disposal::is_complete`].
+pub fn replay(events: &[Event], method: Method) -> Replay {
+    let mut order: Vec<&Event> = events.iter().collect();
+    if !order.is_sorted_by_key(|e| (e.time, e.seq)) {
+        order.sort_by_key(|e| (e.time, e.seq));
+    }
+    let mut books: HashMap<&str, Book> = HashMap::new();
+    let mut disposals = Vec::new();
+    for event in order {
+        if event.quantity <= Decimal::ZERO {
+            continue;
+        }
+        let book = books
+            .entry(event.asset.as_str())
+            .or_insert_with(|| Book::new(method));
+        match event.kind {
+            EventKind::Acquire => book.acquire(
+                event.quantity,
+                event.usd_value.map(|v| v + event.fee_usd),
+                event.time,
+                event.seq,
+            ),
+            EventKind::Dispose => book.dispose(event, &mut disposals),
+            EventKind::RentLock => book.rent_locked += event.quantity,
+            EventKind::RentRelease => {
+                let released = event.quantity.min(book.rent_locked);
+                book.rent_locked -= released;
+                let excess = event.quantity - released;
+                if excess > Decimal::ZERO {
+                    let value = event
+                        .usd_value
+                        .map(|v| share(v, excess, event.quantity) + event.fee_usd);
+                    book.acquire(excess, value, event.time, event.seq);
+                }
+            }
+        }
+    }
+
+    let mut names: Vec<&str> = books.keys().copied().collect();
+    names.sort_unstable();
+    let mut open_lots = Vec::new();
+    let mut assets = Vec::with_capacity(names.len());
+    let mut total = Totals::default();
+    for name in names {
+        let Some(book) = books.remove(name) else {
+            continue;
+        };
+        let (summary, lots) = book.finish(name);
+        total.merge(&summary.totals);
+        open_lots.extend(lots);
+        assets.push(summary);
+    }
+    Replay {
+        method,
+        disposals,
+        open_lots,
+        assets,
+        total,
+    }
+}
+
+/// Whether a disposal on `disposed` of a lot acquired on `acquired` (unix
+/// seconds, dates taken in UTC) is long term: the holding period starts the
+/// day after acquisition and must exceed one year, so the disposal date
+/// must be after the same calendar date one year on. Acquired on the last
+/// day of a month (Feb 29 included), long term starts on the first day of
+/// the 13th month after (Rev. Rul. 66-7).
+pub fn term(acquired: i64, disposed: i64) -> Term {
+    let (Some(a), Some(d)) = (date(acquired), date(disposed)) else {
+        return Term::Short;
+    };
+    match a.checked_add_months(Months::new(12)) {
+        Some(anniversary) if d > anniversary => Term::Long,
+        _ => Term::Short,
+    }
+}
+
+fn date(unix: i64) -> Option<NaiveDate> {
+    DateTime::from_timestamp(unix, 0).map(|t| t.date_naive())
+}
+
+/// `total * part / whole`, rounded; all of `total` when `part == whole`.
+fn share(total: Decimal, part: Decimal, whole: Decimal) -> Decimal {
+    if part >= whole {
+        return total;
+    }
+    // part / whole is in (0, 1), so neither step can overflow.
+    let ratio = part.checked_div(whole).unwrap_or(Decimal::ONE);
+    total
+        .checked_mul(ratio)
+        .unwrap_or(total)
+        .round_dp_with_strategy(USD_DP, RoundingStrategy::MidpointAwayFromZero)
+}
+
+struct OpenLot {
+    quantity: Decimal,
+    basis: Option<Decimal>,
+    acquired: i64,
+    seq: u64,
+}
+
+impl OpenLot {
+    /// Take `quantity` (at most all) out of the lot; its share of basis.
+    fn take(&mut self, quantity: Decimal) -> Option<Decimal> {
+        let part = self.basis.map(|b| share(b, quantity, self.quantity));
+        if let (Some(basis), Some(part)) = (self.basis.as_mut(), part) {
+            *basis -= part;
+        }
+        self.quantity -= quantity;
+        part
+    }
+}
+
+/// HIFO order: known unit costs, highest first; then lots of unknown cost.
+/// Equal unit costs: oldest first (time, then seq).
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct HifoKey {
+    unknown: bool,
+    negated_unit_cost: Decimal,
+    acquired: i64,
+    seq: u64,
+}
+
+impl HifoKey {
+    fn of(lot: &OpenLot) -> Self {
+        let unit_cost = lot
+            .basis
+            .map(|b| b.checked_div(lot.quantity).unwrap_or(Decimal::MAX));
+        HifoKey {
+            unknown: unit_cost.is_none(),
+            negated_unit_cost: -unit_cost.unwrap_or_default(),
+            acquired: lot.acquired,
+            seq: lot.seq,
+        }
+    }
+}
+
+/// Open lots in the order a method consumes them.
+enum Lots {
+    Queue(VecDeque<OpenLot>),
+    Stack(Vec<OpenLot>),
+    Costliest(BTreeMap<HifoKey, OpenLot>),
+}
+
+impl Lots {
+    fn push(&mut self, lot: OpenLot) {
+        match self {
+            Lots::Queue(q) => q.push_back(lot),
+            Lots::Stack(s) => s.push(lot),
+            Lots::Costliest(m) => {
+                m.insert(HifoKey::of(&lot), lot);
+            }
+        }
+    }
+
+    fn next_mut(&mut self) -> Option<&mut OpenLot> {
+        match self {
+            Lots::Queue(q) => q.front_mut(),
+            Lots::Stack(s) => s.last_mut(),
+            Lots::Costliest(m) => m.values_mut().next(),
+        }
+    }
+
+    fn pop_next(&mut self) {
+        match self {
+            Lots::Queue(q) => {
+                q.pop_front();
+            }
+            Lots::Stack(s) => {
+                s.pop();
+            }
+            Lots::Costliest(m) => {
+                m.pop_first();
+            }
+        }
+    }
+
+    fn into_vec(self) -> Vec<OpenLot> {
+        let mut lots: Vec<OpenLot> = match self {
+            Lots::Queue(q) => q.into(),
+            Lots::Stack(s) => s,
+            Lots::Costliest(m) => m.into_values().collect(),
+        };
+        lots.sort_by_key(|l| (l.acquired, l.seq));
+        lots
+    }
+}
+
+/// Average cost: the pool every lot of the asset belongs to.
+#[derive(Default)]
+struct Pool {
+    quantity: Decimal,
+    /// Basis of the priced quantity.
+    basis: Decimal,
+    /// Quantity acquired unpriced and not yet emptied out: while positive,
+    /// the average is unknown.
+    unpriced: Decimal,
+}
+
+impl Pool {
+    fn take(&mut self, quantity: Decimal) -> Option<Decimal> {
+        let part = share(self.basis, quantity, self.quantity);
+        self.basis -= part;
+        self.quantity -= quantity;
+        let known = self.unpriced.is_zero();
+        if self.quantity <= Decimal::ZERO {
+            *self = Pool::default();
+        }
+        known.then_some(part)
+    }
+}
+
+struct Book {
+    method: Method,
+    lots: Lots,
+    pool: Pool,
+    acquired: Decimal,
+    disposed: Decimal,
+    uncovered: Decimal,
+    rent_locked: Decimal,
+    totals: Totals,
+}
+
+impl Book {
+    fn new(method: Method) -> Self {
+        let lots = match method {
+            Method::Fifo | Method::Average => Lots::Queue(VecDeque::new()),
+            Method::Lifo => Lots::Stack(Vec::new()),
+            Method::Hifo => Lots::Costliest(BTreeMap::new()),
+        };
+        Book {
+            method,
+            lots,
+            pool: Pool::default(),
+            acquired: Decimal::ZERO,
+            disposed: Decimal::ZERO,
+            uncovered: Decimal::ZERO,
+            rent_locked: Decimal::ZERO,
+            totals: Totals::default(),
+        }
+    }
+
+    fn acquire(&mut self, quantity: Decimal, basis: Option<Decimal>, time: i64, seq: u64) {
+        self.acquired += quantity;
+        if self.method == Method::Average {
+            self.pool.quantity += quantity;
+            match basis {
+                Some(b) => self.pool.basis += b,
+                None => self.pool.unpriced += quantity,
+            }
+        }
+        self.lots.push(OpenLot {
+            quantity,
+            basis,
+            acquired: time,
+            seq,
+        });
+    }
+
+    fn dispose(&mut self, event: &Event, out: &mut Vec<Disposal>) {
+        self.disposed += event.quantity;
+        let mut left = event.quantity;
+        let mut proceeds_left = event.usd_value.map(|v| v - event.fee_usd);
+        while left > Decimal::ZERO {
+            let Some(lot) = self.lots.next_mut() else {
+                break;
+            };
+            let quantity = lot.quantity.min(left);
+            let lot_basis = lot.take(quantity);
+            let (acquired, lot_seq, emptied) = (lot.acquired, lot.seq, lot.quantity.is_zero());
+            if emptied {
+                self.lots.pop_next();
+            }
+            let basis = match self.method {
+                Method::Average => self.pool.take(quantity),
+                _ => lot_basis,
+            };
+            let proceeds = proceeds_left.as_mut().map(|p| {
+                let part = share(*p, quantity, left);
+                *p -= part;
+                part
+            });
+            left -= quantity;
+            self.record(
+                out,
+                Disposal {
+                    asset: event.asset.clone(),
+                    quantity,
+                    acquired: Some(acquired),
+                    disposed: event.time,
+                    gain: proceeds.zip(basis).map(|(p, b)| p - b),
+                    proceeds,
+                    basis,
+                    term: Some(term(acquired, event.time)),
+                    uncovered: false,
+                    disposal_seq: event.seq,
+                    lot_seq: Some(lot_seq),
+                },
+            );
+        }
+        if left > Decimal::ZERO {
+            self.uncovered += left;
+            self.record(
+                out,
+                Disposal {
+                    asset: event.asset.clone(),
+                    quantity: left,
+                    acquired: None,
+                    disposed: event.time,
+                    proceeds: proceeds_left,
+                    basis: None,
+                    gain: None,
+                    term: None,
+                    uncovered: true,
+                    disposal_seq: event.seq,
+                    lot_seq: None,
+                },
+            );
+        }
+    }
+
+    fn record(&mut self, out: &mut Vec<Disposal>, row: Disposal) {
+        self.totals.add(&row);
+        out.push(row);
+    }
+
+    fn finish(self, asset: &str) -> (AssetSummary, Vec<Lot>) {
+        let mut lots = self.lots.into_vec();
+        if self.method == Method::Average {
+            // Every open lot carries the pool's average; the last the remainder.
+            let mut basis_left = self.pool.basis;
+            let mut quantity_left = self.pool.quantity;
+            let known = self.pool.unpriced.is_zero();
+            for lot in &mut lots {
+                let part = share(basis_left, lot.quantity, quantity_left);
+                basis_left -= part;
+                quantity_left -= lot.quantity;
+                lot.basis = known.then_some(part);
+            }
+        }
+        let open_quantity = lots.iter().map(|l| l.quantity).sum();
+        let lots = lots
+            .into_iter()
+            .map(|l| Lot {
+                asset: asset.to_owned(),
+                quantity: l.quantity,
+                basis: l.basis,
+                acquired: l.acquired,
+                seq: l.seq,
+            })
+            .collect();
+        let summary = AssetSummary {
+            asset: asset.to_owned(),
+            acquired_quantity: self.acquired,
+            disposed_quantity: self.disposed,
+            open_quantity,
+            uncovered_quantity: self.uncovered,
+            rent_locked: self.rent_locked,
+            totals: self.totals,
+        };
+        (summary, lots)
+    }
+}
+
+impl Totals {
+    fn add(&mut self, row: &Disposal) {
+        match (row.proceeds, row.basis, row.gain) {
+            (Some(proceeds), Some(basis), Some(gain)) => {
+                self.rows += 1;
+                self.proceeds += proceeds;
+                self.basis += basis;
+                self.gain += gain;
+                match row.term {
+                    Some(Term::Long) => self.long_term_gain += gain,
+                    _ => self.short_term_gain += gain,
+                }
+            }
+            (proceeds, _, _) => {
+                self.incomplete_rows += 1;
+                self.incomplete_proceeds += proceeds.unwrap_or_default();
+            }
+        }
+    }
+
+    fn merge(&mut self, other: &Totals) {
+        self.proceeds += other.proceeds;
+        self.basis += other.basis;
+        self.gain += other.gain;
+        self.short_term_gain += other.short_term_gain;
+        self.long_term_gain += other.long_term_gain;
+        self.rows += other.rows;
+        self.incomplete_rows += other.incomplete_rows;
+        self.incomplete_proceeds += other.incomplete_proceeds;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    macro_rules! dec {
+        ($l:literal) => {
+            <Decimal as std::str::FromStr>::from_str(stringify!($l)).unwrap()
+        };
+    }
+
+    const DAY: i64 = 86_400;
+    /// 2023-01-15T00:00:00Z
+    const T0: i64 = 1_673_740_800;
+
+    fn at(date: &str) -> i64 {
+        NaiveDate::parse_from_str(date, "%Y-%m-%d")
+            .unwrap()
+            .and_hms_opt(12, 0, 0)
+            .unwrap()
+            .and_utc()
+            .timestamp()
+    }
+
+    fn ev(seq: u64, time: i64, kind: EventKind, qty: Decimal, usd: Option<Decimal>) -> Event {
+        Event {
+            time,
+            seq,
+            asset: "sol".into(),
+            kind,
+            quantity: qty,
+            usd_value: usd,
+            fee_usd: Decimal::ZERO,
+        }
+    }
+
+    fn buy(seq: u64, time: i64, qty: Decimal, usd: Decimal) -> Event {
+        ev(seq, time, EventKind::Acquire, qty, Some(usd))
+    }
+
+    fn sell(seq: u64, time: i64, qty: Decimal, usd: Decimal) -> Event {
+        ev(seq, time, EventKind::Dispose, qty, Some(usd))
+    }
+
+    /// Three lots: 1 @ 10 (oldest), 1 @ 30, 1 @ 20 (newest); sell 1 for 25.
+    fn three_lots() -> Vec<Event> {
+        vec![
+            buy(0, T0, dec!(1), dec!(10)),
+            buy(1, T0 + DAY, dec!(1), dec!(30)),
+            buy(2, T0 + 2 * DAY, dec!(1), dec!(20)),
+            sell(3, T0 + 3 * DAY, dec!(1), dec!(25)),
+        ]
+    }
+
+    fn consumed(method: Method, events: &[Event]) -> Vec<Option<u64>> {
+        replay(events, method)
+            .disposals
+            .iter()
+            .map(|d| d.lot_seq)
+            .collect()
+    }
+
+    #[test]
+    fn method_parses_its_four_names_and_defaults_to_fifo() {
+        for m in Method::ALL {
+            assert_eq!(m.as_str().parse::<Method>(), Ok(m));
+        }
+        assert!("FIFO".parse::<Method>().is_err());
+        assert_eq!(Method::default(), Method::Fifo);
+        assert!(!Method::Average.accepted_for_us_filings());
+        assert_eq!(serde_json::to_string(&Method::Hifo).unwrap(), "\"hifo\"");
+    }
+
+    #[test]
+    fn fifo_consumes_the_oldest_lot_first() {
+        assert_eq!(consumed(Method::Fifo, &three_lots()), vec![Some(0)]);
+    }
+
+    #[test]
+    fn lifo_consumes_the_newest_lot_first() {
+        assert_eq!(consumed(Method::Lifo, &three_lots()), vec![Some(2)]);
+    }
+
+    #[test]
+    fn hifo_consumes_the_highest_unit_cost_first() {
+        let r = replay(&three_lots(), Method::Hifo);
+        assert_eq!(r.disposals[0].lot_seq, Some(1));
+        assert_eq!(r.disposals[0].gain, Some(dec!(-5)));
+    }
+
+    #[test]
+    fn lifo_equal_times_consume_the_later_input_first() {
+        let events = vec![
+            buy(0, T0, dec!(1), dec!(10)),
+            buy(1, T0, dec!(1), dec!(20)),
+            sell(2, T0 + DAY, dec!(1), dec!(15)),
+        ];
+        assert_eq!(consumed(Method::Lifo, &events), vec![Some(1)]);
+        assert_eq!(consumed(Method::Fifo, &events), vec![Some(0)]);
+    }
+
+    #[test]
+    fn hifo_equal_unit_costs_consume_the_oldest_first() {
+        let events = vec![
+            buy(0, T0 + DAY, dec!(2), dec!(40)),
+            buy(1, T0, dec!(1), dec!(20)),
+            buy(2, T0, dec!(3), dec!(60)),
+            sell(3, T0 + 2 * DAY, dec!(1), dec!(15)),
+        ];
+        // All at 20 per unit: seq 1 and 2 share the oldest time; seq 1 wins.
+        assert_eq!(consumed(Method::Hifo, &events), vec![Some(1)]);
+    }
+
+    #[test]
+    fn hifo_consumes_unpriced_lots_last() {
+        let events = vec![
+            ev(0, T0, EventKind::Acquire, dec!(1), None),
+            buy(1, T0 + DAY, dec!(1), dec!(0.01)),
+            sell(2, T0 + 2 * DAY, dec!(2), dec!(10)),
+        ];
+        assert_eq!(consumed(Method::Hifo, &events), vec![Some(1), Some(0)]);
+    }
+
+    #[test]
+    fn events_with_equal_times_replay_in_seq_order_whatever_the_slice_order() {
+        let mut events = vec![sell(1, T0, dec!(1), dec!(5)), buy(0, T0, dec!(1), dec!(3))];
+        let r = replay(&events, Method::Fifo);
+        assert_eq!(r.disposals[0].gain, Some(dec!(2)));
+        events.reverse();
+        assert_eq!(replay(&events, Method::Fifo), r);
+    }
+
+    #[test]
+    fn a_disposal_over_several_lots_yields_one_row_per_lot() {
+        let events = vec![
+            buy(0, T0, dec!(1), dec!(10)),
+            buy(1, T0 + DAY, dec!(2), dec!(40)),
+            sell(2, T0 + 2 * DAY, dec!(2), dec!(60)),
+        ];
+        let r = replay(&events, Method::Fifo);
+        assert_eq!(r.disposals.len(), 2);
+        let rows: Vec<_> = r
+            .disposals
+            .iter()
+            .map(|d| (d.quantity, d.proceeds, d.basis, d.gain))
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                (dec!(1), Some(dec!(30)), Some(dec!(10)), Some(dec!(20))),
+                (dec!(1), Some(dec!(30)), Some(dec!(20)), Some(dec!(10))),
+            ]
+        );
+        assert_eq!(r.open_lots.len(), 1);
+        assert_eq!(r.open_lots[0].quantity, dec!(1));
+        assert_eq!(r.open_lots[0].basis, Some(dec!(20)));
+    }
+
+    #[test]
+    fn splitting_a_lot_in_thirds_loses_no_basis_to_rounding() {
+        let mut events = vec![buy(0, T0, dec!(3), dec!(10))];
+        for i in 1..=3 {
+            events.push(sell(i, T0 + i as i64, dec!(1), dec!(4)));
+        }
+        let r = replay(&events, Method::Fifo);
+        let basis: Vec<_> = r.disposals.iter().map(|d| d.basis.unwrap()).collect();
+        assert_eq!(
+            basis,
+            vec![dec!(3.33333333), dec!(3.33333334), dec!(3.33333333)]
+        );
+        assert_eq!(r.total.basis, dec!(10));
+        assert!(r.open_lots.is_empty());
+    }
+
+    #[test]
+    fn purchase_fees_go_into_basis() {
+        let mut b = buy(0, T0, dec!(1), dec!(100));
+        b.fee_usd = dec!(1.5);
+        let r = replay(&[b, sell(1, T0 + DAY, dec!(1), dec!(110))], Method::Fifo);
+        assert_eq!(r.disposals[0].basis, Some(dec!(101.5)));
+    }
+
+    #[test]
+    fn sale_fees_reduce_proceeds() {
+        let mut s = sell(1, T0 + DAY, dec!(1), dec!(110));
+        s.fee_usd = dec!(2);
+        let r = replay(&[buy(0, T0, dec!(1), dec!(100)), s], Method::Fifo);
+        assert_eq!(r.disposals[0].proceeds, Some(dec!(108)));
+        assert_eq!(r.disposals[0].gain, Some(dec!(8)));
+    }
+
+    #[test]
+    fn held_exactly_one_year_is_short_term() {
+        assert_eq!(term(at("2023-01-15"), at("2024-01-15")), Term::Short);
+        // Same date a year on, even late in the day, is still short.
+        assert_eq!(
+            term(at("2023-01-15") - 43_000, at("2024-01-15") + 40_000),
+            Term::Short
+        );
+    }
+
+    #[test]
+    fn held_one_year_and_a_day_is_long_term() {
+        assert_eq!(term(at("2023-01-15"), at("2024-01-16")), Term::Long);
+    }
+
+    #[test]
+    fn acquired_on_a_month_end_turns_long_on_the_first_of_the_thirteenth_month() {
+        assert_eq!(term(at("2020-02-29"), at("2021-02-28")), Term::Short);
+        assert_eq!(term(at("2020-02-29"), at("2021-03-01")), Term::Long);
+        assert_eq!(term(at("2023-01-31"), at("2024-01-31")), Term::Short);
+        assert_eq!(term(at("2023-01-31"), at("2024-02-01")), Term::Long);
+    }
+
+    #[test]
+    fn totals_split_gains_by_term() {
+        let events = vec![
+            buy(0, at("2022-01-01"), dec!(1), dec!(10)),
+            buy(1, at("2023-06-01"), dec!(1), dec!(20)),
+            sell(2, at("2023-07-01"), dec!(2), dec!(50)),
+        ];
+        let r = replay(&events, Method::Fifo);
+        assert_eq!(r.total.long_term_gain, dec!(15));
+        assert_eq!(r.total.short_term_gain, dec!(5));
+        assert_eq!(r.total.gain, dec!(20));
+    }
+
+    #[test]
+    fn disposing_more_than_held_records_an_uncovered_row_with_unknown_basis() {
+        let events = vec![
+            buy(0, T0, dec!(1), dec!(10)),
+            sell(1, T0 + DAY, dec!(3), dec!(60)),
+        ];
+        let r = replay(&events, Method::Fifo);
+        assert_eq!(r.disposals.len(), 2);
+        let last = &r.disposals[1];
+        assert!(last.uncovered);
+        assert_eq!(
+            (last.quantity, last.proceeds, last.basis, last.acquired),
+            (dec!(2), Some(dec!(40)), None, None)
+        );
+        assert_eq!(r.assets[0].uncovered_quantity, dec!(2));
+        assert_eq!(r.total.gain, dec!(10));
+        assert_eq!(r.total.incomplete_rows, 1);
+        assert_eq!(r.total.incomplete_proceeds, dec!(40));
+    }
+
+    #[test]
+    fn an_unpriced_acquisition_has_unknown_basis_and_stays_out_of_totals() {
+        let events = vec![
+            ev(0, T0, EventKind::Acquire, dec!(1), None),
+            sell(1, T0 + DAY, dec!(1), dec!(5)),
+        ];
+        let r = replay(&events, Method::Fifo);
+        assert_eq!(r.disposals[0].basis, None);
+        assert_eq!(r.disposals[0].gain, None);
+        assert_eq!(r.total.rows, 0);
+        assert_eq!(r.total.incomplete_proceeds, dec!(5));
+    }
+
+    #[test]
+    fn an_unpriced_disposal_has_unknown_proceeds_and_still_consumes_lots() {
+        let events = vec![
+            buy(0, T0, dec!(2), dec!(10)),
+            ev(1, T0 + DAY, EventKind::Dispose, dec!(1), None),
+        ];
+        let r = replay(&events, Method::Fifo);
+        assert_eq!(r.disposals[0].proceeds, None);
+        assert_eq!(r.disposals[0].basis, Some(dec!(5)));
+        assert_eq!(r.open_lots[0].quantity, dec!(1));
+        assert_eq!(r.total.incomplete_rows, 1);
+    }
+
+    #[test]
+    fn average_cost_uses_the_pooled_unit_cost_and_fifo_dates() {
+        let events = vec![
+            buy(0, at("2022-01-01"), dec!(1), dec!(10)),
+            buy(1, at("2023-06-01"), dec!(1), dec!(30)),
+            sell(2, at("2023-07-01"), dec!(1), dec!(25)),
+        ];
+        let r = replay(&events, Method::Average);
+        let d = &r.disposals[0];
+        assert_eq!(
+            (d.lot_seq, d.basis, d.term),
+            (Some(0), Some(dec!(20)), Some(Term::Long))
+        );
+        assert_eq!(r.open_lots[0].seq, 1);
+        assert_eq!(r.open_lots[0].basis, Some(dec!(20)));
+    }
+
+    #[test]
+    fn average_cost_is_unknown_while_the_pool_holds_unpriced_quantity() {
+        let events = vec![
+            buy(0, T0, dec!(1), dec!(10)),
+            ev(1, T0 + DAY, EventKind::Acquire, dec!(1), None),
+            sell(2, T0 + 2 * DAY, dec!(1), dec!(25)),
+            sell(3, T0 + 3 * DAY, dec!(1), dec!(25)),
+            buy(4, T0 + 4 * DAY, dec!(1), dec!(7)),
+            sell(5, T0 + 5 * DAY, dec!(1), dec!(8)),
+        ];
+        let r = replay(&events, Method::Average);
+        let basis: Vec<_> = r.disposals.iter().map(|d| d.basis).collect();
+        // The pool empties after seq 3, so seq 5 is priced again.
+        assert_eq!(basis, vec![None, None, Some(dec!(7))]);
+    }
+
+    #[test]
+    fn rent_lock_moves_no_lot_and_release_unlocks_it() {
+        let events = vec![
+            buy(0, T0, dec!(1), dec!(100)),
+            ev(1, T0 + 1, EventKind::RentLock, dec!(0.002), Some(dec!(0.2))),
+        ];
+        let r = replay(&events, Method::Fifo);
+        assert!(r.disposals.is_empty());
+        assert_eq!(r.assets[0].rent_locked, dec!(0.002));
+        assert_eq!(r.rent_locked_lamports(), 2_000_000);
+        assert_eq!(r.open_lots[0].quantity, dec!(1));
+
+        let mut events = events;
+        events.push(ev(
+            2,
+            T0 + 2,
+            EventKind::RentRelease,
+            dec!(0.002),
+            Some(dec!(0.2)),
+        ));
+        let r = replay(&events, Method::Fifo);
+        assert_eq!(r.rent_locked_lamports(), 0);
+        assert_eq!(r.open_lots.len(), 1);
+        assert_eq!(r.assets[0].acquired_quantity, dec!(1));
+    }
+
+    #[test]
+    fn rent_released_beyond_what_was_locked_opens_a_lot_at_fair_value() {
+        let events = vec![
+            ev(0, T0, EventKind::RentLock, dec!(0.001), Some(dec!(0.1))),
+            ev(
+                1,
+                T0 + 1,
+                EventKind::RentRelease,
+                dec!(0.003),
+                Some(dec!(0.3)),
+            ),
+        ];
+        let r = replay(&events, Method::Fifo);
+        assert_eq!(r.open_lots.len(), 1);
+        assert_eq!(r.open_lots[0].quantity, dec!(0.002));
+        assert_eq!(r.open_lots[0].basis, Some(dec!(0.2)));
+        assert_eq!(r.assets[0].rent_locked, Decimal::ZERO);
+    }
+
+    #[test]
+    fn non_positive_quantities_are_ignored() {
+        let events = vec![buy(0, T0, dec!(0), dec!(1)), sell(1, T0, dec!(-1), dec!(1))];
+        let r = replay(&events, Method::Fifo);
+        assert!(r.disposals.is_empty() && r.open_lots.is_empty());
+    }
+}

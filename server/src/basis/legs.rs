@@ -1,0 +1,510 @@
+//! From ledger legs to cost-basis events: where the tax treatment of each
+//! operation type lives, apart from the replay so both can be tested alone.
+//!
+//! A transaction's legs are read together because its fee and a swap's
+//! value belong to the whole transaction: a swap's sent legs are disposed
+//! of at the fair value of what was received, and the network fee both
+//! disposes of SOL and is a cost of the transaction's first disposal (or,
+//! when it has none, its first acquisition). docs/cost-basis.md gives the
+//! sources.
+
+use std::collections::HashMap;
+
+use rust_decimal::{Decimal, RoundingStrategy};
+use serde::{Deserialize, Serialize};
+
+use super::{Event, EventKind, engine::USD_DP};
+use crate::ledger::model::OperationType;
+
+/// One ledger leg with its USD value, as [`events_from_legs`] reads it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LegInput {
+    pub signature: String,
+    /// Position of the leg within its transaction.
+    pub index: u32,
+    /// Unix seconds.
+    pub block_time: i64,
+    pub operation_type: OperationType,
+    /// A mint, or `sol`.
+    pub mint: String,
+    /// Signed atomic units: positive into the wallet, negative out.
+    pub amount: i128,
+    pub decimals: u8,
+    /// Absolute USD value of the leg at block time; `None` when unpriced.
+    pub usd_value: Option<Decimal>,
+}
+
+/// Turn legs into events for [`super::replay`].
+///
+/// Pass the legs oldest first (slot order): transactions keep their input
+/// order, which is what breaks ties between equal `block_time`s; within a
+/// transaction legs go by `index`. Events are numbered `seq` 0, 1, 2… in
+/// the order returned, so `events[d.disposal_seq as usize]` is a realized
+/// row's disposal.
+///
+/// - `transfer_in`, `airdrop`: acquisition at the leg's fair value;
+///   `transfer_out`: disposal at fair value (the direction is the sign of
+///   `amount`, whatever the type says).
+/// - `swap`: every sent leg is a disposal at the fair value of what was
+///   received (split across several sent legs by their own values), and
+///   every received leg an acquisition at its fair value; a received side
+///   that is unpriced falls back to the sent side's value.
+/// - `network_fee`: a disposal of the fee's SOL at its fair value, and that
+///   value is also a cost of the transaction: it reduces the proceeds of
+///   the first disposal, or, with none, adds to the basis of the first
+///   acquisition; with neither it is only the SOL disposal.
+/// - `rent_deposit` / `rent_refund`: [`EventKind::RentLock`] /
+///   [`EventKind::RentRelease`], never disposals.
+/// - `airdrop_spam`: left out when `exclude_spam`, else as `airdrop`.
+///
+/// A leg with a zero amount, or one whose amount cannot be a [`Decimal`]
+/// (|amount| ≥ 2^96 or more than 28 decimals; no real token), is skipped.
+pub fn events_from_legs(legs: &[LegInput], exclude_spam: bool) -> Vec<Event> {
+    let mut position: HashMap<&str, usize> = HashMap::new();
+    let mut transactions: Vec<Vec<&LegInput>> = Vec::new();
+    for leg in legs {
+        let at = *position.entry(leg.signature.as_str()).or_insert_with(|| {
+            transactions.push(Vec::new());
+            transactions.len() - 1
+        });
+        transactions[at].push(leg);
+    }
+    let mut events = Vec::with_capacity(legs.len());
+    for mut tx in transactions {
+        tx.sort_by_key(|l| l.index);
+        transaction_events(&tx, exclude_spam, &mut events);
+    }
+    for (seq, event) in events.iter_mut().enumerate() {
+        event.seq = seq as u64;
+    }
+    events
+}
+
+/// A transaction's events, appended to `out` in leg order.
+fn transaction_events(tx: &[&LegInput], exclude_spam: bool, out: &mut Vec<Event>) {
+    let swap_values = swap_values(tx);
+    let first = out.len();
+    let mut fee = Decimal::ZERO;
+    let mut fee_events = Vec::new();
+    for (leg, swap_value) in tx.iter().zip(swap_values) {
+        let Some(quantity) = quantity(leg.amount, leg.decimals) else {
+            continue;
+        };
+        let incoming = leg.amount > 0;
+        let own_value = leg.usd_value.map(|v| v.abs());
+        let (kind, usd_value) = match leg.operation_type {
+            OperationType::AirdropSpam if exclude_spam => continue,
+            OperationType::TransferIn
+            | OperationType::TransferOut
+            | OperationType::Airdrop
+            | OperationType::AirdropSpam => (acquire_or_dispose(incoming), own_value),
+            OperationType::Swap => (acquire_or_dispose(incoming), swap_value),
+            OperationType::NetworkFee => {
+                fee += own_value.unwrap_or_default();
+                fee_events.push(out.len());
+                (acquire_or_dispose(incoming), own_value)
+            }
+            OperationType::RentDeposit | OperationType::RentRefund => {
+                let kind = if incoming {
+                    EventKind::RentRelease
+                } else {
+                    EventKind::RentLock
+                };
+                (kind, own_value)
+            }
+        };
+        out.push(Event {
+            time: leg.block_time,
+            seq: 0,
+            asset: leg.mint.clone(),
+            kind,
+            quantity,
+            usd_value,
+            fee_usd: Decimal::ZERO,
+        });
+    }
+    if fee.is_zero() {
+        return;
+    }
+    let others = || (first..out.len()).filter(|i| !fee_events.contains(i));
+    let bearer = others()
+        .find(|&i| out[i].kind == EventKind::Dispose)
+        .or_else(|| others().find(|&i| out[i].kind == EventKind::Acquire));
+    if let Some(i) = bearer {
+        out[i].fee_usd += fee;
+    }
+}
+
+fn acquire_or_dispose(incoming: bool) -> EventKind {
+    if incoming {
+        EventKind::Acquire
+    } else {
+        EventKind::Dispose
+    }
+}
+
+/// Token units from signed atomic units: exact, or `None` when zero or not
+/// representable.
+fn quantity(amount: i128, decimals: u8) -> Option<Decimal> {
+    let atomic = amount.checked_abs().filter(|a| *a != 0)?;
+    Decimal::try_from_i128_with_scale(atomic, u32::from(decimals)).ok()
+}
+
+/// The USD value of each leg of `tx` that is a swap leg (`None` elsewhere,
+/// or when unknown): sent legs at what was received, received legs at
+/// their own value, or at what was sent when one unpriced leg came in.
+fn swap_values(tx: &[&LegInput]) -> Vec<Option<Decimal>> {
+    let is_swap = |l: &&&LegInput| l.operation_type == OperationType::Swap && l.amount != 0;
+    let own = |l: &&LegInput| l.usd_value.map(|v| v.abs());
+    let sent: Vec<&&LegInput> = tx.iter().filter(is_swap).filter(|l| l.amount < 0).collect();
+    let received: Vec<&&LegInput> = tx.iter().filter(is_swap).filter(|l| l.amount > 0).collect();
+    let total = |side: &[&&LegInput]| -> Option<Decimal> {
+        if side.is_empty() {
+            None
+        } else {
+            side.iter().map(|l| own(l)).sum()
+        }
+    };
+    let sent_total = total(&sent);
+    let value = total(&received).or(sent_total);
+
+    let sent_values: Vec<Option<Decimal>> = match (sent.len(), value, sent_total) {
+        (1, value, _) => vec![value],
+        (_, Some(value), Some(weight)) if weight > Decimal::ZERO => {
+            let weights: Vec<Decimal> = sent.iter().filter_map(|l| own(l)).collect();
+            allocate(value, &weights, weight)
+                .into_iter()
+                .map(Some)
+                .collect()
+        }
+        _ => sent.iter().map(|l| own(l)).collect(),
+    };
+    let mut sent_values = sent_values.into_iter();
+    tx.iter()
+        .map(|leg| {
+            if leg.operation_type != OperationType::Swap || leg.amount == 0 {
+                None
+            } else if leg.amount < 0 {
+                sent_values.next().flatten()
+            } else if received.len() == 1 {
+                value
+            } else {
+                own(leg)
+            }
+        })
+        .collect()
+}
+
+/// `total` split in proportion to `weights` (which sum to `sum`), rounded,
+/// the last part taking the remainder.
+fn allocate(total: Decimal, weights: &[Decimal], sum: Decimal) -> Vec<Decimal> {
+    let mut left = total;
+    let mut parts = Vec::with_capacity(weights.len());
+    for (i, w) in weights.iter().enumerate() {
+        let part = if i + 1 == weights.len() {
+            left
+        } else {
+            (total * w.checked_div(sum).unwrap_or_default())
+                .round_dp_with_strategy(USD_DP, RoundingStrategy::MidpointAwayFromZero)
+        };
+        left -= part;
+        parts.push(part);
+    }
+    parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::basis::{Method, replay};
+    use crate::ledger::model::SOL;
+
+    macro_rules! dec {
+        ($l:literal) => {
+            <Decimal as std::str::FromStr>::from_str(stringify!($l)).unwrap()
+        };
+    }
+
+    const USDC: &str = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
+    const BONK: &str = "DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263";
+
+    fn leg(sig: &str, index: u32, op: OperationType, mint: &str, amount: i128) -> LegInput {
+        LegInput {
+            signature: sig.into(),
+            index,
+            block_time: 1_700_000_000,
+            operation_type: op,
+            mint: mint.into(),
+            amount,
+            decimals: if mint == SOL { 9 } else { 6 },
+            usd_value: None,
+        }
+    }
+
+    fn priced(mut l: LegInput, usd: Decimal) -> LegInput {
+        l.usd_value = Some(usd);
+        l
+    }
+
+    fn summary(events: &[Event]) -> Vec<(EventKind, &str, Decimal, Option<Decimal>, Decimal)> {
+        events
+            .iter()
+            .map(|e| (e.kind, e.asset.as_str(), e.quantity, e.usd_value, e.fee_usd))
+            .collect()
+    }
+
+    #[test]
+    fn transfer_in_and_airdrop_are_acquisitions_at_fair_value() {
+        let legs = [
+            priced(
+                leg("a", 0, OperationType::TransferIn, USDC, 5_000_000),
+                dec!(5),
+            ),
+            priced(
+                leg("b", 0, OperationType::Airdrop, BONK, 1_000_000),
+                dec!(0.3),
+            ),
+        ];
+        let events = events_from_legs(&legs, true);
+        assert_eq!(
+            summary(&events),
+            vec![
+                (EventKind::Acquire, USDC, dec!(5), Some(dec!(5)), dec!(0)),
+                (EventKind::Acquire, BONK, dec!(1), Some(dec!(0.3)), dec!(0)),
+            ]
+        );
+    }
+
+    #[test]
+    fn transfer_out_is_a_disposal_at_fair_value() {
+        let legs = [priced(
+            leg("a", 0, OperationType::TransferOut, USDC, -2_500_000),
+            dec!(-2.5),
+        )];
+        let events = events_from_legs(&legs, true);
+        assert_eq!(
+            summary(&events),
+            vec![(
+                EventKind::Dispose,
+                USDC,
+                dec!(2.5),
+                Some(dec!(2.5)),
+                dec!(0)
+            )]
+        );
+    }
+
+    #[test]
+    fn atomic_amounts_become_exact_token_quantities() {
+        let legs = [leg("a", 0, OperationType::TransferIn, SOL, 1)];
+        assert_eq!(events_from_legs(&legs, true)[0].quantity, dec!(0.000000001));
+        let zero = [leg("a", 0, OperationType::TransferIn, SOL, 0)];
+        assert!(events_from_legs(&zero, true).is_empty());
+    }
+
+    #[test]
+    fn a_swap_disposes_at_the_value_received_and_acquires_at_that_value() {
+        let legs = [
+            priced(
+                leg("s", 1, OperationType::Swap, SOL, -1_000_000_000),
+                dec!(150),
+            ),
+            priced(
+                leg("s", 2, OperationType::Swap, USDC, 149_000_000),
+                dec!(149),
+            ),
+        ];
+        let events = events_from_legs(&legs, true);
+        assert_eq!(
+            summary(&events),
+            vec![
+                (EventKind::Dispose, SOL, dec!(1), Some(dec!(149)), dec!(0)),
+                (
+                    EventKind::Acquire,
+                    USDC,
+                    dec!(149),
+                    Some(dec!(149)),
+                    dec!(0)
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_unpriced_received_side_falls_back_to_the_sent_value() {
+        let legs = [
+            priced(
+                leg("s", 0, OperationType::Swap, USDC, -10_000_000),
+                dec!(10),
+            ),
+            leg("s", 1, OperationType::Swap, BONK, 500_000_000),
+        ];
+        let events = events_from_legs(&legs, true);
+        assert_eq!(events[0].usd_value, Some(dec!(10)));
+        assert_eq!(events[1].usd_value, Some(dec!(10)));
+    }
+
+    #[test]
+    fn several_sent_legs_share_the_value_received_by_their_own_values() {
+        let legs = [
+            priced(leg("s", 0, OperationType::Swap, USDC, -1_000_000), dec!(1)),
+            priced(leg("s", 1, OperationType::Swap, BONK, -2_000_000), dec!(2)),
+            priced(leg("s", 2, OperationType::Swap, SOL, 20_000_000), dec!(3.3)),
+        ];
+        let values: Vec<_> = events_from_legs(&legs, true)
+            .iter()
+            .map(|e| e.usd_value)
+            .collect();
+        assert_eq!(
+            values,
+            vec![Some(dec!(1.1)), Some(dec!(2.2)), Some(dec!(3.3))]
+        );
+    }
+
+    #[test]
+    fn a_network_fee_is_a_sol_disposal_and_a_cost_of_the_transactions_disposal() {
+        let legs = [
+            priced(
+                leg("s", 0, OperationType::NetworkFee, SOL, -5_000),
+                dec!(0.00075),
+            ),
+            priced(
+                leg("s", 1, OperationType::Swap, SOL, -1_000_000_000),
+                dec!(150),
+            ),
+            priced(
+                leg("s", 2, OperationType::Swap, USDC, 150_000_000),
+                dec!(150),
+            ),
+        ];
+        let events = events_from_legs(&legs, true);
+        assert_eq!(
+            summary(&events),
+            vec![
+                (
+                    EventKind::Dispose,
+                    SOL,
+                    dec!(0.000005),
+                    Some(dec!(0.00075)),
+                    dec!(0)
+                ),
+                (
+                    EventKind::Dispose,
+                    SOL,
+                    dec!(1),
+                    Some(dec!(150)),
+                    dec!(0.00075)
+                ),
+                (
+                    EventKind::Acquire,
+                    USDC,
+                    dec!(150),
+                    Some(dec!(150)),
+                    dec!(0)
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_network_fee_without_a_disposal_goes_into_the_acquisitions_basis() {
+        let legs = [
+            priced(
+                leg("c", 0, OperationType::NetworkFee, SOL, -5_000),
+                dec!(0.001),
+            ),
+            priced(
+                leg("c", 1, OperationType::TransferIn, USDC, 7_000_000),
+                dec!(7),
+            ),
+        ];
+        let events = events_from_legs(&legs, true);
+        assert_eq!(events[1].fee_usd, dec!(0.001));
+        assert_eq!(events[0].fee_usd, dec!(0));
+    }
+
+    #[test]
+    fn a_fee_only_transaction_is_only_the_sol_disposal() {
+        let legs = [priced(
+            leg("f", 0, OperationType::NetworkFee, SOL, -5_000),
+            dec!(0.001),
+        )];
+        let events = events_from_legs(&legs, true);
+        assert_eq!(
+            summary(&events),
+            vec![(
+                EventKind::Dispose,
+                SOL,
+                dec!(0.000005),
+                Some(dec!(0.001)),
+                dec!(0)
+            )]
+        );
+    }
+
+    #[test]
+    fn rent_deposits_and_refunds_lock_and_release_sol_without_a_disposal() {
+        let legs = [
+            leg("r", 0, OperationType::RentDeposit, SOL, -2_039_280),
+            leg("q", 0, OperationType::RentRefund, SOL, 2_039_280),
+        ];
+        let events = events_from_legs(&legs, true);
+        let kinds: Vec<_> = events.iter().map(|e| e.kind).collect();
+        assert_eq!(kinds, vec![EventKind::RentLock, EventKind::RentRelease]);
+
+        let mut with_lot = vec![priced(
+            leg("b", 0, OperationType::TransferIn, SOL, 10_000_000),
+            dec!(1),
+        )];
+        with_lot.push(legs[0].clone());
+        let r = replay(&events_from_legs(&with_lot, true), Method::Fifo);
+        assert!(r.disposals.is_empty());
+        assert_eq!(r.rent_locked_lamports(), 2_039_280);
+    }
+
+    #[test]
+    fn airdrop_spam_is_left_out_when_exclude_spam_is_true() {
+        let legs = [leg("x", 0, OperationType::AirdropSpam, BONK, 1_000)];
+        assert!(events_from_legs(&legs, true).is_empty());
+        let kept = events_from_legs(&legs, false);
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].kind, EventKind::Acquire);
+    }
+
+    #[test]
+    fn seq_is_the_position_and_legs_follow_their_index_within_a_transaction() {
+        let legs = [
+            leg("a", 1, OperationType::Swap, USDC, 1),
+            leg("b", 0, OperationType::TransferIn, SOL, 1),
+            leg("a", 0, OperationType::Swap, SOL, -1),
+        ];
+        let events = events_from_legs(&legs, true);
+        let order: Vec<_> = events.iter().map(|e| (e.seq, e.asset.as_str())).collect();
+        assert_eq!(order, vec![(0, SOL), (1, USDC), (2, SOL)]);
+    }
+
+    #[test]
+    fn a_swap_realizes_the_gain_on_what_was_sent() {
+        let mut buy = priced(
+            leg("a", 0, OperationType::TransferIn, SOL, 2_000_000_000),
+            dec!(200),
+        );
+        buy.block_time -= 86_400;
+        let legs = [
+            buy,
+            priced(
+                leg("s", 0, OperationType::Swap, SOL, -1_000_000_000),
+                dec!(150),
+            ),
+            priced(
+                leg("s", 1, OperationType::Swap, USDC, 149_000_000),
+                dec!(149),
+            ),
+        ];
+        let r = replay(&events_from_legs(&legs, true), Method::Fifo);
+        assert_eq!(r.disposals.len(), 1);
+        assert_eq!(r.disposals[0].gain, Some(dec!(49)));
+        let usdc = r.open_lots.iter().find(|l| l.asset == USDC).unwrap();
+        assert_eq!(usdc.basis, Some(dec!(149)));
+    }
+}

@@ -1,0 +1,250 @@
+//! get_value_history and get_flows, and their REST twins, over a scanned
+//! wallet whose server reads prices from the price stand-in.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::{helpers::TestApp, ledger::scanned_priced, scans::WALLET};
+
+async fn rest(app: &TestApp, path: &str) -> (StatusCode, Value) {
+    let response = app.client.get(app.url(path)).send().await.unwrap();
+    let status = response.status();
+    (status, response.json().await.unwrap())
+}
+
+fn ok(result: &Value) -> Value {
+    assert_eq!(result["isError"], false, "{result}");
+    result["structuredContent"].clone()
+}
+
+#[tokio::test]
+async fn value_history_values_the_holdings_at_every_close() {
+    let (app, _s, _p) = scanned_priced().await;
+    let args = json!({"address": WALLET, "from": "2024-03-17", "to": "2024-03-21"});
+    let body = ok(&app.call_tool("get_value_history", args).await);
+    assert_eq!(body["granularity"], "1d");
+    assert_eq!(body["denominate"], "usd");
+    assert_eq!(body["complete"], true);
+    let points = body["points"].as_array().unwrap();
+    assert_eq!(points.len(), 5, "one point per day close");
+    assert!(points.iter().all(|p| p["estimated"] == false));
+    // Holdings change only where legs are: the last close holds every leg.
+    let legs = app.state.store().wallet_legs(WALLET).await.unwrap();
+    let sol_total: i128 = legs
+        .iter()
+        .filter(|l| l.mint == "sol")
+        .map(|l| l.amount.parse::<i128>().unwrap())
+        .sum();
+    let last = &points[4];
+    let sol = last["holdings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["mint"] == "sol")
+        .unwrap();
+    assert_eq!(sol["amount"], sol_total.to_string());
+    assert!(!body["unpriced_mints"].as_array().unwrap().is_empty());
+    let coverage: rust_decimal::Decimal = body["coverage_pct"].as_str().unwrap().parse().unwrap();
+    assert!(
+        coverage > rust_decimal::Decimal::ZERO && coverage < rust_decimal::Decimal::ONE_HUNDRED
+    );
+
+    let (status, rest_body) = rest(
+        &app,
+        &format!("/v1/wallets/{WALLET}/value-history?from=2024-03-17&to=2024-03-21"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(rest_body, body, "the REST twin answers the same");
+    insta::assert_json_snapshot!("value_history_1d", body);
+
+    // Hourly over two days; the default range ends now, at spot.
+    let hourly = ok(&app
+        .call_tool(
+            "get_value_history",
+            json!({"address": WALLET, "granularity": "1h", "from": "2024-03-18", "to": "2024-03-19"}),
+        )
+        .await);
+    assert_eq!(hourly["points"].as_array().unwrap().len(), 48);
+    let recent = ok(&app
+        .call_tool(
+            "get_value_history",
+            json!({"address": WALLET, "denominate": "sol"}),
+        )
+        .await);
+    let recent_points = recent["points"].as_array().unwrap();
+    assert_eq!(recent_points.last().unwrap()["estimated"], true);
+    assert_eq!(recent["denominate"], "sol");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn flows_aggregate_by_counterparty_and_collapse_the_rest() {
+    let (app, _s, _p) = scanned_priced().await;
+    let all = ok(&app
+        .call_tool("get_flows", json!({"address": WALLET, "top": 0}))
+        .await);
+    let nodes = all["nodes"].as_array().unwrap();
+    assert_eq!(nodes[0]["id"], WALLET);
+    assert_eq!(nodes[0]["category"], "self");
+    assert!(nodes.iter().all(|n| n["id"] != "other"));
+    let edges = all["edges"].as_array().unwrap();
+    assert!(!edges.is_empty());
+    for e in edges {
+        assert!(e["source"] == WALLET || e["target"] == WALLET, "{e}");
+        assert!(e["legs"].as_u64().unwrap() >= 1);
+    }
+    insta::assert_json_snapshot!("flows_all", all);
+
+    let top1 = ok(&app
+        .call_tool("get_flows", json!({"address": WALLET, "top": 1}))
+        .await);
+    let (status, rest_body) = rest(&app, &format!("/v1/wallets/{WALLET}/flows?top=1")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(rest_body, top1, "the REST twin answers the same");
+    let per_direction = |v: &Value, wallet_side: &str| {
+        v["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| {
+                e[wallet_side] == WALLET && e["source"] != "other" && e["target"] != "other"
+            })
+            .map(|e| {
+                if wallet_side == "target" {
+                    e["source"].to_string()
+                } else {
+                    e["target"].to_string()
+                }
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    };
+    assert!(per_direction(&top1, "target") <= 1);
+    assert!(per_direction(&top1, "source") <= 1);
+    let counterparties = nodes.len() - 1;
+    if counterparties > 2 {
+        assert!(
+            top1["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n["id"] == "other")
+        );
+    }
+
+    // A mint filter keeps only that mint's edges.
+    let sol = ok(&app
+        .call_tool(
+            "get_flows",
+            json!({"address": WALLET, "mint": "sol", "top": 0}),
+        )
+        .await);
+    assert!(
+        sol["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["mint"] == "sol")
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn analytics_refuse_what_they_cannot_answer() {
+    let (app, _s, _p) = scanned_priced().await;
+    let never = "11111111111111111111111111111112";
+    for tool in ["get_value_history", "get_flows"] {
+        let r = app.call_tool(tool, json!({"address": never})).await;
+        assert_eq!(r["structuredContent"]["code"], "not_found", "{tool}");
+        let r = app.call_tool(tool, json!({"address": "nope"})).await;
+        assert_eq!(r["structuredContent"]["code"], "invalid_params", "{tool}");
+        let r = app
+            .call_tool(
+                tool,
+                json!({"address": WALLET, "from": "2024-02-01", "to": "2024-01-01"}),
+            )
+            .await;
+        assert_eq!(r["structuredContent"]["code"], "invalid_params", "{tool}");
+    }
+    let r = app
+        .call_tool(
+            "get_value_history",
+            json!({"address": WALLET, "granularity": "1w"}),
+        )
+        .await;
+    assert_eq!(r["structuredContent"]["code"], "invalid_params");
+    let r = app
+        .call_tool(
+            "get_value_history",
+            json!({"address": WALLET, "denominate": "eur"}),
+        )
+        .await;
+    assert_eq!(r["structuredContent"]["code"], "invalid_params");
+    let (status, _) = rest(&app, &format!("/v1/wallets/{never}/flows")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = rest(&app, &format!("/v1/wallets/{WALLET}/value-history?bogus=1")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn positions_replay_the_valued_ledger_under_each_method() {
+    let (app, _s, _p) = scanned_priced().await;
+    let fifo = ok(&app
+        .call_tool("get_positions", json!({"address": WALLET}))
+        .await);
+    assert_eq!(fifo["method"], "fifo");
+    assert_eq!(fifo["exclude_spam"], true);
+    assert_eq!(fifo["accepted_for_us_filings"], true);
+    let positions = fifo["positions"].as_array().unwrap();
+    assert!(positions.iter().any(|p| p["mint"] == "sol"));
+    // Open quantities are what the lots add up to.
+    for p in positions {
+        let lots: rust_decimal::Decimal = p["lots"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                l["quantity"]
+                    .as_str()
+                    .unwrap()
+                    .parse::<rust_decimal::Decimal>()
+                    .unwrap()
+            })
+            .sum();
+        let open: rust_decimal::Decimal = p["open_quantity"].as_str().unwrap().parse().unwrap();
+        assert_eq!(lots, open, "{p}");
+    }
+    let (status, rest_body) = rest(&app, &format!("/v1/wallets/{WALLET}/positions")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(rest_body, fifo, "the REST twin answers the same");
+    insta::assert_json_snapshot!("positions_fifo", fifo);
+
+    for method in ["lifo", "hifo", "average"] {
+        let (status, body) = rest(
+            &app,
+            &format!("/v1/wallets/{WALLET}/positions?method={method}&exclude_spam=false"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["method"], method);
+        assert_eq!(body["exclude_spam"], false);
+        assert_eq!(body["accepted_for_us_filings"], method != "average");
+    }
+    let bad = app
+        .call_tool(
+            "get_positions",
+            json!({"address": WALLET, "method": "lofi"}),
+        )
+        .await;
+    assert_eq!(bad["structuredContent"]["code"], "invalid_params");
+    let never = app
+        .call_tool(
+            "get_positions",
+            json!({"address": "11111111111111111111111111111112"}),
+        )
+        .await;
+    assert_eq!(never["structuredContent"]["code"], "not_found");
+    app.stop().await;
+}
