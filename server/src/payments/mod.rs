@@ -217,16 +217,66 @@ async fn fresh_read_quote(
         .ok_or_else(|| AppError::internal("fresh quote", &"vanished"))
 }
 
-fn settle_refusal(e: &settle::SettleError) -> Option<(String, String)> {
-    match e {
-        settle::SettleError::Refused(r) => Some((r.code().to_owned(), r.to_string())),
-        settle::SettleError::QuoteAlreadyPaid => Some((
-            "quote_already_paid".to_owned(),
-            "another payment for this quote is settled or being settled; a quote is paid once"
-                .to_owned(),
-        )),
-        settle::SettleError::App(_) => None,
+/// Why a presented payment or receipt was not taken: the `error` code and
+/// the reason in words.
+type Refused = (String, String);
+
+fn refused(code: &str, why: &str) -> Refused {
+    (code.to_owned(), why.to_owned())
+}
+
+/// Settle `payment` for `quote`: the settled payment, or why it was
+/// refused (answered with a fresh challenge), or a failure that is nobody's
+/// fault (answered as it is).
+async fn settle_or_refuse(
+    state: &AppState,
+    payment: &str,
+    quote: &QuoteRecord,
+    entitlement: settle::Entitlement,
+) -> Result<Result<settle::Settled, Refused>, AppError> {
+    match settle::settle(state, payment, quote, entitlement).await {
+        Ok(settled) => Ok(Ok(settled)),
+        Err(settle::SettleError::Refused(r)) => Ok(Err((r.code().to_owned(), r.to_string()))),
+        Err(settle::SettleError::QuoteAlreadyPaid) => Ok(Err(refused(
+            "quote_already_paid",
+            "another payment for this quote is settled or being settled; a quote is paid once",
+        ))),
+        Err(settle::SettleError::App(err)) => Err(err),
     }
+}
+
+/// The live payment a presented receipt names, if `covers` accepts it;
+/// otherwise why not (`mismatch` when it names a payment for something
+/// else).
+async fn check_receipt(
+    state: &AppState,
+    receipt: &str,
+    covers: impl Fn(&PaymentRecord) -> bool,
+    mismatch: (&str, &str),
+) -> Result<Result<PaymentRecord, Refused>, AppError> {
+    Ok(match live_receipt(state, receipt).await? {
+        Some(p) if covers(&p) => Ok(p),
+        Some(_) => Err(refused(mismatch.0, mismatch.1)),
+        None => Err(refused(
+            "invalid_receipt",
+            "the receipt is unknown or expired",
+        )),
+    })
+}
+
+/// Answer with a fresh challenge for `quote`, logging why an offered
+/// credential was refused.
+fn refuse(
+    state: &AppState,
+    quote: &QuoteRecord,
+    resource: &Resource<'_>,
+    why: Option<Refused>,
+) -> AppError {
+    let why = why.as_ref().map(|(c, w)| (c.as_str(), w.as_str()));
+    if let Some((code, reason)) = why {
+        tracing::info!(quote = %quote.id, wallet = %quote.address, code, reason, "payment refused");
+    }
+    challenge(state, quote, resource, why)
 }
 
 /// A receipt's payment, when it is settled and still live.
@@ -261,22 +311,16 @@ pub async fn authorize_read(
     if state.config().payments == PaymentsMode::Off || owner_read(principal, wallet) {
         return Ok(None);
     }
-    let mut refused: Option<(String, String)> = None;
+    let mut why: Option<Refused> = None;
     if let Some(receipt) = &presented.receipt {
-        match live_receipt(state, receipt).await? {
-            Some(p) if p.wallet == wallet.as_str() => return Ok(None),
-            Some(_) => {
-                refused = Some((
-                    "receipt_not_for_wallet".to_owned(),
-                    "the receipt covers another wallet".to_owned(),
-                ))
-            }
-            None => {
-                refused = Some((
-                    "invalid_receipt".to_owned(),
-                    "the receipt is unknown or expired".to_owned(),
-                ))
-            }
+        let covers = |p: &PaymentRecord| p.wallet == wallet.as_str();
+        let mismatch = (
+            "receipt_not_for_wallet",
+            "the receipt covers another wallet",
+        );
+        match check_receipt(state, receipt, covers, mismatch).await? {
+            Ok(_) => return Ok(None),
+            Err(refusal) => why = Some(refusal),
         }
     }
     if let Some(payment) = &presented.payment {
@@ -292,50 +336,40 @@ pub async fn authorize_read(
             None => None,
         };
         let checked = match quote {
-            None => Err((
+            None => Err(refused(
                 "quote_not_found",
-                "no such quote; pay the fresh challenge".to_owned(),
+                "no such quote; pay the fresh challenge",
             )),
-            Some(q) if q.scope != "read" || q.address != wallet.as_str() => Err((
+            Some(q) if q.scope != "read" || q.address != wallet.as_str() => Err(refused(
                 "wrong_quote",
-                "the quote is not a read of this wallet".to_owned(),
+                "the quote is not a read of this wallet",
             )),
             Some(q) if q.expires_at <= state.now_ms() => {
                 if settle::settled_before(state, payment).await? {
-                    Err((
+                    Err(refused(
                         "payment_already_settled",
-                        verify::Refusal::AlreadySettled.to_string(),
+                        &verify::Refusal::AlreadySettled.to_string(),
                     ))
                 } else {
-                    Err((
+                    Err(refused(
                         "quote_expired",
-                        "the quote expired; pay the fresh challenge".to_owned(),
+                        "the quote expired; pay the fresh challenge",
                     ))
                 }
             }
             Some(q) => Ok(q),
         };
-        match checked {
-            Ok(q) => match settle::settle(state, payment, &q, settle::Entitlement::Read).await {
-                Ok(settled) => return Ok(Some(settled.block)),
-                Err(e) => match settle_refusal(&e) {
-                    Some(why) => refused = Some(why),
-                    None => {
-                        if let settle::SettleError::App(err) = e {
-                            return Err(err);
-                        }
-                    }
-                },
-            },
-            Err((code, why)) => refused = Some((code.to_owned(), why)),
+        let settled = match checked {
+            Ok(q) => settle_or_refuse(state, payment, &q, settle::Entitlement::Read).await?,
+            Err(refusal) => Err(refusal),
+        };
+        match settled {
+            Ok(settled) => return Ok(Some(settled.block)),
+            Err(refusal) => why = Some(refusal),
         }
     }
     let fresh = fresh_read_quote(state, wallet).await?;
-    let refused = refused.as_ref().map(|(c, w)| (c.as_str(), w.as_str()));
-    if let Some((code, why)) = refused {
-        tracing::info!(%wallet, code, why, "payment refused");
-    }
-    Err(challenge(state, &fresh, &resource, refused))
+    Err(refuse(state, &fresh, &resource, why))
 }
 
 /// [`authorize_read`] for the REST route `/v1/wallets/{wallet}/{route}`
@@ -407,65 +441,42 @@ pub async fn authorize_scan(
     if state.config().payments == PaymentsMode::Off {
         return Ok(ScanGrant::default());
     }
-    let mut refused: Option<(String, String)> = None;
+    let mut why: Option<Refused> = None;
     if let Some(receipt) = &presented.receipt {
-        match live_receipt(state, receipt).await? {
-            Some(p)
-                if p.entitlement == "scan"
-                    && p.wallet == quote.address
-                    && p.scope == quote.scope =>
-            {
-                return spend(state, p, None).await;
-            }
-            Some(_) => {
-                refused = Some((
-                    "receipt_not_for_scan".to_owned(),
-                    "the receipt does not cover a scan of this wallet and scope".to_owned(),
-                ))
-            }
-            None => {
-                refused = Some((
-                    "invalid_receipt".to_owned(),
-                    "the receipt is unknown or expired".to_owned(),
-                ))
-            }
+        let covers = |p: &PaymentRecord| {
+            p.entitlement == "scan" && p.wallet == quote.address && p.scope == quote.scope
+        };
+        let mismatch = (
+            "receipt_not_for_scan",
+            "the receipt does not cover a scan of this wallet and scope",
+        );
+        match check_receipt(state, receipt, covers, mismatch).await? {
+            Ok(p) => return spend(state, p, None).await,
+            Err(refusal) => why = Some(refusal),
         }
     }
     if let Some(payment) = &presented.payment {
         if state.payments().ready().is_none() {
             return Err(not_configured());
         }
-        if presented
+        let settled = if presented
             .quote_id
             .as_deref()
             .is_some_and(|q| q.trim() != quote.id)
         {
-            refused = Some((
-                "wrong_quote".to_owned(),
-                "quote_id names another quote than the scan's".to_owned(),
-            ));
+            Err(refused(
+                "wrong_quote",
+                "quote_id names another quote than the scan's",
+            ))
         } else {
-            match settle::settle(state, payment, quote, settle::Entitlement::Scan).await {
-                Ok(settled) => {
-                    let block = settled.block;
-                    return spend(state, settled.record, Some(block)).await;
-                }
-                Err(e) => match settle_refusal(&e) {
-                    Some(why) => refused = Some(why),
-                    None => {
-                        if let settle::SettleError::App(err) = e {
-                            return Err(err);
-                        }
-                    }
-                },
-            }
+            settle_or_refuse(state, payment, quote, settle::Entitlement::Scan).await?
+        };
+        match settled {
+            Ok(settled) => return spend(state, settled.record, Some(settled.block)).await,
+            Err(refusal) => why = Some(refusal),
         }
     }
-    let refused = refused.as_ref().map(|(c, w)| (c.as_str(), w.as_str()));
-    if let Some((code, why)) = refused {
-        tracing::info!(quote = %quote.id, code, why, "payment refused");
-    }
-    Err(challenge(state, quote, &resource, refused))
+    Err(refuse(state, quote, &resource, why))
 }
 
 /// Decide how a scan entitlement is spent: fresh, again after a job that
