@@ -290,6 +290,17 @@ pub async fn settle(
             tracing::warn!(payment = %record.id, %why, "payment: failed on chain");
             Err(Refusal::SettlementFailed(why).into())
         }
+        Outcome::Refused => {
+            // Answer now, but leave the row pending (its quote stays taken)
+            // and hand it to recovery at once: it is failed only when the
+            // chain confirms it can no longer land, so a transaction that
+            // lands after all is still settled and never paid twice.
+            state.store().expire_payment_lease(&record.id).await?;
+            Err(Refusal::SettlementFailed(
+                "the Solana node refused to take the transaction".to_owned(),
+            )
+            .into())
+        }
         Outcome::Unknown => Err(SettleError::App(AppError::new(
             crate::error::Code::Unavailable,
             "the payment was submitted but is not confirmed yet; present the same payment again \
@@ -328,6 +339,9 @@ fn co_sign(verified: &Verified, fee_payer: &Keypair) -> (Vec<u8>, String) {
 enum Outcome {
     Landed,
     Failed(String),
+    /// The node answered the send with an error. That almost certainly
+    /// means it will not land, but only the chain can say so for sure.
+    Refused,
     Unknown,
 }
 
@@ -339,7 +353,7 @@ async fn send_and_confirm(state: &AppState, p: &PaymentRecord, cost: &RpcCost) -
         // (or recovery) decides.
         if let RpcError::Rpc { message, .. } = &e {
             tracing::warn!(payment = %p.id, %message, "payment: send refused");
-            return Outcome::Failed(format!("the node refused the transaction: {message}"));
+            return Outcome::Refused;
         }
         tracing::warn!(payment = %p.id, error = %e, "payment: send uncertain");
     }

@@ -182,6 +182,18 @@ impl Store {
             == 1)
     }
 
+    /// Hand a pending payment to recovery now.
+    pub async fn expire_payment_lease(&self, id: &str) -> Result<(), StoreError> {
+        on_pool!(&self.pool, |pool| sqlx::query(
+            "UPDATE payments SET lease_until = 0 WHERE id = $1 AND status = 'pending'"
+        )
+        .bind(id)
+        .execute(pool)
+        .await
+        .map(|_| ())?);
+        Ok(())
+    }
+
     /// Pending payments nobody holds (their lease ran out): what recovery
     /// reconciles. Each is taken by moving its lease, conditionally, so two
     /// recovering instances never work one payment at once.

@@ -1431,3 +1431,49 @@ async fn every_paid_read_is_behind_the_paywall_and_the_scans_receipt_covers_it()
     );
     assert_eq!(paid.sent(), 2);
 }
+
+#[tokio::test]
+async fn a_send_the_node_refuses_is_settlement_failed_and_the_chain_decides_the_row() {
+    let clock = ManualClock::new(1_800_000_000_000);
+    let paid = paid_app_with(Some(clock.clone()), |_| {}).await;
+    paid.paid_scan().await;
+    let challenge = paid.read_challenge().await;
+    let quote_id = quote_of(&challenge);
+    let p = paid.payment_for(&challenge["structuredContent"]["x402"]);
+    *paid.chain.shared.send_error.lock().unwrap() =
+        Some(json!({"code": -32002, "message": "internal node detail at 10.0.0.7"}));
+    let result = paid.read_with(&paid.build(&p), &quote_id).await;
+    let sc = &result["structuredContent"];
+    assert_eq!(sc["error"], "settlement_failed", "{result}");
+    assert!(
+        !result.to_string().contains("10.0.0.7"),
+        "the node's words stay in our logs"
+    );
+    // The quote stays taken until the chain says the transaction cannot land.
+    assert_eq!(paid.payments("pending").await, 1);
+    let mut again = p.clone();
+    again.blockhash = Hash::new_from_array(rand::random::<[u8; 32]>());
+    *paid.chain.shared.send_error.lock().unwrap() = None;
+    let second = paid.read_with(&paid.build(&again), &quote_id).await;
+    assert_eq!(
+        second["structuredContent"]["error"], "quote_already_paid",
+        "{second}"
+    );
+    // Its blockhash expires unseen: recovery fails it and frees the quote.
+    paid.chain
+        .shared
+        .stale_blockhashes
+        .lock()
+        .unwrap()
+        .insert(p.blockhash.to_string());
+    let pass = server::worker::maintenance_pass(&paid.app.state)
+        .await
+        .unwrap();
+    assert_eq!(pass.payments_recovered, 1);
+    assert_eq!(paid.payments("failed").await, 1);
+    let third = paid.read_with(&paid.build(&again), &quote_id).await;
+    assert_eq!(
+        third["structuredContent"]["payment"]["settled"], true,
+        "{third}"
+    );
+}

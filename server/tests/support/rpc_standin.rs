@@ -54,6 +54,8 @@ pub struct Shared {
     pub sent: Mutex<Vec<String>>,
     /// Payments: signatures the "chain" has processed.
     pub landed: Mutex<HashSet<String>>,
+    /// Payments: the JSON-RPC error `sendTransaction` answers (None: accepted).
+    pub send_error: Mutex<Option<Value>>,
     /// Payments: accept sends without processing them (a node that drops
     /// them, or a crash before they land).
     pub hold_sends: AtomicBool,
@@ -197,6 +199,10 @@ fn one(shared: &Shared, request: &Value) -> Value {
         Some("simulateTransaction") => {
             let err = shared.simulate_error.lock().unwrap().clone();
             json!({"context": {"slot": 1}, "value": {"err": err, "logs": [], "unitsConsumed": 1000}})
+        }
+        Some("sendTransaction") if shared.send_error.lock().unwrap().is_some() => {
+            let error = shared.send_error.lock().unwrap().clone();
+            return json!({"jsonrpc":"2.0","id":id,"error":error});
         }
         Some("sendTransaction") => {
             use base64::Engine;
