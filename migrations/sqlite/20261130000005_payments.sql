@@ -41,5 +41,8 @@ CREATE TABLE payments (
 -- One live payment per quote: a second, different payment for a quote that
 -- is paid (or being paid) is refused, so a quote is never charged twice.
 CREATE UNIQUE INDEX payments_one_per_quote ON payments (quote_id) WHERE status <> 'failed';
+-- One payment in flight per payer: a payer cannot have us co-sign a batch
+-- of payments that would fail on chain at our fee payer's expense.
+CREATE UNIQUE INDEX payments_one_pending_per_payer ON payments (payer) WHERE status = 'pending';
 CREATE INDEX payments_pending ON payments (status, lease_until);
 CREATE INDEX payments_wallet ON payments (wallet);

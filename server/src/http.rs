@@ -8,6 +8,9 @@ use axum::{
     http::{HeaderValue, header, request::Parts},
     response::{IntoResponse, Response},
 };
+use std::net::{IpAddr, SocketAddr};
+
+use axum::extract::ConnectInfo;
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
 
@@ -15,6 +18,7 @@ use crate::{
     auth::{self, Principal},
     error::{AppError, Code},
     state::AppState,
+    store::{RateDecision, RateRule},
 };
 
 /// A 401 with the `WWW-Authenticate` challenge naming our protected-resource
@@ -66,6 +70,46 @@ pub fn presented(headers: &axum::http::HeaderMap) -> crate::payments::Presented 
     }
 }
 
+/// Anonymous callers share one budget per client IP across MCP and REST
+/// (`rate_limit.anon_rps`, burst `rate_limit.anon_burst`); over it is 429
+/// with `Retry-After`.
+pub async fn limit_anonymous(state: &AppState, ip: IpAddr) -> Result<(), Response> {
+    let rule = RateRule {
+        per_second: state.config().rate_limit.anon_rps,
+        burst: state.config().rate_limit.anon_burst,
+    };
+    let decision = state
+        .store()
+        .take_rate_token(&format!("anon:{ip}"), state.now_ms(), rule)
+        .await
+        .map_err(|e| AppError::from(e).into_response())?;
+    match decision {
+        RateDecision::Allowed => Ok(()),
+        RateDecision::Limited { retry_after_ms } => {
+            let secs = u64::try_from(retry_after_ms.max(1))
+                .unwrap_or(1)
+                .div_ceil(1000)
+                .max(1);
+            Err(AppError::rate_limited(secs).into_response())
+        }
+    }
+}
+
+/// The client's IP: the peer, or the last `X-Forwarded-For` hop behind a
+/// proxy we were told to trust.
+pub fn client_ip(state: &AppState, peer: SocketAddr, headers: &axum::http::HeaderMap) -> IpAddr {
+    if state.config().trust_forwarded_for
+        && let Some(ip) = headers
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.rsplit(',').next())
+            .and_then(|v| v.trim().parse().ok())
+    {
+        return ip;
+    }
+    peer.ip()
+}
+
 /// The caller of a REST request: who they are and what they present to pay.
 pub struct Caller(pub Principal, pub crate::payments::Presented);
 
@@ -74,6 +118,11 @@ impl FromRequestParts<AppState> for Caller {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
         let principal = resolve(&parts.headers).map_err(|err| unauthenticated(state, err))?;
+        if matches!(principal, Principal::Anonymous)
+            && let Some(ConnectInfo(peer)) = parts.extensions.get::<ConnectInfo<SocketAddr>>()
+        {
+            limit_anonymous(state, client_ip(state, *peer, &parts.headers)).await?;
+        }
         Ok(Caller(principal, presented(&parts.headers)))
     }
 }

@@ -89,6 +89,9 @@ pub struct X402Config {
     /// How long settlement waits for confirmation before leaving the
     /// payment to recovery.
     pub confirm_timeout_secs: u64,
+    /// How long after settling a payment presented again still answers
+    /// its receipt (settled transactions are public on chain).
+    pub replay_window_secs: u64,
     /// How long a receipt covers reads of its wallet.
     pub receipt_ttl_secs: u64,
 }
@@ -103,8 +106,9 @@ impl Default for X402Config {
             fee_payer_keyfile: None,
             max_timeout_secs: 60,
             max_compute_unit_limit: 200_000,
-            max_compute_unit_price: 5_000_000,
+            max_compute_unit_price: 50_000,
             confirm_timeout_secs: 45,
+            replay_window_secs: 120,
             receipt_ttl_secs: 30 * 24 * 3600,
         }
     }

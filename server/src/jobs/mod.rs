@@ -152,7 +152,21 @@ pub async fn start_scan(
             )
         })?;
     let now = state.now_ms();
-    if quote.expires_at <= now {
+    let presented = Presented::merge(
+        args.payment.as_deref(),
+        None,
+        args.receipt.as_deref(),
+        presented,
+    );
+    // A payment taken before answers as a replay (the job it started),
+    // whatever the quote's age or the wallet's running scan.
+    let replay = match &presented.payment {
+        Some(payment) if state.config().payments != PaymentsMode::Off => {
+            payments::settle::is_known(state, payment).await?
+        }
+        _ => false,
+    };
+    if quote.expires_at <= now && !replay {
         return Err(AppError::new(
             Code::QuoteExpired,
             "the quote expired; quote the wallet again (a quote lives fifteen minutes)",
@@ -166,15 +180,9 @@ pub async fn start_scan(
         ));
     }
     // Refuse what cannot start before anything is charged.
-    if let Some(job) = state.store().running_job_for(&quote.address).await? {
+    if !replay && let Some(job) = state.store().running_job_for(&quote.address).await? {
         return Err(already_running(&job));
     }
-    let presented = Presented::merge(
-        args.payment.as_deref(),
-        None,
-        args.receipt.as_deref(),
-        presented,
-    );
     let grant = payments::authorize_scan(
         state,
         principal,

@@ -9,7 +9,7 @@
 //! (-32700, HTTP 400); the session named by `Mcp-Session-Id` (404 when
 //! unknown or ended); then dispatch.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 
 use axum::{
     body::{Body, Bytes},
@@ -34,7 +34,7 @@ use crate::{
     error::{AppError, Code},
     http::unauthenticated,
     state::AppState,
-    store::{NewSession, RateDecision, RateRule},
+    store::NewSession,
 };
 
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -357,42 +357,9 @@ async fn admit(
     };
     let resolved = auth::resolve(authorization);
     if !matches!(&resolved, Ok(p) if !p.is_anonymous()) {
-        limit_anonymous(state, client_ip(state, peer, headers)).await?;
+        crate::http::limit_anonymous(state, crate::http::client_ip(state, peer, headers)).await?;
     }
     resolved.map_err(|err| unauthenticated(state, err))
-}
-
-async fn limit_anonymous(state: &AppState, ip: IpAddr) -> Result<(), Response> {
-    let rule = RateRule {
-        per_second: state.config().rate_limit.anon_rps,
-        burst: state.config().rate_limit.anon_burst,
-    };
-    let decision = state
-        .store()
-        .take_rate_token(&format!("anon:{ip}"), state.now_ms(), rule)
-        .await
-        .map_err(|e| AppError::from(e).into_response())?;
-    match decision {
-        RateDecision::Allowed => Ok(()),
-        RateDecision::Limited { retry_after_ms } => {
-            let secs = u64::try_from(retry_after_ms.max(1))
-                .unwrap_or(1)
-                .div_ceil(1000)
-                .max(1);
-            Err(AppError::rate_limited(secs).into_response())
-        }
-    }
-}
-
-fn client_ip(state: &AppState, peer: SocketAddr, headers: &HeaderMap) -> IpAddr {
-    if state.config().trust_forwarded_for
-        && let Some(ip) = header_str(headers, "x-forwarded-for")
-            .and_then(|v| v.rsplit(',').next())
-            .and_then(|v| v.trim().parse().ok())
-    {
-        return ip;
-    }
-    peer.ip()
 }
 
 fn check_content_type(headers: &HeaderMap) -> Result<(), AppError> {

@@ -241,6 +241,11 @@ async fn settle_or_refuse(
             "quote_already_paid",
             "another payment for this quote is settled or being settled; a quote is paid once",
         ))),
+        Err(settle::SettleError::PayerBusy) => Ok(Err(refused(
+            "payer_has_pending_payment",
+            "another payment from this payer is still being settled; present that payment \
+             again for its receipt, or pay once it has finished",
+        ))),
         Err(settle::SettleError::App(err)) => Err(err),
     }
 }
@@ -344,12 +349,11 @@ pub async fn authorize_read(
                 "wrong_quote",
                 "the quote is not a read of this wallet",
             )),
+            // A payment already taken (settled or in flight) answers as a
+            // replay even once its quote has expired.
             Some(q) if q.expires_at <= state.now_ms() => {
-                if settle::settled_before(state, payment).await? {
-                    Err(refused(
-                        "payment_already_settled",
-                        &verify::Refusal::AlreadySettled.to_string(),
-                    ))
+                if settle::is_known(state, payment).await? {
+                    Ok(q)
                 } else {
                     Err(refused(
                         "quote_expired",

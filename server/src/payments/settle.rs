@@ -99,6 +99,8 @@ impl Runtime {
 pub enum SettleError {
     Refused(Refusal),
     QuoteAlreadyPaid,
+    /// Another payment from the same payer is still in flight.
+    PayerBusy,
     App(AppError),
 }
 
@@ -281,6 +283,7 @@ pub async fn settle(
         Intent::New => {}
         Intent::Same(seen) => return answer_seen(state, *seen).await,
         Intent::QuotePaid(_) => return Err(SettleError::QuoteAlreadyPaid),
+        Intent::PayerBusy(_) => return Err(SettleError::PayerBusy),
     }
     tracing::info!(payment = %record.id, quote = %quote.id, %signature, payer = %record.payer, "payment: sending");
     match send_and_confirm(state, &record, &cost).await {
@@ -309,9 +312,9 @@ pub async fn settle(
     }
 }
 
-/// Whether `payment` is one that already settled (for a quote that can no
-/// longer be paid, to tell "settled earlier" from "expired").
-pub async fn settled_before(state: &AppState, payment: &str) -> Result<bool, AppError> {
+/// Whether `payment` was taken before (settled, in flight or failed): its
+/// answer is a replay, whatever its quote's age.
+pub async fn is_known(state: &AppState, payment: &str) -> Result<bool, AppError> {
     let network = &state.config().x402.network;
     let Ok(value) = x402::parse_payment(payment, network) else {
         return Ok(false);
@@ -319,11 +322,7 @@ pub async fn settled_before(state: &AppState, payment: &str) -> Result<bool, App
     let Some(hash) = verify::message_hash_of(&value.transaction) else {
         return Ok(false);
     };
-    Ok(state
-        .store()
-        .payment_by_message(&hash)
-        .await?
-        .is_some_and(|p| p.status == "settled"))
+    Ok(state.store().payment_by_message(&hash).await?.is_some())
 }
 
 /// Put our signature in the fee payer's slot of the bytes the payer
@@ -348,44 +347,37 @@ enum Outcome {
 async fn send_and_confirm(state: &AppState, p: &PaymentRecord, cost: &RpcCost) -> Outcome {
     let rpc = state.rpc();
     if let Err(e) = rpc.send_transaction(&p.wire_tx, cost).await {
-        // A definite refusal from the node means it will not land; a
-        // transport failure may hide a send that happened, so confirmation
-        // (or recovery) decides.
+        // A refusal from the node almost certainly means it will not land;
+        // a transport failure may hide a send that happened. Either way the
+        // row stays pending and the chain decides (here or in recovery).
         if let RpcError::Rpc { message, .. } = &e {
             tracing::warn!(payment = %p.id, %message, "payment: send refused");
             return Outcome::Refused;
         }
         tracing::warn!(payment = %p.id, error = %e, "payment: send uncertain");
     }
-    let deadline =
-        tokio::time::Instant::now() + Duration::from_secs(state.config().x402.confirm_timeout_secs);
-    let blockhash = blockhash_of(&p.wire_tx);
-    let mut polls = 0u32;
-    loop {
-        match rpc.signature_status(&p.signature, cost).await {
-            Ok(Some(status)) if status.err.is_some() => {
-                return Outcome::Failed(format!(
-                    "the transaction failed on chain: {}",
-                    status.err.unwrap_or_default()
-                ));
+    // Confirmation only: deciding that a transaction can never land is left
+    // to recovery, which waits until that is certain.
+    let timeout = Duration::from_secs(state.config().x402.confirm_timeout_secs);
+    let poll = async {
+        loop {
+            match rpc.signature_status(&p.signature, cost).await {
+                Ok(Some(status)) if status.err.is_some() => {
+                    return Outcome::Failed(format!(
+                        "the transaction failed on chain: {}",
+                        status.err.unwrap_or_default()
+                    ));
+                }
+                Ok(Some(status)) if status.confirmed => return Outcome::Landed,
+                Ok(_) => {}
+                Err(e) => tracing::debug!(error = %e, "payment: status poll failed"),
             }
-            Ok(Some(status)) if status.confirmed => return Outcome::Landed,
-            Ok(_) => {}
-            Err(e) => tracing::debug!(error = %e, "payment: status poll failed"),
+            tokio::time::sleep(Duration::from_millis(400)).await;
         }
-        polls += 1;
-        if polls.is_multiple_of(8)
-            && let Some(blockhash) = &blockhash
-            && let Ok(false) = rpc.is_blockhash_valid(blockhash, cost).await
-            && let Ok(None) = rpc.signature_status(&p.signature, cost).await
-        {
-            return Outcome::Failed("the transaction expired before it landed".to_owned());
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return Outcome::Unknown;
-        }
-        tokio::time::sleep(Duration::from_millis(400)).await;
-    }
+    };
+    tokio::time::timeout(timeout, poll)
+        .await
+        .unwrap_or(Outcome::Unknown)
 }
 
 fn blockhash_of(wire_b64: &str) -> Option<String> {
@@ -430,10 +422,14 @@ async fn answer_seen(state: &AppState, mut seen: PaymentRecord) -> Result<Settle
             "settled" => {
                 // A settled transaction is public on chain, so anyone can
                 // rebuild its payment value; its receipt is answered again
-                // only while its quote lives (the window in which the payer
-                // may be retrying), never after.
-                let quote = state.store().quote(&seen.quote_id).await?;
-                if quote.is_none_or(|q| q.expires_at <= state.now_ms()) {
+                // only shortly after it settled (the window in which its
+                // payer may be retrying), never after.
+                let window =
+                    i64::try_from(state.config().x402.replay_window_secs * 1000).unwrap_or(0);
+                if seen
+                    .settled_at
+                    .is_none_or(|at| state.now_ms() > at.saturating_add(window))
+                {
                     return Err(Refusal::AlreadySettled.into());
                 }
                 let block = block_of(state, &seen, true).await?;
@@ -453,7 +449,7 @@ async fn answer_seen(state: &AppState, mut seen: PaymentRecord) -> Result<Settle
                 "this payment is still being settled; present it again shortly to get its receipt",
             )));
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
         seen = state
             .store()
             .payment(&seen.id)
@@ -461,6 +457,10 @@ async fn answer_seen(state: &AppState, mut seen: PaymentRecord) -> Result<Settle
             .ok_or_else(|| SettleError::App(AppError::internal("payment", &"vanished")))?;
     }
 }
+
+/// How old a pending payment must be before "not on chain and blockhash
+/// invalid" is taken as "can never land".
+const EXPIRED_AFTER_MS: i64 = 180_000;
 
 /// Finish pending payments nobody holds any more, from the chain. Runs at
 /// start and with the worker's maintenance. Returns how many it finished.
@@ -502,6 +502,11 @@ pub async fn recover(state: &AppState) -> Result<usize, crate::store::StoreError
                     Some(blockhash) => rpc.is_blockhash_valid(&blockhash, &cost).await.ok(),
                     None => Some(false),
                 };
+                // A blockhash lives about 150 blocks (a minute or so) and
+                // was checked fresh when the payment was taken; past
+                // `EXPIRED_AFTER_MS` no transaction carrying it can land,
+                // whatever a lagging node says.
+                let surely_expired = state.now_ms() - p.created_at > EXPIRED_AFTER_MS;
                 match live {
                     Some(true) => {
                         // Never seen by the chain and still able to land:
@@ -510,7 +515,7 @@ pub async fn recover(state: &AppState) -> Result<usize, crate::store::StoreError
                         let _ = rpc.send_transaction(&p.wire_tx, &cost).await;
                         tracing::info!(payment = %p.id, "payment recovery: resent");
                     }
-                    Some(false) => {
+                    Some(false) if surely_expired => {
                         // Look once more: it may have landed meanwhile.
                         if let Ok(None) = rpc.signature_status(&p.signature, &cost).await
                             && state
@@ -521,7 +526,7 @@ pub async fn recover(state: &AppState) -> Result<usize, crate::store::StoreError
                             finished += 1;
                         }
                     }
-                    None => {}
+                    _ => {}
                 }
             }
         }

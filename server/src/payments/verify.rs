@@ -318,6 +318,13 @@ pub fn verify(wire: &[u8], expected: &Expected<'_>) -> Result<Verified, Refusal>
         }
     }
 
+    // Without a limit the runtime grants 200,000 units per instruction, so a
+    // price alone would let the priority fee exceed what the caps promise.
+    if price_seen && !limit_seen {
+        return Err(Refusal::UnexpectedInstruction(
+            "SetComputeUnitPrice needs a SetComputeUnitLimit beside it".to_owned(),
+        ));
+    }
     let Some((token_program, amount, decimals, mint, destination, authority)) = transfer else {
         return Err(Refusal::UnexpectedInstruction(
             "the transaction has no TransferChecked".to_owned(),

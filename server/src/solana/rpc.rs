@@ -105,7 +105,7 @@ fn failed<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
 pub struct SignatureStatus {
     /// Confirmed or finalized (not merely processed).
     pub confirmed: bool,
-    /// The transaction landed but failed (its fee was paid).
+    /// The transaction landed, confirmed, but failed (its fee was paid).
     pub err: Option<String>,
 }
 
@@ -390,9 +390,12 @@ impl RpcClient {
             return Ok(None);
         }
         let confirmation = status["confirmationStatus"].as_str().unwrap_or("processed");
+        let confirmed = matches!(confirmation, "confirmed" | "finalized");
+        // An error at `processed` may sit on a fork that is dropped; only a
+        // confirmed outcome is an outcome.
         Ok(Some(SignatureStatus {
-            confirmed: matches!(confirmation, "confirmed" | "finalized"),
-            err: (!status["err"].is_null()).then(|| status["err"].to_string()),
+            confirmed,
+            err: (confirmed && !status["err"].is_null()).then(|| status["err"].to_string()),
         }))
     }
 

@@ -47,6 +47,8 @@ pub enum Intent {
     Same(Box<PaymentRecord>),
     /// Another payment for the same quote is settled or in flight.
     QuotePaid(Box<PaymentRecord>),
+    /// Another payment from the same payer is in flight.
+    PayerBusy(Box<PaymentRecord>),
 }
 
 impl Store {
@@ -97,6 +99,9 @@ impl Store {
             if let Some(other) = self.live_payment_for_quote(&p.quote_id).await? {
                 return Ok(Intent::QuotePaid(Box::new(other)));
             }
+            if let Some(other) = self.pending_payment_of(&p.payer).await? {
+                return Ok(Intent::PayerBusy(Box::new(other)));
+            }
         }
         Err(StoreError::Vanished)
     }
@@ -130,6 +135,28 @@ impl Store {
             .bind(quote_id)
             .fetch_optional(pool)
             .await?))
+    }
+
+    async fn pending_payment_of(&self, payer: &str) -> Result<Option<PaymentRecord>, StoreError> {
+        let sql = format!("SELECT {COLUMNS} FROM payments WHERE payer = $1 AND status = 'pending'");
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(&sql)
+            .bind(payer)
+            .fetch_optional(pool)
+            .await?))
+    }
+
+    /// Remove expired quotes nothing refers to (unpaid challenges).
+    pub async fn purge_expired_quotes(&self, now: UnixMillis) -> Result<u64, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query(
+            "DELETE FROM quotes WHERE expires_at < $1 AND id <> $2 \
+             AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.quote_id = quotes.id) \
+             AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.quote_id = quotes.id)"
+        )
+        .bind(now)
+        .bind(super::BACKFILL_QUOTE)
+        .execute(pool)
+        .await?
+        .rows_affected()))
     }
 
     /// The settled payment a receipt names.

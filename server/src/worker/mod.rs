@@ -18,6 +18,8 @@ use crate::state::AppState;
 pub struct Maintenance {
     pub sessions: u64,
     pub rate_buckets: u64,
+    /// Expired quotes nothing refers to (unpaid challenges).
+    pub quotes: u64,
     /// Pending payments finished from the chain (a crash between sending
     /// and recording; see payments::settle).
     pub payments_recovered: usize,
@@ -28,10 +30,12 @@ pub async fn maintenance_pass(state: &AppState) -> Result<Maintenance, crate::st
     let now = state.now_ms();
     let sessions = state.store().purge_expired_sessions(now).await?;
     let rate_buckets = state.store().purge_rate_limits(now).await?;
+    let quotes = state.store().purge_expired_quotes(now).await?;
     let payments_recovered = crate::payments::settle::recover(state).await?;
     Ok(Maintenance {
         sessions,
         rate_buckets,
+        quotes,
         payments_recovered,
     })
 }

@@ -442,11 +442,7 @@ async fn refuses_our_fee_payer_as_the_transfer_authority() {
 
 #[tokio::test]
 async fn refuses_a_compute_unit_price_above_the_cap() {
-    refused(
-        |_, p| p.cu_price = Some(5_000_001),
-        "compute_price_too_high",
-    )
-    .await;
+    refused(|_, p| p.cu_price = Some(50_001), "compute_price_too_high").await;
 }
 
 #[tokio::test]
@@ -1068,7 +1064,13 @@ async fn a_pending_payment_whose_blockhash_expired_unseen_is_failed_by_recovery(
         .lock()
         .unwrap()
         .insert(p.blockhash.to_string());
+    // Until it is surely expired, a node's word is not enough.
     clock.advance_ms(60_000);
+    let pass = server::worker::maintenance_pass(&paid.app.state)
+        .await
+        .unwrap();
+    assert_eq!(pass.payments_recovered, 0);
+    clock.advance_ms(150_000);
     let pass = server::worker::maintenance_pass(&paid.app.state)
         .await
         .unwrap();
@@ -1466,6 +1468,7 @@ async fn a_send_the_node_refuses_is_settlement_failed_and_the_chain_decides_the_
         .lock()
         .unwrap()
         .insert(p.blockhash.to_string());
+    clock.advance_ms(200_000);
     let pass = server::worker::maintenance_pass(&paid.app.state)
         .await
         .unwrap();
@@ -1475,5 +1478,86 @@ async fn a_send_the_node_refuses_is_settlement_failed_and_the_chain_decides_the_
     assert_eq!(
         third["structuredContent"]["payment"]["settled"], true,
         "{third}"
+    );
+}
+
+#[tokio::test]
+async fn a_payer_with_a_payment_in_flight_cannot_start_another() {
+    let clock = ManualClock::new(1_800_000_000_000);
+    let paid = paid_app_with(Some(clock.clone()), |c| c.x402.confirm_timeout_secs = 1).await;
+    paid.paid_scan().await;
+    let first = paid.read_challenge().await;
+    let second = paid.read_challenge().await;
+    paid.chain
+        .shared
+        .hold_sends
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let pending = paid
+        .read_with(
+            &paid.build(&paid.payment_for(&first["structuredContent"]["x402"])),
+            &quote_of(&first),
+        )
+        .await;
+    assert_eq!(
+        pending["structuredContent"]["code"], "unavailable",
+        "{pending}"
+    );
+    let refused = paid
+        .read_with(
+            &paid.build(&paid.payment_for(&second["structuredContent"]["x402"])),
+            &quote_of(&second),
+        )
+        .await;
+    assert_eq!(
+        refused["structuredContent"]["error"], "payer_has_pending_payment",
+        "{refused}"
+    );
+    assert_eq!(
+        paid.sent(),
+        2,
+        "the scan's and the first read's; the second never left"
+    );
+}
+
+#[tokio::test]
+async fn a_compute_unit_price_without_a_limit_is_refused() {
+    refused(|_, p| p.cu_limit = None, "unexpected_instruction").await;
+}
+
+#[tokio::test]
+async fn a_replay_long_after_settlement_reveals_no_receipt_even_while_the_quote_lives() {
+    let clock = ManualClock::new(1_800_000_000_000);
+    let paid = paid_app_with(Some(clock.clone()), |_| {}).await;
+    paid.paid_scan().await;
+    let challenge = paid.read_challenge().await;
+    let quote_id = quote_of(&challenge);
+    let value = paid.build(&paid.payment_for(&challenge["structuredContent"]["x402"]));
+    let first = paid.read_with(&value, &quote_id).await;
+    assert_eq!(first["isError"], false, "{first}");
+    clock.advance_ms(121_000);
+    let later = paid.read_with(&value, &quote_id).await;
+    assert_eq!(
+        later["structuredContent"]["error"], "payment_already_settled",
+        "{later}"
+    );
+    assert_eq!(paid.sent(), 2);
+}
+
+#[tokio::test]
+async fn anonymous_rest_calls_share_the_rate_limit() {
+    let paid = paid_app(|c| {
+        c.rate_limit.anon_rps = 1.0;
+        c.rate_limit.anon_burst = 2;
+    })
+    .await;
+    let url = paid.app.url(&format!("/v1/wallets/{WALLET}/ledger"));
+    let mut statuses = Vec::new();
+    for _ in 0..4 {
+        statuses.push(paid.app.client.get(&url).send().await.unwrap().status());
+    }
+    assert_eq!(
+        statuses.last(),
+        Some(&StatusCode::TOO_MANY_REQUESTS),
+        "{statuses:?}"
     );
 }
