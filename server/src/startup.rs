@@ -224,7 +224,16 @@ pub fn router(state: AppState) -> Router {
                 AppError::internal("handler", &"a request handler panicked").into_response()
             },
         ))
-        .layer(TraceLayer::new_for_http())
+        // Spans name the path only: query strings may carry receipts.
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
+                tracing::debug_span!(
+                    "request",
+                    method = %request.method(),
+                    path = %request.uri().path(),
+                )
+            }),
+        )
         .with_state(state)
 }
 
