@@ -138,17 +138,19 @@ impl OpenLot {
 }
 
 /// HIFO order: known unit costs, highest first; then lots of unknown cost.
-/// Equal unit costs: oldest first (time, then seq).
+/// Equal unit costs: oldest first (time, then seq). `pushed` keeps keys
+/// unique even if a caller repeats a seq, so no lot is ever overwritten.
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
 struct HifoKey {
     unknown: bool,
     negated_unit_cost: Decimal,
     acquired: i64,
     seq: u64,
+    pushed: u64,
 }
 
 impl HifoKey {
-    fn of(lot: &OpenLot) -> Self {
+    fn of(lot: &OpenLot, pushed: u64) -> Self {
         let unit_cost = lot
             .basis
             .map(|b| b.checked_div(lot.quantity).unwrap_or(Decimal::MAX));
@@ -157,6 +159,7 @@ impl HifoKey {
             negated_unit_cost: -unit_cost.unwrap_or_default(),
             acquired: lot.acquired,
             seq: lot.seq,
+            pushed,
         }
     }
 }
@@ -165,7 +168,7 @@ impl HifoKey {
 enum Lots {
     Queue(VecDeque<OpenLot>),
     Stack(Vec<OpenLot>),
-    Costliest(BTreeMap<HifoKey, OpenLot>),
+    Costliest(BTreeMap<HifoKey, OpenLot>, u64),
 }
 
 impl Lots {
@@ -173,8 +176,9 @@ impl Lots {
         match self {
             Lots::Queue(q) => q.push_back(lot),
             Lots::Stack(s) => s.push(lot),
-            Lots::Costliest(m) => {
-                m.insert(HifoKey::of(&lot), lot);
+            Lots::Costliest(m, pushed) => {
+                *pushed += 1;
+                m.insert(HifoKey::of(&lot, *pushed), lot);
             }
         }
     }
@@ -183,7 +187,7 @@ impl Lots {
         match self {
             Lots::Queue(q) => q.front_mut(),
             Lots::Stack(s) => s.last_mut(),
-            Lots::Costliest(m) => m.values_mut().next(),
+            Lots::Costliest(m, _) => m.values_mut().next(),
         }
     }
 
@@ -195,7 +199,7 @@ impl Lots {
             Lots::Stack(s) => {
                 s.pop();
             }
-            Lots::Costliest(m) => {
+            Lots::Costliest(m, _) => {
                 m.pop_first();
             }
         }
@@ -205,7 +209,7 @@ impl Lots {
         let mut lots: Vec<OpenLot> = match self {
             Lots::Queue(q) => q.into(),
             Lots::Stack(s) => s,
-            Lots::Costliest(m) => m.into_values().collect(),
+            Lots::Costliest(m, _) => m.into_values().collect(),
         };
         lots.sort_by_key(|l| (l.acquired, l.seq));
         lots
@@ -252,7 +256,7 @@ impl Book {
         let lots = match method {
             Method::Fifo | Method::Average => Lots::Queue(VecDeque::new()),
             Method::Lifo => Lots::Stack(Vec::new()),
-            Method::Hifo => Lots::Costliest(BTreeMap::new()),
+            Method::Hifo => Lots::Costliest(BTreeMap::new(), 0),
         };
         Book {
             method,
@@ -768,6 +772,18 @@ mod tests {
         assert_eq!(r.open_lots[0].quantity, dec!(0.002));
         assert_eq!(r.open_lots[0].basis, Some(dec!(0.2)));
         assert_eq!(r.assets[0].rent_locked, Decimal::ZERO);
+    }
+
+    #[test]
+    fn hifo_keeps_every_lot_even_when_a_caller_repeats_a_seq() {
+        let events = vec![
+            buy(7, T0, dec!(1), dec!(10)),
+            buy(7, T0, dec!(1), dec!(10)),
+            sell(8, T0 + DAY, dec!(2), dec!(30)),
+        ];
+        let r = replay(&events, Method::Hifo);
+        assert_eq!(r.assets[0].uncovered_quantity, Decimal::ZERO);
+        assert_eq!(r.total.basis, dec!(20));
     }
 
     #[test]
