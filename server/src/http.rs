@@ -127,6 +127,20 @@ impl FromRequestParts<AppState> for Caller {
     }
 }
 
+/// A route's query parameters; malformed ones are `invalid_params` in the
+/// REST error shape (axum's own `Query` rejection is plain text).
+pub struct QueryParams<T>(pub T);
+
+impl<T: DeserializeOwned> FromRequestParts<AppState> for QueryParams<T> {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &AppState) -> Result<Self, Response> {
+        serde_urlencoded::from_str(parts.uri.query().unwrap_or(""))
+            .map(QueryParams)
+            .map_err(|e| AppError::invalid_params(format!("query: {e}")).into_response())
+    }
+}
+
 /// A paid route's JSON answer: a settled payment (the body's `payment`)
 /// is also reported in the x402 settlement headers, `X-PAYMENT-RESPONSE`
 /// (v1) and `PAYMENT-RESPONSE` (v2).

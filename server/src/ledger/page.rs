@@ -11,7 +11,7 @@ use super::{
 use crate::{
     auth::Principal,
     error::AppError,
-    payments::{self, PaymentBlock, Presented, Resource, Usd, quote::rfc3339},
+    payments::{self, PaymentBlock, Presented, Usd, quote::rfc3339},
     prices::valuation::Valuer,
     solana::WalletAddress,
     state::AppState,
@@ -260,22 +260,19 @@ pub async fn get_ledger(
         }
     };
     // Every argument is checked; only now may the call be paid for.
-    let resource = format!("/v1/wallets/{address}/ledger");
     let presented = Presented::merge(
         args.payment.as_deref(),
         args.quote_id.as_deref(),
         args.receipt.as_deref(),
         presented,
     );
-    let payment = payments::authorize_read(
+    let payment = payments::authorize_wallet_read(
         state,
         principal,
         &address,
         &presented,
-        Resource {
-            path: &resource,
-            tool: "get_ledger",
-        },
+        "ledger",
+        "get_ledger",
     )
     .await?;
     let mut query = LedgerQuery {

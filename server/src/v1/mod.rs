@@ -4,7 +4,7 @@
 
 use axum::{
     Json,
-    extract::{Path, Query, RawQuery, State},
+    extract::{Path, State},
     http::StatusCode,
     response::{IntoResponse, Response},
 };
@@ -19,7 +19,7 @@ use crate::{
     },
     auth::{self, PingResult, Principal},
     error::AppError,
-    http::{Caller, JsonBody, paid_json},
+    http::{Caller, JsonBody, QueryParams, paid_json},
     jobs::{self, GetJobArgs, JobView, ScanWalletArgs},
     ledger::{self, page::GetLedgerArgs},
     payments::{self, Quote, QuoteWalletArgs},
@@ -149,7 +149,7 @@ pub async fn job(
     State(state): State<AppState>,
     Caller(principal, presented): Caller,
     Path(job_id): Path<String>,
-    Query(query): Query<JobQuery>,
+    QueryParams(query): QueryParams<JobQuery>,
 ) -> Result<Json<JobView>, AppError> {
     let args = GetJobArgs {
         job_id,
@@ -204,10 +204,8 @@ pub async fn ledger(
     State(state): State<AppState>,
     Caller(principal, presented): Caller,
     Path(address): Path<String>,
-    RawQuery(query): RawQuery,
+    QueryParams(params): QueryParams<LedgerParams>,
 ) -> Result<Response, AppError> {
-    let params: LedgerParams = serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
-        .map_err(|e| AppError::invalid_params(format!("query: {e}")))?;
     let min_usd_value = params
         .min_usd_value
         .as_deref()
@@ -287,10 +285,8 @@ pub async fn wallet_positions(
     State(state): State<AppState>,
     Caller(principal, presented): Caller,
     Path(address): Path<String>,
-    RawQuery(query): RawQuery,
+    QueryParams(params): QueryParams<PositionsParams>,
 ) -> Result<Response, AppError> {
-    let params: PositionsParams = serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
-        .map_err(|e| AppError::invalid_params(format!("query: {e}")))?;
     let args = GetPositionsArgs {
         address,
         exclude_spam: params.exclude_spam,
@@ -336,10 +332,8 @@ pub async fn wallet_value_history(
     State(state): State<AppState>,
     Caller(principal, presented): Caller,
     Path(address): Path<String>,
-    RawQuery(query): RawQuery,
+    QueryParams(params): QueryParams<ValueHistoryParams>,
 ) -> Result<Response, AppError> {
-    let params: ValueHistoryParams = serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
-        .map_err(|e| AppError::invalid_params(format!("query: {e}")))?;
     let args = GetValueHistoryArgs {
         address,
         denominate: params.denominate,
@@ -387,10 +381,8 @@ pub async fn wallet_flows(
     State(state): State<AppState>,
     Caller(principal, presented): Caller,
     Path(address): Path<String>,
-    RawQuery(query): RawQuery,
+    QueryParams(params): QueryParams<FlowsParams>,
 ) -> Result<Response, AppError> {
-    let params: FlowsParams = serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
-        .map_err(|e| AppError::invalid_params(format!("query: {e}")))?;
     let args = GetFlowsArgs {
         address,
         from: params.from,
@@ -427,10 +419,8 @@ pub struct PricesParams {
 pub async fn prices(
     State(state): State<AppState>,
     Caller(_caller, _): Caller,
-    RawQuery(query): RawQuery,
+    QueryParams(params): QueryParams<PricesParams>,
 ) -> Result<Json<PricesView>, AppError> {
-    let params: PricesParams = serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
-        .map_err(|e| AppError::invalid_params(format!("query: {e}")))?;
     let args = GetPricesArgs {
         mints: params.mints.map(|m| {
             m.split(',')
@@ -474,10 +464,8 @@ pub struct PriceHistoryParams {
 pub async fn price_history(
     State(state): State<AppState>,
     Caller(_caller, _): Caller,
-    RawQuery(query): RawQuery,
+    QueryParams(params): QueryParams<PriceHistoryParams>,
 ) -> Result<Json<PriceHistory>, AppError> {
-    let params: PriceHistoryParams = serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
-        .map_err(|e| AppError::invalid_params(format!("query: {e}")))?;
     let args = GetPriceHistoryArgs {
         from: params.from,
         granularity: params.granularity,
