@@ -14,7 +14,6 @@ CREATE TABLE payments (
     -- very same bytes: the runtime never executes one signature twice.
     signature       TEXT NOT NULL UNIQUE,
     wire_tx         TEXT NOT NULL,
-    last_valid_slot INTEGER,
     payer           TEXT NOT NULL,
     network         TEXT NOT NULL,
     asset           TEXT NOT NULL,

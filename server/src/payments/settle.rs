@@ -256,7 +256,6 @@ pub async fn settle(
         message_hash: hash,
         signature: signature.clone(),
         wire_tx: STANDARD.encode(&wire),
-        last_valid_slot: None,
         payer: verified.payer.to_string(),
         network: config.network.clone(),
         asset: expected.asset.to_string(),

@@ -14,7 +14,6 @@ pub struct PaymentRecord {
     pub message_hash: String,
     pub signature: String,
     pub wire_tx: String,
-    pub last_valid_slot: Option<i64>,
     pub payer: String,
     pub network: String,
     pub asset: String,
@@ -34,7 +33,7 @@ pub struct PaymentRecord {
     pub expires_at: Option<UnixMillis>,
 }
 
-const COLUMNS: &str = "id, quote_id, message_hash, signature, wire_tx, last_valid_slot, payer, network, \
+const COLUMNS: &str = "id, quote_id, message_hash, signature, wire_tx, payer, network, \
      asset, pay_to, amount_atomic, status, error, receipt_hash, entitlement, wallet, scope, \
      consumed_job_id, account_id, lease_until, created_at, settled_at, expires_at";
 
@@ -57,7 +56,7 @@ impl Store {
     pub async fn record_payment_intent(&self, p: &PaymentRecord) -> Result<Intent, StoreError> {
         let sql = format!(
             "INSERT INTO payments ({COLUMNS}) VALUES \
-             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23) \
+             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) \
              ON CONFLICT DO NOTHING"
         );
         // A conflicting row can turn `failed` (and free its quote) between
@@ -69,7 +68,6 @@ impl Store {
                 .bind(&p.message_hash)
                 .bind(&p.signature)
                 .bind(&p.wire_tx)
-                .bind(p.last_valid_slot)
                 .bind(&p.payer)
                 .bind(&p.network)
                 .bind(&p.asset)
