@@ -12,10 +12,13 @@
 //! shows apart from the legs and events it is given.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+use support::peak_rss_kib;
+
 use std::{process::Command, time::Instant};
 
 use rust_decimal::Decimal;
-use serde_json::{Value, json};
+use serde_json::json;
 use server::{
     basis::{LegInput, Method, events_from_legs, replay},
     ledger::model::{OperationType, SOL},
@@ -150,15 +153,6 @@ fn synthetic_legs(count: usize) -> Vec<LegInput> {
     legs
 }
 
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
-
 /// Child: build, map and replay; print one JSON line.
 fn run(method: Method, count: usize) {
     let legs = synthetic_legs(count);
@@ -224,19 +218,7 @@ fn main() {
             .args(["run", method.as_str()])
             .output()
             .unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let r: Value = serde_json::from_slice(
-            output
-                .stdout
-                .split(|b| *b == b'\n')
-                .find(|l| l.starts_with(b"{"))
-                .unwrap(),
-        )
-        .unwrap();
+        let r = support::child_report(&output);
         let replay_secs = r["replay_secs"].as_f64().unwrap();
         println!(
             "| {} | {} | {} | {} | {} ({}) | {:.2} | {:.2} | {:.0} | {:.0} | {:.0} |",

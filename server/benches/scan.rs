@@ -12,6 +12,9 @@
 //! and the peak memory per size, which must not grow with the history.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+use support::peak_rss_kib;
+
 use std::{
     io::{BufRead, BufReader, Write},
     net::SocketAddr,
@@ -111,15 +114,6 @@ async fn standin(size: usize) {
     })
     .await
     .unwrap();
-}
-
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 /// Child: scan the stand-in's history; print what it cost.
@@ -233,19 +227,7 @@ fn main() {
             .unwrap();
         drop(standin.stdin.take());
         let _ = standin.wait_timeout_or_kill(Duration::from_secs(5));
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let r: Value = serde_json::from_slice(
-            output
-                .stdout
-                .split(|b| *b == b'\n')
-                .find(|l| l.starts_with(b"{"))
-                .unwrap(),
-        )
-        .unwrap();
+        let r = support::child_report(&output);
         let tx = r["transactions"].as_f64().unwrap();
         let per_k = |v: f64| v / tx * 1000.0;
         // Floor: one getTransaction per transaction, one page per 1,000

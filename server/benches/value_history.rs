@@ -16,6 +16,9 @@
 //! peak RSS (`VmHWM`, seeding included).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+use support::peak_rss_kib;
+
 use std::{sync::Arc, time::Instant};
 
 use server::{
@@ -39,15 +42,6 @@ fn env_usize(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 fn mint_of(i: usize) -> (String, u8) {
