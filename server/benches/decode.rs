@@ -5,13 +5,14 @@
 //! (`BENCH_SECS`, default 5).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::time::{Duration, Instant};
 
 use server::ledger::{self, TxView};
 
 fn main() {
-    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/fixtures/solana/staketaxcsv/fetch_tx");
+    let dir = support::recorded::staketaxcsv().join("fetch_tx");
     let texts: Vec<String> = std::fs::read_dir(&dir)
         .expect("fixtures")
         .map(|e| std::fs::read_to_string(e.expect("entry").path()).expect("read"))

@@ -29,8 +29,7 @@ use serde_json::{Value, json};
 const WALLET: &str = "71WDyyCsZwyEYDV91Qrb212rdg6woCHYQhFnmZUBxiJ6";
 
 fn templates() -> Vec<Value> {
-    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/fixtures/solana/staketaxcsv/fetch_tx");
+    let dir = support::recorded::staketaxcsv().join("fetch_tx");
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| {

@@ -1,10 +1,15 @@
-//! What the benchmarks that measure memory share: reading a process's peak
-//! RSS, and reading the one-line JSON report a measuring child prints.
+//! What the benchmarks share: the recorded fixtures' location, reading a
+//! process's peak RSS, and the one-line JSON report a measuring child prints.
 //! (A directory module, so Cargo does not take it for a bench target.)
 
 use serde_json::Value;
 
+#[path = "../../tests/support/recorded.rs"]
+#[allow(dead_code)] // basis and value_history make their own data
+pub mod recorded;
+
 /// This process's peak resident set (`VmHWM` in `/proc/self/status`), KiB.
+#[allow(dead_code)] // decode measures time only
 pub fn peak_rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .unwrap_or_default()
@@ -16,7 +21,7 @@ pub fn peak_rss_kib() -> u64 {
 
 /// A child's report: it must have succeeded, and its stdout holds one
 /// line of JSON (other lines, from the code it ran, are skipped).
-#[allow(dead_code)] // value_history measures in-process
+#[allow(dead_code)] // decode and value_history measure in-process
 pub fn child_report(output: &std::process::Output) -> Value {
     assert!(
         output.status.success(),

@@ -18,6 +18,8 @@ mod payments;
 mod price_standin;
 mod prices;
 mod quotes;
+#[path = "../support/recorded.rs"]
+mod recorded;
 mod scans;
 #[path = "../support/rpc_standin.rs"]
 mod standin;

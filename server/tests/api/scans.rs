@@ -18,8 +18,7 @@ use crate::{
 pub const WALLET: &str = "71WDyyCsZwyEYDV91Qrb212rdg6woCHYQhFnmZUBxiJ6";
 
 pub fn fixtures() -> Vec<Value> {
-    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/fixtures/solana/staketaxcsv/fetch_tx");
+    let dir = crate::recorded::staketaxcsv().join("fetch_tx");
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| {

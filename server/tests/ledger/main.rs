@@ -6,6 +6,8 @@
 mod encoding;
 #[path = "../support/encoding.rs"]
 mod encoding_support;
+#[path = "../support/recorded.rs"]
+mod recorded;
 mod synthetic;
 
 use std::path::PathBuf;
@@ -14,8 +16,7 @@ use serde_json::Value;
 use server::ledger::{self, OperationType, SOL, TxView};
 
 pub fn fixtures_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/fixtures/solana/staketaxcsv/fetch_tx")
+    recorded::staketaxcsv().join("fetch_tx")
 }
 
 /// Every recorded transaction, parsed JSON, by file name.

@@ -5,6 +5,8 @@
 
 #[path = "../support/encoding.rs"]
 mod encoding_support;
+#[path = "../support/recorded.rs"]
+mod recorded;
 #[path = "../support/rpc_standin.rs"]
 mod standin;
 
@@ -17,7 +19,7 @@ use standin::{Fault, Shared};
 const WALLET: &str = "4kLALtynrmd6pU2LkGXZCmUaMDfsnVixs7SkLjPKNJQG";
 
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/solana/staketaxcsv")
+    recorded::staketaxcsv()
 }
 
 fn recorded_transactions() -> std::collections::HashMap<String, Value> {
