@@ -297,6 +297,17 @@ async fn scanned() -> (Paid, Value) {
     (paid, challenge)
 }
 
+/// [`scanned`] on a hand-driven clock, with `configure` applied.
+async fn scanned_at(
+    configure: impl FnOnce(&mut server::config::Config) + Send + 'static,
+) -> (Paid, ManualClock, Value) {
+    let clock = ManualClock::new(1_800_000_000_000);
+    let paid = paid_app_with(Some(clock.clone()), configure).await;
+    paid.paid_scan().await;
+    let challenge = paid.read_challenge().await;
+    (paid, clock, challenge)
+}
+
 /// Present a payment made wrong by `spoil` and check it is refused as
 /// `code`, with a fresh challenge and nothing sent or recorded.
 async fn refused(spoil: impl FnOnce(&Paid, &mut Payment), code: &str) {
@@ -542,10 +553,7 @@ async fn refuses_an_unknown_quote() {
 
 #[tokio::test]
 async fn refuses_an_expired_quote() {
-    let clock = ManualClock::new(1_800_000_000_000);
-    let paid = paid_app_with(Some(clock.clone()), |_| {}).await;
-    paid.paid_scan().await;
-    let challenge = paid.read_challenge().await;
+    let (paid, clock, challenge) = scanned_at(|_| {}).await;
     let quote_id = quote_of(&challenge);
     let p = paid.payment_for(&challenge["structuredContent"]["x402"]);
     clock.advance_ms(16 * 60 * 1000);
@@ -986,10 +994,7 @@ async fn without_treasury_or_fee_payer_challenges_say_payments_not_configured() 
 
 #[tokio::test]
 async fn a_payment_left_pending_by_a_crash_is_settled_from_the_chain() {
-    let clock = ManualClock::new(1_800_000_000_000);
-    let paid = paid_app_with(Some(clock.clone()), |c| c.x402.confirm_timeout_secs = 1).await;
-    paid.paid_scan().await;
-    let challenge = paid.read_challenge().await;
+    let (paid, clock, challenge) = scanned_at(|c| c.x402.confirm_timeout_secs = 1).await;
     let quote_id = quote_of(&challenge);
     let value = paid.build(&paid.payment_for(&challenge["structuredContent"]["x402"]));
     // The node takes the transaction but nothing confirms before the
@@ -1047,10 +1052,7 @@ async fn a_payment_left_pending_by_a_crash_is_settled_from_the_chain() {
 
 #[tokio::test]
 async fn a_pending_payment_whose_blockhash_expired_unseen_is_failed_by_recovery() {
-    let clock = ManualClock::new(1_800_000_000_000);
-    let paid = paid_app_with(Some(clock.clone()), |c| c.x402.confirm_timeout_secs = 1).await;
-    paid.paid_scan().await;
-    let challenge = paid.read_challenge().await;
+    let (paid, clock, challenge) = scanned_at(|c| c.x402.confirm_timeout_secs = 1).await;
     let p = paid.payment_for(&challenge["structuredContent"]["x402"]);
     paid.chain
         .shared
@@ -1235,10 +1237,7 @@ async fn x402pay_does_the_whole_exchange_and_its_receipt_reads_again() {
 async fn a_settled_payment_replayed_after_its_quote_expired_reveals_no_receipt() {
     // Settled transactions are public on chain: anyone could rebuild the
     // payment value. Its receipt is answered again only while the quote lives.
-    let clock = ManualClock::new(1_800_000_000_000);
-    let paid = paid_app_with(Some(clock.clone()), |_| {}).await;
-    paid.paid_scan().await;
-    let challenge = paid.read_challenge().await;
+    let (paid, clock, challenge) = scanned_at(|_| {}).await;
     let quote_id = quote_of(&challenge);
     let value = paid.build(&paid.payment_for(&challenge["structuredContent"]["x402"]));
     let first = paid.read_with(&value, &quote_id).await;
@@ -1436,10 +1435,7 @@ async fn every_paid_read_is_behind_the_paywall_and_the_scans_receipt_covers_it()
 
 #[tokio::test]
 async fn a_send_the_node_refuses_is_settlement_failed_and_the_chain_decides_the_row() {
-    let clock = ManualClock::new(1_800_000_000_000);
-    let paid = paid_app_with(Some(clock.clone()), |_| {}).await;
-    paid.paid_scan().await;
-    let challenge = paid.read_challenge().await;
+    let (paid, clock, challenge) = scanned_at(|_| {}).await;
     let quote_id = quote_of(&challenge);
     let p = paid.payment_for(&challenge["structuredContent"]["x402"]);
     *paid.chain.shared.send_error.lock().unwrap() =
@@ -1483,10 +1479,7 @@ async fn a_send_the_node_refuses_is_settlement_failed_and_the_chain_decides_the_
 
 #[tokio::test]
 async fn a_payer_with_a_payment_in_flight_cannot_start_another() {
-    let clock = ManualClock::new(1_800_000_000_000);
-    let paid = paid_app_with(Some(clock.clone()), |c| c.x402.confirm_timeout_secs = 1).await;
-    paid.paid_scan().await;
-    let first = paid.read_challenge().await;
+    let (paid, _clock, first) = scanned_at(|c| c.x402.confirm_timeout_secs = 1).await;
     let second = paid.read_challenge().await;
     paid.chain
         .shared
@@ -1526,10 +1519,7 @@ async fn a_compute_unit_price_without_a_limit_is_refused() {
 
 #[tokio::test]
 async fn a_replay_long_after_settlement_reveals_no_receipt_even_while_the_quote_lives() {
-    let clock = ManualClock::new(1_800_000_000_000);
-    let paid = paid_app_with(Some(clock.clone()), |_| {}).await;
-    paid.paid_scan().await;
-    let challenge = paid.read_challenge().await;
+    let (paid, clock, challenge) = scanned_at(|_| {}).await;
     let quote_id = quote_of(&challenge);
     let value = paid.build(&paid.payment_for(&challenge["structuredContent"]["x402"]));
     let first = paid.read_with(&value, &quote_id).await;
