@@ -132,7 +132,7 @@ proptest! {
             now_secs: 20 * DAY,
             spot: HashMap::new(),
         };
-        let (points, unpriced, _) = value_history::compute(&legs, &v, &params);
+        let (points, unpriced, _) = value_history::compute(&legs, &v, &params).unwrap();
         prop_assert_eq!(points.len(), 10);
         for p in &points {
             let mut held: BTreeMap<&str, i128> = BTreeMap::new();

@@ -124,12 +124,27 @@ pub struct Params {
     pub spot: HashMap<String, Decimal>,
 }
 
-/// The points, unpriced mints and coverage over `legs` (oldest first).
+/// Most points one call answers (buckets in the range).
+pub const MAX_POINTS: i64 = 20_000;
+
+/// Most holdings one call answers, summed over its points. Holdings, not
+/// points, are what a response grows with (points × mints held): this
+/// bounds the JSON of one call near 30 MB and its memory near 100 MB
+/// (docs/benchmarks.md), while two years hourly of a wallet holding ten
+/// mints (about 175,000) still fits.
+pub const MAX_HOLDINGS: usize = 250_000;
+
+/// A range whose points would hold more than [`MAX_HOLDINGS`] holdings.
+#[derive(Debug, PartialEq, Eq)]
+pub struct TooManyHoldings;
+
+/// The points, unpriced mints and coverage over `legs` (oldest first);
+/// refused as soon as the points would hold more than [`MAX_HOLDINGS`].
 pub fn compute(
     legs: &[Leg],
     valuer: &Valuer,
     p: &Params,
-) -> (Vec<ValuePoint>, Vec<String>, String) {
+) -> Result<(Vec<ValuePoint>, Vec<String>, String), TooManyHoldings> {
     let step = p.granularity.secs();
     let first = p.granularity.floor(p.from);
     let last = p.granularity.floor(p.to.min(p.now_secs));
@@ -137,6 +152,7 @@ pub fn compute(
     let mut unpriced: BTreeSet<String> = BTreeSet::new();
     let mut next = 0usize;
     let mut points = Vec::new();
+    let mut holdings_total = 0usize;
     let mut bucket = first;
     while bucket <= last {
         let close = bucket + step;
@@ -171,6 +187,10 @@ pub fn compute(
                 usd: value.map(|v| v.to_string()),
             });
         }
+        holdings_total += holdings.len();
+        if holdings_total > MAX_HOLDINGS {
+            return Err(TooManyHoldings);
+        }
         points.push(ValuePoint {
             t: at,
             at: rfc3339(at.saturating_mul(1000)),
@@ -194,11 +214,11 @@ pub fn compute(
         (Decimal::from(priced as u64) * Decimal::ONE_HUNDRED / Decimal::from(counted.len() as u64))
             .round_dp(2)
     };
-    (
+    Ok((
         points,
         unpriced.into_iter().collect(),
         coverage.normalize().to_string(),
-    )
+    ))
 }
 
 /// A mint's price at a bucket: spot for the open bucket (falling back to
@@ -235,10 +255,10 @@ pub async fn get_value_history(
     let now = state.now_ms();
     let now_secs = now.div_euclid(1000);
     let (from, to) = range(args.from.as_deref(), args.to.as_deref(), 90, now_secs)?;
-    if (to - from) / granularity.secs() > 20_000 {
-        return Err(AppError::invalid_params(
-            "at most 20000 points per call; narrow from/to or use 1d",
-        ));
+    if (to - from) / granularity.secs() > MAX_POINTS {
+        return Err(AppError::invalid_params(format!(
+            "from/to: at most {MAX_POINTS} points per call; narrow from/to or use 1d"
+        )));
     }
     // Every argument is checked; only now may the call be paid for.
     let presented = Presented::merge(
@@ -297,7 +317,13 @@ pub async fn get_value_history(
         now_secs,
         spot,
     };
-    let (points, unpriced_mints, coverage_pct) = compute(&legs, &valuer, &params);
+    let (points, unpriced_mints, coverage_pct) =
+        compute(&legs, &valuer, &params).map_err(|TooManyHoldings| {
+            AppError::invalid_params(format!(
+                "from/to: this range holds more than {MAX_HOLDINGS} holdings (points × mints held); \
+                 narrow from/to or use 1d"
+            ))
+        })?;
     Ok(ValueHistory {
         address: address.to_string(),
         granularity: granularity.as_str().to_owned(),
@@ -351,7 +377,7 @@ mod tests {
             now_secs: 2 * day + 100,
             spot: HashMap::from([(SOL.to_owned(), Decimal::from(300))]),
         };
-        let (points, unpriced, coverage) = compute(&legs, &valuer, &params);
+        let (points, unpriced, coverage) = compute(&legs, &valuer, &params).unwrap();
         assert_eq!(points.len(), 3);
         // Day 0 closes with 2 SOL at 100 and 5 USDC.
         assert_eq!(points[0].usd, "205");
@@ -366,5 +392,29 @@ mod tests {
         assert_eq!(points[2].t, 2 * day + 100);
         assert_eq!(unpriced, vec!["MYSTERY".to_owned()]);
         assert_eq!(coverage, "75");
+    }
+
+    #[test]
+    fn a_range_holding_more_than_the_cap_is_refused_before_it_is_built() {
+        let day = 86_400;
+        let valuer = Valuer::from_series(HashMap::new(), HashMap::new(), Default::default());
+        // 30 mints held from day 0: every daily point holds 30 holdings.
+        let legs: Vec<Leg> = (0..30)
+            .map(|k| leg(10, &format!("MINT{k:02}"), 1))
+            .collect();
+        let points_fitting = MAX_HOLDINGS / 30;
+        let params = |days: usize| Params {
+            granularity: Granularity::Day,
+            from: 0,
+            to: i64::try_from(days).unwrap() * day - 1,
+            now_secs: 100_000 * day,
+            spot: HashMap::new(),
+        };
+        let (points, _, _) = compute(&legs, &valuer, &params(points_fitting)).unwrap();
+        assert_eq!(points.len(), points_fitting);
+        assert_eq!(
+            compute(&legs, &valuer, &params(points_fitting + 1)),
+            Err(TooManyHoldings)
+        );
     }
 }

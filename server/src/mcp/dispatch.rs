@@ -329,12 +329,16 @@ pub async fn call_tool(
     let args = params.remove("arguments").unwrap_or(Value::Null);
     let structured_ok = version::has_structured_content(version);
     match tool.call(ctx, args).await {
-        Ok(out) => Ok(tool_result(
-            &out.summary,
-            out.structured,
-            false,
-            structured_ok,
-        )),
+        Ok(out) => {
+            let mut result = tool_result(&out.summary, out.structured, false, structured_ok);
+            // resource_link content exists from 2025-06-18, with structuredContent.
+            if let (Some(link), true) = (out.link, structured_ok)
+                && let Some(content) = result["content"].as_array_mut()
+            {
+                content.push(link);
+            }
+            Ok(result)
+        }
         Err(CallError::InvalidArguments(message)) => Err(invalid(format!(
             "Invalid params: arguments for {name}: {message}"
         ))),

@@ -13,9 +13,11 @@
 //! * [`dispatch`]: the methods, for legacy (initialize-era) and 2026-07-28
 //!   requests.
 //! * [`registry`] and [`tools`]: the tool registry and the tools.
+//! * [`inline`]: results over 256 KiB answered as a link to their REST route.
 //! * [`transport`]: the axum handlers (POST, GET, DELETE).
 
 pub mod dispatch;
+pub mod inline;
 pub mod jsonrpc;
 pub mod registry;
 pub mod tools;

@@ -99,6 +99,9 @@ pub struct ToolContext {
 pub struct ToolOutput {
     pub structured: Value,
     pub summary: String,
+    /// A `resource_link` content item, when the result was too large to
+    /// inline and `structured` names its REST route instead ([`super::inline`]).
+    pub link: Option<Value>,
 }
 
 /// Why a call did not reach the tool body, or how it failed.
@@ -142,17 +145,36 @@ impl ToolDef {
         Fut: Future<Output = Result<O, AppError>> + Send + 'static,
     {
         let body = Arc::new(body);
+        let (name, rest) = (meta.name, meta.rest);
         let handler = move |ctx: ToolContext,
                             args: Value|
               -> BoxFuture<Result<ToolOutput, CallError>> {
             let body = Arc::clone(&body);
             Box::pin(async move {
-                let input: I = serde_json::from_value(args)
+                let input: I = serde_json::from_value(args.clone())
                     .map_err(|e| CallError::InvalidArguments(e.to_string()))?;
+                let public_url = ctx.state.public_url().to_owned();
                 let output = body(ctx, input).await.map_err(CallError::Tool)?;
-                let structured = serde_json::to_value(&output)
+                // Measured as bytes: a large result never becomes a Value tree.
+                let bytes = serde_json::to_vec(&output)
                     .map_err(|e| CallError::Tool(AppError::internal("tool output", &e)))?;
                 let mut summary = summary(&output);
+                drop(output);
+                let (structured, link) =
+                    match super::inline::link(&public_url, name, rest, &args, &bytes) {
+                        Some(linked) => {
+                            summary.push(' ');
+                            summary.push_str(&linked.sentence);
+                            (linked.structured, Some(linked.content))
+                        }
+                        None => (
+                            serde_json::from_slice(&bytes).map_err(|e| {
+                                CallError::Tool(AppError::internal("tool output", &e))
+                            })?,
+                            None,
+                        ),
+                    };
+                drop(bytes);
                 if let Some(payment) = structured.get("payment")
                     && payment["settled"] == true
                 {
@@ -165,6 +187,7 @@ impl ToolDef {
                 Ok(ToolOutput {
                     summary,
                     structured,
+                    link,
                 })
             })
         };

@@ -4,6 +4,7 @@
 
 mod analytics;
 mod binary;
+mod bounds;
 mod discovery;
 #[path = "../support/encoding.rs"]
 mod encoding_support;
