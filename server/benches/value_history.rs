@@ -28,7 +28,6 @@ use server::{
     config::Config,
     ledger::{Leg, OperationType},
     startup::Application,
-    store::{QuoteRecord, TransactionLegs},
 };
 
 const WALLET: &str = "71WDyyCsZwyEYDV91Qrb212rdg6woCHYQhFnmZUBxiJ6";
@@ -64,36 +63,11 @@ fn close(t: i64) -> String {
 
 async fn seed(state: &server::state::AppState, legs_wanted: usize) {
     let store = state.store();
-    let now_ms = NOW * 1000;
-    store
-        .insert_quote(&QuoteRecord {
-            id: "q_bench".into(),
-            address: WALLET.into(),
-            scope: "full".into(),
-            tier: "whale".into(),
-            price_micros: 0,
-            signatures: None,
-            created_at: now_ms,
-            expires_at: now_ms + 60_000,
-        })
-        .await
-        .unwrap();
-    store
-        .create_scan_job("job_bench", WALLET, "full", "q_bench", None, now_ms)
-        .await
-        .unwrap();
-    store
-        .claim_job("bench", now_ms, 60_000)
-        .await
-        .unwrap()
-        .unwrap();
-
     // Two legs per transaction: a movement and its fee.
     let transactions = legs_wanted / 2;
     let step = SPAN / i64::try_from(transactions).unwrap();
     let start = NOW - SPAN;
-    let mut batch: Vec<(String, i64, Vec<Leg>)> = Vec::new();
-    for i in 0..transactions {
+    let txs = (0..transactions).map(|i| {
         let t = start + i64::try_from(i).unwrap() * step;
         let signature = format!("bench{i:09}");
         let (mint, decimals) = mint_of(i);
@@ -119,27 +93,9 @@ async fn seed(state: &server::state::AppState, legs_wanted: usize) {
             leg(0, op, mint, amount, decimals),
             leg(1, OperationType::NetworkFee, "sol".into(), -5000, 9),
         ];
-        batch.push((signature.clone(), t, legs));
-        if batch.len() == 1000 || i + 1 == transactions {
-            let txs: Vec<TransactionLegs<'_>> = batch
-                .iter()
-                .enumerate()
-                .map(|(k, (sig, t, legs))| TransactionLegs {
-                    signature: sig,
-                    slot: u64::try_from(i + 1 - batch.len() + k).unwrap() + 1,
-                    block_time: Some(*t),
-                    failed: false,
-                    legs,
-                })
-                .collect();
-            store.write_legs(WALLET, &txs).await.unwrap();
-            batch.clear();
-        }
-    }
-    store
-        .finish_job("job_bench", "bench", "completed", None, now_ms)
-        .await
-        .unwrap();
+        (signature.clone(), t, legs)
+    });
+    support::seed::completed_scan(store, WALLET, NOW * 1000, txs).await;
 
     for (granularity, step) in [(3600i64, 3600i64), (86_400, 86_400)] {
         let first = (start - 86_400).div_euclid(86_400) * 86_400;

@@ -1,8 +1,12 @@
-//! What the benchmarks share: the recorded fixtures' location, reading a
-//! process's peak RSS, and the one-line JSON report a measuring child prints.
+//! What the benchmarks share: the recorded fixtures' location, a scanned
+//! wallet seeded straight into the store, reading a process's peak RSS, and
+//! the one-line JSON report a measuring child prints.
 //! (A directory module, so Cargo does not take it for a bench target.)
 
 use serde_json::Value;
+
+#[allow(dead_code)] // only the benches that seed a scanned wallet
+pub mod seed;
 
 #[path = "../../tests/support/recorded.rs"]
 #[allow(dead_code)] // basis and value_history make their own data
