@@ -5,6 +5,7 @@
 mod analytics;
 mod binary;
 mod discovery;
+mod edge;
 #[path = "../support/encoding.rs"]
 mod encoding_support;
 mod helpers;
