@@ -20,6 +20,7 @@ pub enum Code {
     Unauthenticated,
     Forbidden,
     NotFound,
+    MethodNotAllowed,
     RateLimited,
     PayloadTooLarge,
     UnsupportedMediaType,
@@ -41,6 +42,7 @@ impl Code {
             Code::Unauthenticated => "unauthenticated",
             Code::Forbidden => "forbidden",
             Code::NotFound => "not_found",
+            Code::MethodNotAllowed => "method_not_allowed",
             Code::RateLimited => "rate_limited",
             Code::PayloadTooLarge => "payload_too_large",
             Code::UnsupportedMediaType => "unsupported_media_type",
@@ -62,6 +64,7 @@ impl Code {
             Code::Unauthenticated => StatusCode::UNAUTHORIZED,
             Code::Forbidden => StatusCode::FORBIDDEN,
             Code::NotFound => StatusCode::NOT_FOUND,
+            Code::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Code::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -85,6 +88,7 @@ impl Code {
             | Code::UnsupportedMediaType
             | Code::NotAcceptable
             | Code::NotFound
+            | Code::MethodNotAllowed
             | Code::QuoteNotFound
             | Code::QuoteExpired
             | Code::JobAlreadyRunning
@@ -144,13 +148,19 @@ impl AppError {
         let mut err = Self::new(
             Code::RateLimited,
             format!(
-                "too many requests from this client; retry after {retry_after_secs} s or present a bearer token"
+                "rate limited, retry after {retry_after_secs} s; anonymous requests are limited per client IP, a bearer token is not"
             ),
         );
         err.retry_after = Some(retry_after_secs);
         err.extra
             .insert("retry_after".to_owned(), json!(retry_after_secs));
         err
+    }
+
+    /// Add a clause to the message.
+    pub fn with_detail(mut self, detail: impl AsRef<str>) -> Self {
+        self.message = format!("{}; {}", self.message, detail.as_ref());
+        self
     }
 
     /// Add a member to the error object.
@@ -256,6 +266,14 @@ impl axum::response::IntoResponse for AppError {
             response
                 .headers_mut()
                 .insert(http::header::RETRY_AFTER, value);
+            // Some clients show their user the status line and nothing of
+            // the body (the Python MCP SDK raises "Client error '429 …' for
+            // url …"): the reason phrase says it too.
+            if let Ok(reason) =
+                hyper::ext::ReasonPhrase::try_from(format!("rate limited, retry after {secs} s"))
+            {
+                response.extensions_mut().insert(reason);
+            }
         }
         response
     }

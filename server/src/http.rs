@@ -1,17 +1,29 @@
 //! What every REST route needs at its edge: who is calling ([`Caller`]),
 //! the JSON body refused in our error shape ([`JsonBody`]), and the 401
 //! challenge an OAuth-capable client follows ([`unauthenticated`]). The MCP
-//! transport uses the same challenge.
+//! transport uses the same challenge, browser guard ([`check_browser`]) and
+//! media-type rule ([`check_json_content_type`]).
+//!
+//! [`api_edge`] is the one layer over the JSON surfaces (`/v1`, `/mcp`,
+//! `/.well-known`, and the OAuth endpoints' paths): it keeps cookies away from
+//! `/v1` and `/mcp` (bearers only, so a browser's session can never be
+//! ridden cross-site), refuses cross-site and non-JSON writes to `/v1`
+//! before any handler runs, and turns whatever plain-text or empty error
+//! the framework answers (a path that is not UTF-8, a 405, a 413) into our
+//! JSON error body, so no JSON route ever answers text or HTML.
 
 use axum::{
-    extract::{FromRequest, FromRequestParts, Request},
-    http::{HeaderValue, header, request::Parts},
+    body::Body,
+    extract::{FromRequest, FromRequestParts, MatchedPath, Request, State},
+    http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts},
+    middleware::Next,
     response::{IntoResponse, Response},
 };
 use std::net::{IpAddr, SocketAddr};
 
 use axum::extract::ConnectInfo;
 use bytes::Bytes;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde::de::DeserializeOwned;
 
 use crate::{
@@ -74,25 +86,62 @@ pub fn presented(headers: &axum::http::HeaderMap) -> crate::payments::Presented 
 /// (`rate_limit.anon_rps`, burst `rate_limit.anon_burst`); over it is 429
 /// with `Retry-After`.
 pub async fn limit_anonymous(state: &AppState, ip: IpAddr) -> Result<(), Response> {
+    match take_anonymous(state, ip, 1).await? {
+        RateDecision::Allowed => Ok(()),
+        RateDecision::Limited { retry_after_ms } => {
+            Err(AppError::rate_limited(whole_seconds(retry_after_ms)).into_response())
+        }
+    }
+}
+
+/// A JSON-RPC batch of `calls` requests costs what `calls` separate POSTs
+/// would: its POST already took one token, so the other `calls - 1` are
+/// taken here, all or none, before any call runs. A batch larger than the
+/// whole burst can never pass; its refusal says so, and its `Retry-After` is
+/// when the allowance is full again (for smaller batches).
+pub async fn limit_anonymous_batch(
+    state: &AppState,
+    ip: IpAddr,
+    calls: usize,
+) -> Result<(), Response> {
+    let burst = state.config().rate_limit.anon_burst;
+    let calls = u32::try_from(calls).unwrap_or(u32::MAX);
+    let over_burst = calls > burst;
+    let count = if over_burst { calls } else { calls - 1 };
+    match take_anonymous(state, ip, count).await? {
+        RateDecision::Allowed => Ok(()),
+        RateDecision::Limited { retry_after_ms } if over_burst => Err(AppError::rate_limited(
+            whole_seconds(retry_after_ms),
+        )
+        .with_detail(format!(
+            "a batch of {calls} requests costs {calls} of the {burst} an anonymous client may send at once; send smaller batches or present a bearer token"
+        ))
+        .into_response()),
+        RateDecision::Limited { retry_after_ms } => {
+            Err(AppError::rate_limited(whole_seconds(retry_after_ms)).into_response())
+        }
+    }
+}
+
+async fn take_anonymous(
+    state: &AppState,
+    ip: IpAddr,
+    count: u32,
+) -> Result<RateDecision, Response> {
     let rule = RateRule {
         per_second: state.config().rate_limit.anon_rps,
         burst: state.config().rate_limit.anon_burst,
     };
-    let decision = state
+    state
         .store()
-        .take_rate_token(&format!("anon:{ip}"), state.now_ms(), rule)
+        .take_rate_tokens(&format!("anon:{ip}"), state.now_ms(), rule, count)
         .await
-        .map_err(|e| AppError::from(e).into_response())?;
-    match decision {
-        RateDecision::Allowed => Ok(()),
-        RateDecision::Limited { retry_after_ms } => {
-            let secs = u64::try_from(retry_after_ms.max(1))
-                .unwrap_or(1)
-                .div_ceil(1000)
-                .max(1);
-            Err(AppError::rate_limited(secs).into_response())
-        }
-    }
+        .map_err(|e| AppError::from(e).into_response())
+}
+
+/// `Retry-After` is whole seconds, rounded up, at least one.
+fn whole_seconds(ms: i64) -> u64 {
+    u64::try_from(ms.max(1)).unwrap_or(1).div_ceil(1000).max(1)
 }
 
 /// The client's IP: the peer, or the last `X-Forwarded-For` hop behind a
@@ -160,19 +209,328 @@ pub fn paid_json<T: serde::Serialize>(
     response
 }
 
-/// A JSON request body; a malformed one is `invalid_params` in the REST
-/// error shape (axum's own rejection is plain text).
+/// The largest REST request body: the same 64 KiB `/mcp` allows by
+/// default (a REST body is one tool's arguments).
+pub const REST_MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// A JSON request body; a malformed one is `invalid_params` and one over
+/// [`REST_MAX_BODY_BYTES`] `payload_too_large`, both in the REST error shape
+/// (axum's own rejections are plain text).
 pub struct JsonBody<T>(pub T);
 
 impl<T: DeserializeOwned> FromRequest<AppState> for JsonBody<T> {
     type Rejection = Response;
 
-    async fn from_request(request: Request, state: &AppState) -> Result<Self, Response> {
-        let bytes = Bytes::from_request(request, state)
-            .await
-            .map_err(IntoResponse::into_response)?;
+    async fn from_request(request: Request, _state: &AppState) -> Result<Self, Response> {
+        let bytes = read_body(request.into_body(), REST_MAX_BODY_BYTES).await?;
         serde_json::from_slice(&bytes)
             .map(JsonBody)
             .map_err(|e| AppError::invalid_params(format!("body: {e}")).into_response())
+    }
+}
+
+/// Read a request body of at most `max` bytes (413 beyond).
+pub async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
+    match Limited::new(body, max).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(err) if err.downcast_ref::<LengthLimitError>().is_some() => Err(AppError::new(
+            Code::PayloadTooLarge,
+            format!("request bodies are limited to {max} bytes"),
+        )
+        .into_response()),
+        Err(err) => {
+            tracing::debug!(error = %err, "request body unreadable");
+            Err(AppError::invalid_params("the request body could not be read").into_response())
+        }
+    }
+}
+
+/// Refuse what a browser sends on another site's behalf: `Sec-Fetch-Site:
+/// cross-site`, and any `Origin` other than the public URL's (or one of
+/// `allowed_origins`). A `same-site` request (a sibling subdomain, another
+/// port of the same host) is judged by its `Origin`, which a browser always
+/// sends on a POST; `same-origin` and `none` (typed by the user) pass.
+pub fn check_browser(state: &AppState, headers: &HeaderMap) -> Result<(), AppError> {
+    if header_str(headers, "sec-fetch-site") == Some("cross-site") {
+        tracing::info!("refused a cross-site browser request");
+        return Err(AppError::new(
+            Code::Forbidden,
+            "cross-site browser requests are refused; this endpoint is for API and MCP clients",
+        ));
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let allowed = origin
+            .to_str()
+            .ok()
+            .is_some_and(|o| origin_allowed(state, o));
+        if !allowed {
+            tracing::info!(origin = ?origin, "refused a foreign Origin");
+            return Err(AppError::new(
+                Code::Forbidden,
+                "requests from this Origin are refused",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn origin_of(url: &str) -> Option<String> {
+    url::Url::parse(url)
+        .ok()
+        .map(|u| u.origin().ascii_serialization())
+}
+
+fn origin_allowed(state: &AppState, origin: &str) -> bool {
+    let Some(origin) = origin_of(origin) else {
+        return false;
+    };
+    origin_of(state.public_url()).as_deref() == Some(origin.as_str())
+        || state
+            .config()
+            .allowed_origins
+            .iter()
+            .any(|o| origin_of(o).as_deref() == Some(origin.as_str()))
+}
+
+/// A JSON body must say `Content-Type: application/json`, in UTF-8 (a
+/// `charset` other than `utf-8` is refused, since we would misread it).
+/// Without a `Content-Type` it is refused when `required`: a form or a
+/// no-cors `fetch` can send a body with none.
+pub fn check_json_content_type(headers: &HeaderMap, required: bool) -> Result<(), AppError> {
+    let refuse = || {
+        AppError::new(
+            Code::UnsupportedMediaType,
+            "send the body as Content-Type: application/json (UTF-8)",
+        )
+    };
+    let Some(value) = headers.get(header::CONTENT_TYPE) else {
+        return if required { Err(refuse()) } else { Ok(()) };
+    };
+    let value = value.to_str().map_err(|_| refuse())?;
+    let mut parts = value.split(';');
+    let mime = parts.next().unwrap_or_default().trim();
+    if !mime.eq_ignore_ascii_case("application/json") {
+        return Err(refuse());
+    }
+    let charset_ok = parts
+        .filter_map(|p| p.split_once('='))
+        .filter(|(k, _)| k.trim().eq_ignore_ascii_case("charset"))
+        .all(|(_, v)| v.trim().trim_matches('"').eq_ignore_ascii_case("utf-8"));
+    if charset_ok { Ok(()) } else { Err(refuse()) }
+}
+
+fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Which JSON surface a path belongs to, if any.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Surface {
+    /// `/v1` (REST).
+    Rest,
+    /// `/mcp`.
+    Mcp,
+    /// `/.well-known/…` (discovery documents).
+    WellKnown,
+    /// The OAuth endpoints' paths (`/authorize`, `/token`, `/register`,
+    /// `/revoke`): RFC 6749 error bodies.
+    OAuth,
+}
+
+impl Surface {
+    pub fn of(path: &str) -> Option<Self> {
+        let under = |prefix: &str| {
+            path.strip_prefix(prefix)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        };
+        if under("/v1") {
+            Some(Surface::Rest)
+        } else if under("/mcp") {
+            Some(Surface::Mcp)
+        } else if under("/.well-known") {
+            Some(Surface::WellKnown)
+        } else if ["/authorize", "/token", "/register", "/revoke"]
+            .into_iter()
+            .any(under)
+        {
+            Some(Surface::OAuth)
+        } else {
+            None
+        }
+    }
+
+    /// An error in this surface's body shape.
+    pub fn render(self, err: AppError) -> Response {
+        match self {
+            Surface::OAuth => (err.status(), axum::Json(err.oauth_body())).into_response(),
+            _ => err.into_response(),
+        }
+    }
+}
+
+/// The JSON 404 for a path no route serves on a JSON surface (the router's
+/// fallback asks first, so such paths never get the portal's page).
+pub fn unrouted(path: &str) -> Option<Response> {
+    let surface = Surface::of(path)?;
+    let hint = match surface {
+        Surface::Mcp => "no such endpoint; MCP is served at POST /mcp",
+        Surface::Rest => "no such endpoint; the REST API is described at /v1/openapi.json",
+        Surface::WellKnown | Surface::OAuth => "no such endpoint",
+    };
+    Some(surface.render(AppError::not_found(hint)))
+}
+
+/// The layer over every route and the fallback (see the module docs).
+pub async fn api_edge(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let path = request.uri().path().to_owned();
+    let Some(surface) = Surface::of(&path) else {
+        return next.run(request).await;
+    };
+    if matches!(surface, Surface::Rest | Surface::Mcp) {
+        // Bearers only: no handler behind /v1 or /mcp can see a cookie.
+        request.headers_mut().remove(header::COOKIE);
+    }
+    if !decodes_to_utf8(&path) {
+        return surface.render(AppError::invalid_params(
+            "the request path is not valid UTF-8 once percent-decoded",
+        ));
+    }
+    if surface == Surface::Rest
+        && !request.method().is_safe()
+        && request.extensions().get::<MatchedPath>().is_some()
+    {
+        let headers = request.headers();
+        if let Err(err) =
+            check_browser(&state, headers).and_then(|()| check_json_content_type(headers, true))
+        {
+            return err.into_response();
+        }
+    }
+    let method = request.method().clone();
+    let response = next.run(request).await;
+    as_json_error(surface, &method, response)
+}
+
+/// A framework error (no body, or plain text) in our JSON error body, with
+/// the headers it carried (`Allow`, `Retry-After`, …).
+fn as_json_error(surface: Surface, method: &axum::http::Method, response: Response) -> Response {
+    let status = response.status();
+    let content_type = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.to_ascii_lowercase());
+    let plain = content_type
+        .as_deref()
+        .is_none_or(|ct| ct.starts_with("text/plain"));
+    if !(status.is_client_error() || status.is_server_error()) || !plain {
+        return response;
+    }
+    let err = match status {
+        StatusCode::BAD_REQUEST => AppError::invalid_params("the request could not be read"),
+        StatusCode::NOT_FOUND => AppError::not_found("no such endpoint"),
+        StatusCode::METHOD_NOT_ALLOWED => {
+            let allow = response
+                .headers()
+                .get(header::ALLOW)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            AppError::new(
+                Code::MethodNotAllowed,
+                format!("this endpoint does not answer {method}; it answers {allow}"),
+            )
+        }
+        StatusCode::PAYLOAD_TOO_LARGE => {
+            AppError::new(Code::PayloadTooLarge, "the request body is too large")
+        }
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => AppError::new(
+            Code::UnsupportedMediaType,
+            "send the body as Content-Type: application/json (UTF-8)",
+        ),
+        status if status.is_server_error() => {
+            tracing::warn!(%status, "a plain-text server error on a JSON route");
+            AppError::new(Code::Internal, "internal error")
+        }
+        _ => AppError::invalid_params("the request was refused"),
+    };
+    let (parts, _) = response.into_parts();
+    let mut json = surface.render(err);
+    *json.status_mut() = status;
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            json.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    json
+}
+
+/// Whether a path's percent-escapes decode to UTF-8 (what axum's `Path`
+/// needs; its own rejection is plain text).
+fn decodes_to_utf8(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%')
+            .then(|| path.get(i + 1..i + 3))
+            .flatten()
+            .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match escaped {
+            Some(byte) => {
+                decoded.push(byte);
+                i += 3;
+            }
+            None => {
+                decoded.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    std::str::from_utf8(&decoded).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn surfaces_are_whole_segments() {
+        assert_eq!(Surface::of("/v1"), Some(Surface::Rest));
+        assert_eq!(Surface::of("/v1/jobs/../.."), Some(Surface::Rest));
+        assert_eq!(Surface::of("/mcp"), Some(Surface::Mcp));
+        assert_eq!(Surface::of("/mcp/x"), Some(Surface::Mcp));
+        assert_eq!(Surface::of("/.well-known/nope"), Some(Surface::WellKnown));
+        assert_eq!(Surface::of("/token"), Some(Surface::OAuth));
+        assert_eq!(Surface::of("/v10"), None);
+        assert_eq!(Surface::of("/tokens"), None);
+        assert_eq!(Surface::of("/tools"), None);
+        assert_eq!(Surface::of("/"), None);
+    }
+
+    #[test]
+    fn percent_escapes_must_decode_to_utf8() {
+        assert!(decodes_to_utf8("/v1/jobs/job_1"));
+        assert!(decodes_to_utf8("/v1/jobs/%C3%A9"));
+        assert!(decodes_to_utf8("/v1/jobs/100%"));
+        assert!(!decodes_to_utf8("/v1/jobs/%FF"));
+        assert!(!decodes_to_utf8("/v1/wallets/%C3/ledger"));
+    }
+
+    #[test]
+    fn json_content_types() {
+        let with = |ct: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::CONTENT_TYPE, HeaderValue::from_str(ct).unwrap());
+            check_json_content_type(&h, true).is_ok()
+        };
+        assert!(with("application/json"));
+        assert!(with("Application/JSON; charset=UTF-8"));
+        assert!(with("application/json; charset=\"utf-8\""));
+        assert!(!with("application/json; charset=utf-16"));
+        assert!(!with("text/plain"));
+        assert!(!with("application/x-www-form-urlencoded"));
+        assert!(check_json_content_type(&HeaderMap::new(), false).is_ok());
+        assert!(check_json_content_type(&HeaderMap::new(), true).is_err());
     }
 }

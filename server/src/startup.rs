@@ -219,6 +219,12 @@ pub fn router(state: AppState) -> Router {
             shell_fn(&state),
         )
         .fallback(site::fallback)
+        // After routing (it sees the matched route) and around the
+        // fallback: the JSON surfaces' guard and error bodies.
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::http::api_edge,
+        ))
         .layer(CatchPanicLayer::custom(
             |_panic: Box<dyn std::any::Any + Send>| {
                 AppError::internal("handler", &"a request handler panicked").into_response()

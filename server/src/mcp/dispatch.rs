@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 use super::{
     INSTRUCTIONS,
-    jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND},
+    jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, Id, METHOD_NOT_FOUND, Outgoing, Response},
     registry::{CallError, ToolContext},
     server_info, version,
 };
@@ -41,21 +41,18 @@ pub struct McpHeaders {
 pub struct Reply {
     pub status: StatusCode,
     /// `None` for notifications and responses (HTTP 202, no body).
-    pub body: Option<Value>,
+    pub body: Option<Outgoing>,
 }
 
 impl Reply {
-    fn ok(body: Value) -> Self {
-        Self {
-            status: StatusCode::OK,
-            body: Some(body),
-        }
+    pub fn ok(body: Response) -> Self {
+        Self::status(StatusCode::OK, body)
     }
 
-    fn status(status: StatusCode, body: Value) -> Self {
+    pub fn status(status: StatusCode, body: Response) -> Self {
         Self {
             status,
-            body: Some(body),
+            body: Some(Outgoing::One(body)),
         }
     }
 
@@ -85,13 +82,13 @@ pub struct Initialize {
 }
 
 /// Read `initialize` params. `Err` is the JSON-RPC error to answer.
-pub fn parse_initialize(id: &Value, params: Option<&Value>) -> Result<Initialize, Value> {
+pub fn parse_initialize(id: &Id, params: Option<&Value>) -> Result<Initialize, Response> {
     let requested = params
         .and_then(|p| p.get("protocolVersion"))
         .and_then(Value::as_str)
         .ok_or_else(|| {
             jsonrpc::error(
-                id.clone(),
+                Some(id.clone()),
                 INVALID_PARAMS,
                 "Invalid params: initialize needs params.protocolVersion",
                 None,
@@ -126,11 +123,11 @@ pub fn initialize_result(negotiated: &str) -> Value {
 /// since it opens a session). `version` is the one the request speaks.
 pub async fn legacy_request(
     ctx: ToolContext,
-    id: Value,
+    id: Id,
     method: &str,
     params: Option<Value>,
     version: &str,
-) -> Value {
+) -> Response {
     match method {
         "ping" => jsonrpc::result(id, json!({})),
         "tools/list" => jsonrpc::result(id, ctx.state.registry().list()),
@@ -139,7 +136,7 @@ pub async fn legacy_request(
             Err(error) => error,
         },
         "initialize" => jsonrpc::error(
-            id,
+            Some(id),
             INVALID_REQUEST,
             "Invalid Request: initialize must be sent alone, not in a batch",
             None,
@@ -148,9 +145,9 @@ pub async fn legacy_request(
     }
 }
 
-fn method_not_found(id: Value, method: &str) -> Value {
+fn method_not_found(id: Id, method: &str) -> Response {
     jsonrpc::error(
-        id,
+        Some(id),
         METHOD_NOT_FOUND,
         &format!("Method not found: {method}"),
         None,
@@ -160,7 +157,7 @@ fn method_not_found(id: Value, method: &str) -> Value {
 /// A stateless (2026-07-28) request, checked and answered.
 pub async fn stateless_request(
     ctx: ToolContext,
-    id: Value,
+    id: Id,
     method: &str,
     params: Option<Value>,
     headers: &McpHeaders,
@@ -215,7 +212,7 @@ fn complete(mut result: Value) -> Value {
 
 /// The per-request checks of 2026-07-28, in the order the spec gives them.
 fn check_stateless(
-    id: &Value,
+    id: &Id,
     method: &str,
     params: Option<&Value>,
     headers: &McpHeaders,
@@ -223,7 +220,7 @@ fn check_stateless(
     let bad = |code: i64, message: &str, data: Option<Value>| {
         Reply::status(
             StatusCode::BAD_REQUEST,
-            jsonrpc::error(id.clone(), code, message, data),
+            jsonrpc::error(Some(id.clone()), code, message, data),
         )
     };
     let meta = params.and_then(|p| p.get("_meta"));
@@ -304,11 +301,12 @@ fn decode_header_value(raw: &str) -> String {
 /// a tool's own refusal is a result with `isError: true`.
 pub async fn call_tool(
     ctx: ToolContext,
-    id: &Value,
+    id: &Id,
     params: Option<Value>,
     version: &str,
-) -> Result<Value, Value> {
-    let invalid = |message: String| jsonrpc::error(id.clone(), INVALID_PARAMS, &message, None);
+) -> Result<Value, Response> {
+    let invalid =
+        |message: String| jsonrpc::error(Some(id.clone()), INVALID_PARAMS, &message, None);
     let Some(Value::Object(mut params)) = params else {
         return Err(invalid(
             "Invalid params: tools/call needs params {name, arguments}".to_owned(),

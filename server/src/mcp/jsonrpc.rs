@@ -1,6 +1,15 @@
-//! JSON-RPC 2.0 messages: classifying what arrived and building replies.
+//! JSON-RPC 2.0 messages: parsing what arrived, classifying it, and
+//! building replies.
+//!
+//! A request's `id` is echoed byte for byte: it is kept as the raw JSON text
+//! the client wrote ([`Id`]), never as a parsed number, because serde_json
+//! reads an integer beyond 64 bits (or any `1.0`, `1e3`) as an `f64` and
+//! would answer `1e+29` for `100000000000000000000000000001`. That is why a
+//! reply is a [`Response`] (serialized with the raw id) rather than a
+//! `serde_json::Value`.
 
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize, ser::SerializeMap};
+use serde_json::{Map, Value, json, value::RawValue};
 
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
@@ -16,12 +25,98 @@ pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
 /// 2026-07-28: the requested protocol version is not supported.
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
+/// A request id exactly as the client wrote it: a JSON string or number.
+#[derive(Clone, Debug)]
+pub struct Id(Box<RawValue>);
+
+impl Id {
+    /// An id from a parsed value (what a test, or a duplicate-key message
+    /// whose raw id could not be told apart, has).
+    pub fn from_value(value: &Value) -> Option<Self> {
+        serde_json::value::to_raw_value(value).ok().map(Id)
+    }
+
+    /// The raw JSON text of the id.
+    pub fn as_json(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl PartialEq for Id {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_json() == other.as_json()
+    }
+}
+
+/// One message as it arrived: the parsed value and the raw text of its id.
+#[derive(Debug)]
+pub struct Message {
+    pub value: Value,
+    raw_id: Option<Box<RawValue>>,
+}
+
+impl Message {
+    /// A message built in code (tests): its id is read from the value.
+    pub fn from_value(value: Value) -> Self {
+        Self {
+            value,
+            raw_id: None,
+        }
+    }
+}
+
+/// A POST body: one message or a batch.
+#[derive(Debug)]
+pub enum Body {
+    Single(Message),
+    Batch(Vec<Message>),
+}
+
+/// Parse a POST body; `None` when it is not JSON.
+pub fn parse(bytes: &[u8]) -> Option<Body> {
+    let value: Value = serde_json::from_slice(bytes).ok()?;
+    Some(match value {
+        Value::Array(items) => {
+            // The same text again, element by element, for the raw ids.
+            let raws: Vec<&RawValue> = serde_json::from_slice(bytes).unwrap_or_default();
+            let mut raws = raws.into_iter();
+            Body::Batch(
+                items
+                    .into_iter()
+                    .map(|value| Message {
+                        raw_id: raws.next().and_then(|raw| raw_id(raw.get().as_bytes())),
+                        value,
+                    })
+                    .collect(),
+            )
+        }
+        value => Body::Single(Message {
+            value,
+            raw_id: raw_id(bytes),
+        }),
+    })
+}
+
+/// The raw text of a message's `id`. `None` when the message is no object,
+/// has no id, or names `id` twice (then the parsed value decides).
+fn raw_id(text: &[u8]) -> Option<Box<RawValue>> {
+    #[derive(Deserialize)]
+    struct Probe<'a> {
+        #[serde(borrow)]
+        id: Option<&'a RawValue>,
+    }
+    serde_json::from_slice::<Probe>(text)
+        .ok()?
+        .id
+        .map(ToOwned::to_owned)
+}
+
 /// One message from the client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Incoming {
     /// A request: it gets a response with the same id.
     Request {
-        id: Value,
+        id: Id,
         method: String,
         params: Option<Value>,
     },
@@ -31,12 +126,13 @@ pub enum Incoming {
     Response,
 }
 
-/// Classify a parsed JSON value. An invalid message yields the error
-/// response to send (with the id when one could be read).
-pub fn classify(message: Value) -> Result<Incoming, Value> {
-    let Value::Object(mut obj) = message else {
+/// Classify a message. An invalid message yields the error response to
+/// send (with the id when one could be read).
+pub fn classify(message: Message) -> Result<Incoming, Response> {
+    let Message { value, raw_id } = message;
+    let Value::Object(mut obj) = value else {
         return Err(error(
-            Value::Null,
+            None,
             INVALID_REQUEST,
             "Invalid Request: a message must be a JSON object",
             None,
@@ -44,10 +140,22 @@ pub fn classify(message: Value) -> Result<Incoming, Value> {
     };
     let id = match obj.remove("id") {
         None => None,
-        Some(id @ (Value::String(_) | Value::Number(_))) => Some(id),
+        Some(id @ (Value::String(_) | Value::Number(_))) => {
+            // The raw text when it is the id's (a duplicate `id` key has no
+            // raw text; the parsed value, the last one, is used then).
+            raw_id
+                .filter(|raw| {
+                    matches!(
+                        raw.get().as_bytes().first(),
+                        Some(b'"' | b'-' | b'0'..=b'9')
+                    )
+                })
+                .map(Id)
+                .or_else(|| Id::from_value(&id))
+        }
         Some(_) => {
             return Err(error(
-                Value::Null,
+                None,
                 INVALID_REQUEST,
                 "Invalid Request: id must be a string or a number",
                 None,
@@ -56,7 +164,7 @@ pub fn classify(message: Value) -> Result<Incoming, Value> {
     };
     if obj.get("jsonrpc") != Some(&json!("2.0")) {
         return Err(error(
-            id.unwrap_or(Value::Null),
+            id,
             INVALID_REQUEST,
             "Invalid Request: jsonrpc must be \"2.0\"",
             None,
@@ -71,7 +179,7 @@ pub fn classify(message: Value) -> Result<Incoming, Value> {
             }
         }
         Some(_) => Err(error(
-            id.unwrap_or(Value::Null),
+            id,
             INVALID_REQUEST,
             "Invalid Request: method must be a string",
             None,
@@ -80,7 +188,7 @@ pub fn classify(message: Value) -> Result<Incoming, Value> {
             Ok(Incoming::Response)
         }
         None => Err(error(
-            id.unwrap_or(Value::Null),
+            id,
             INVALID_REQUEST,
             "Invalid Request: no method",
             None,
@@ -88,31 +196,100 @@ pub fn classify(message: Value) -> Result<Incoming, Value> {
     }
 }
 
+/// A response to send: a result or an error, for an id (`None` when the
+/// request's id could not be read).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Response {
+    id: Option<Id>,
+    /// 2026-07-28 leaves an unknown id out instead of writing `null`.
+    omit_null_id: bool,
+    outcome: Outcome,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Outcome {
+    Result(Value),
+    Error(Map<String, Value>),
+}
+
+impl Response {
+    /// The error code, when this is an error response.
+    pub fn error_code(&self) -> Option<i64> {
+        match &self.outcome {
+            Outcome::Error(err) => err.get("code").and_then(Value::as_i64),
+            Outcome::Result(_) => None,
+        }
+    }
+
+    /// The response as a JSON value (ids beyond 64 bits lose precision:
+    /// for tests and inspection, never for the wire).
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+impl Serialize for Response {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("jsonrpc", "2.0")?;
+        match &self.id {
+            Some(id) => map.serialize_entry("id", &id.0)?,
+            None if self.omit_null_id => {}
+            None => map.serialize_entry("id", &Value::Null)?,
+        }
+        match &self.outcome {
+            Outcome::Result(result) => map.serialize_entry("result", result)?,
+            Outcome::Error(err) => map.serialize_entry("error", err)?,
+        }
+        map.end()
+    }
+}
+
+/// What a POST answers: one response, or a batch's array of them.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outgoing {
+    One(Response),
+    Batch(Vec<Response>),
+}
+
+impl Serialize for Outgoing {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Outgoing::One(response) => response.serialize(serializer),
+            Outgoing::Batch(responses) => responses.serialize(serializer),
+        }
+    }
+}
+
 /// A success response.
-pub fn result(id: Value, result: Value) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+pub fn result(id: Id, result: Value) -> Response {
+    Response {
+        id: Some(id),
+        omit_null_id: false,
+        outcome: Outcome::Result(result),
+    }
 }
 
 /// An error response.
-pub fn error(id: Value, code: i64, message: &str, data: Option<Value>) -> Value {
+pub fn error(id: Option<Id>, code: i64, message: &str, data: Option<Value>) -> Response {
     let mut err = Map::new();
     err.insert("code".to_owned(), json!(code));
     err.insert("message".to_owned(), json!(message));
     if let Some(data) = data {
         err.insert("data".to_owned(), data);
     }
-    json!({ "jsonrpc": "2.0", "id": id, "error": err })
+    Response {
+        id,
+        omit_null_id: false,
+        outcome: Outcome::Error(err),
+    }
 }
 
 /// 2026-07-28 types an error's `id` as a string or integer and leaves it
 /// out when the request's id is unknown; JSON-RPC 2.0 (and so every
 /// earlier MCP version) writes `null`. Drop a `null` id for the former.
-pub fn without_null_id(mut response: Value) -> Value {
-    if let Some(obj) = response.as_object_mut()
-        && obj.get("id") == Some(&Value::Null)
-    {
-        obj.remove("id");
-    }
+pub fn without_null_id(mut response: Response) -> Response {
+    response.omit_null_id = true;
     response
 }
 
@@ -120,24 +297,32 @@ pub fn without_null_id(mut response: Value) -> Value {
 mod tests {
     use super::*;
 
+    fn classify_value(value: Value) -> Result<Incoming, Response> {
+        classify(Message::from_value(value))
+    }
+
+    fn id(value: Value) -> Id {
+        Id::from_value(&value).unwrap()
+    }
+
     #[test]
     fn request_notification_and_response() {
         assert_eq!(
-            classify(json!({"jsonrpc":"2.0","id":1,"method":"tools/list"})),
+            classify_value(json!({"jsonrpc":"2.0","id":1,"method":"tools/list"})),
             Ok(Incoming::Request {
-                id: json!(1),
+                id: id(json!(1)),
                 method: "tools/list".into(),
                 params: None
             })
         );
         assert_eq!(
-            classify(json!({"jsonrpc":"2.0","method":"notifications/initialized"})),
+            classify_value(json!({"jsonrpc":"2.0","method":"notifications/initialized"})),
             Ok(Incoming::Notification {
                 method: "notifications/initialized".into()
             })
         );
         assert_eq!(
-            classify(json!({"jsonrpc":"2.0","id":"a","result":{}})),
+            classify_value(json!({"jsonrpc":"2.0","id":"a","result":{}})),
             Ok(Incoming::Response)
         );
     }
@@ -153,10 +338,10 @@ mod tests {
             json!({"jsonrpc":"2.0","id":null,"method":"x"}),
             json!({"jsonrpc":"2.0","id":1}),
         ] {
-            let err = classify(bad.clone()).err();
+            let err = classify_value(bad.clone()).err();
             assert_eq!(
-                err.as_ref().map(|e| e["error"]["code"].clone()),
-                Some(json!(INVALID_REQUEST)),
+                err.as_ref().and_then(Response::error_code),
+                Some(INVALID_REQUEST),
                 "{bad}"
             );
         }
@@ -164,7 +349,72 @@ mod tests {
 
     #[test]
     fn invalid_request_keeps_a_readable_id() {
-        let err = classify(json!({"jsonrpc":"2.0","id":9,"method":[]})).err();
-        assert_eq!(err.map(|e| e["id"].clone()), Some(json!(9)));
+        let err = classify_value(json!({"jsonrpc":"2.0","id":9,"method":[]})).err();
+        assert_eq!(err.map(|e| e.to_value()["id"].clone()), Some(json!(9)));
+    }
+
+    fn echoed(body: &str) -> String {
+        let Some(Body::Single(message)) = parse(body.as_bytes()) else {
+            panic!("one message: {body}");
+        };
+        let Ok(Incoming::Request { id, .. }) = classify(message) else {
+            panic!("a request: {body}");
+        };
+        serde_json::to_string(&result(id, json!({}))).unwrap()
+    }
+
+    #[test]
+    fn ids_are_echoed_as_written() {
+        for raw in [
+            "100000000000000000000000000001",
+            "-9223372036854775809",
+            "18446744073709551616",
+            "1.0",
+            "1e3",
+            "-0",
+            r#""a\u0041""#,
+        ] {
+            let body = format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping"}}"#);
+            assert_eq!(
+                echoed(&body),
+                format!(r#"{{"jsonrpc":"2.0","id":{raw},"result":{{}}}}"#)
+            );
+        }
+    }
+
+    #[test]
+    fn a_duplicate_id_key_answers_the_last_one() {
+        assert_eq!(
+            echoed(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#),
+            r#"{"jsonrpc":"2.0","id":2,"result":{}}"#
+        );
+    }
+
+    #[test]
+    fn batch_elements_keep_their_own_raw_ids() {
+        let Some(Body::Batch(messages)) = parse(
+            br#"[{"jsonrpc":"2.0","id":100000000000000000000000000001,"method":"ping"}, 7,
+                {"jsonrpc":"2.0","id":"x","method":"ping"}]"#,
+        ) else {
+            panic!("a batch");
+        };
+        let ids: Vec<String> = messages
+            .into_iter()
+            .map(|m| match classify(m) {
+                Ok(Incoming::Request { id, .. }) => id.as_json().to_owned(),
+                Ok(other) => panic!("{other:?}"),
+                Err(error) => error.to_value()["id"].to_string(),
+            })
+            .collect();
+        assert_eq!(ids, ["100000000000000000000000000001", "null", r#""x""#]);
+    }
+
+    #[test]
+    fn stateless_errors_leave_an_unknown_id_out() {
+        let error = without_null_id(error(None, PARSE_ERROR, "Parse error", None));
+        assert_eq!(
+            serde_json::to_string(&error).unwrap(),
+            r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}}"#
+        );
     }
 }

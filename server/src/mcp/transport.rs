@@ -7,30 +7,30 @@
 //! never downgraded); the anonymous rate limit per client IP (429 with
 //! `Retry-After`); media types (415, 406); the 64 KiB body cap (413); JSON
 //! (-32700, HTTP 400); the session named by `Mcp-Session-Id` (404 when
-//! unknown or ended); then dispatch.
+//! unknown or ended); for a batch, one more anonymous token per further
+//! request in it (429 as a whole before any runs); then dispatch.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use axum::{
-    body::{Body, Bytes},
+    body::Body,
     extract::{ConnectInfo, State},
     http::{HeaderMap, HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
 use base64::Engine as _;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
 use rand::RngCore;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{
     dispatch::{self, McpHeaders, Reply},
-    jsonrpc::{self, Incoming},
+    jsonrpc::{self, Incoming, Outgoing},
     registry::ToolContext,
     version,
 };
 use crate::{
-    auth::{self, Principal},
+    auth::Principal,
     error::{AppError, Code},
     http::unauthenticated,
     state::AppState,
@@ -60,11 +60,11 @@ async fn handle_post(
     body: Body,
 ) -> Result<Response, Response> {
     let refuse = IntoResponse::into_response;
-    check_browser(state, headers).map_err(refuse)?;
+    crate::http::check_browser(state, headers).map_err(refuse)?;
     let principal = admit(state, peer, headers).await?;
-    check_content_type(headers).map_err(refuse)?;
+    crate::http::check_json_content_type(headers, false).map_err(refuse)?;
     let sse = wants_sse(headers).map_err(refuse)?;
-    let bytes = read_body(body, state.config().mcp.max_body_bytes).await?;
+    let bytes = crate::http::read_body(body, state.config().mcp.max_body_bytes).await?;
     let mcp_headers = McpHeaders {
         protocol_version: header_str(headers, PROTOCOL_VERSION_HEADER).map(str::to_owned),
         method: header_str(headers, "mcp-method").map(str::to_owned),
@@ -72,9 +72,9 @@ async fn handle_post(
     };
     let stateless_header =
         mcp_headers.protocol_version.as_deref().map(str::trim) == Some(version::STATELESS);
-    let message: Value = serde_json::from_slice(&bytes).map_err(|_| {
+    let body = jsonrpc::parse(&bytes).ok_or_else(|| {
         let error = jsonrpc::error(
-            Value::Null,
+            None,
             jsonrpc::PARSE_ERROR,
             "Parse error: the body is not JSON",
             None,
@@ -84,29 +84,34 @@ async fn handle_post(
         } else {
             error
         };
-        json_reply(StatusCode::BAD_REQUEST, &error, false)
+        json_reply(StatusCode::BAD_REQUEST, error, false)
     })?;
+    // Who a batch's further calls are charged to: anonymous callers only.
+    let charged_ip = principal
+        .is_anonymous()
+        .then(|| crate::http::client_ip(state, peer, headers));
     let ctx = ToolContext {
         state: state.clone(),
         principal,
         presented: crate::http::presented(headers),
     };
 
-    if !message.is_array() && dispatch::is_stateless(&message, &mcp_headers) {
-        // 2026-07-28 has no sessions: an Mcp-Session-Id is ignored.
-        let reply = match jsonrpc::classify(message) {
-            Err(error) => Reply {
-                status: StatusCode::BAD_REQUEST,
-                body: Some(jsonrpc::without_null_id(error)),
-            },
-            Ok(Incoming::Request { id, method, params }) => {
-                dispatch::stateless_request(ctx, id, &method, params, &mcp_headers).await
-            }
-            Ok(Incoming::Notification { .. } | Incoming::Response) => Reply::accepted(),
-        };
-        return Ok(render(reply, sse, None));
+    match body {
+        jsonrpc::Body::Single(message) if dispatch::is_stateless(&message.value, &mcp_headers) => {
+            // 2026-07-28 has no sessions: an Mcp-Session-Id is ignored.
+            let reply = match jsonrpc::classify(message) {
+                Err(error) => {
+                    Reply::status(StatusCode::BAD_REQUEST, jsonrpc::without_null_id(error))
+                }
+                Ok(Incoming::Request { id, method, params }) => {
+                    dispatch::stateless_request(ctx, id, &method, params, &mcp_headers).await
+                }
+                Ok(Incoming::Notification { .. } | Incoming::Response) => Reply::accepted(),
+            };
+            Ok(render(reply, sse, None))
+        }
+        body => legacy(ctx, headers, &mcp_headers, body, sse, charged_ip).await,
     }
-    legacy(ctx, headers, &mcp_headers, message, sse).await
 }
 
 /// Requests of the initialize era: sessions, batches, `initialize`.
@@ -114,8 +119,9 @@ async fn legacy(
     ctx: ToolContext,
     headers: &HeaderMap,
     mcp_headers: &McpHeaders,
-    message: Value,
+    body: jsonrpc::Body,
     sse: bool,
+    charged_ip: Option<IpAddr>,
 ) -> Result<Response, Response> {
     let state = ctx.state.clone();
     let header_version = mcp_headers.protocol_version.as_deref().map(str::trim);
@@ -124,8 +130,8 @@ async fn legacy(
     {
         return Err(json_reply(
             StatusCode::BAD_REQUEST,
-            &jsonrpc::error(
-                Value::Null,
+            jsonrpc::error(
+                None,
                 jsonrpc::INVALID_REQUEST,
                 &format!(
                     "Bad Request: unsupported MCP-Protocol-Version {v:?}; supported: {}",
@@ -136,7 +142,7 @@ async fn legacy(
             false,
         ));
     }
-    let session_version = match header_str(headers, SESSION_HEADER) {
+    let session_version = match session_header(headers)? {
         None => None,
         Some(id) => Some(find_session(&state, &ctx.principal, id).await?),
     };
@@ -146,17 +152,17 @@ async fn legacy(
         .unwrap_or(version::ASSUMED_WITHOUT_HEADER)
         .to_owned();
 
-    match message {
-        Value::Array(batch) => {
+    match body {
+        jsonrpc::Body::Batch(batch) => {
             let max = state.config().mcp.max_batch;
             let refuse = |text: String| {
-                let error = jsonrpc::error(Value::Null, jsonrpc::INVALID_REQUEST, &text, None);
+                let error = jsonrpc::error(None, jsonrpc::INVALID_REQUEST, &text, None);
                 let error = if speaks == version::STATELESS {
                     jsonrpc::without_null_id(error)
                 } else {
                     error
                 };
-                json_reply(StatusCode::BAD_REQUEST, &error, false)
+                json_reply(StatusCode::BAD_REQUEST, error, false)
             };
             if !version::allows_batches(&speaks) {
                 return Err(refuse(format!(
@@ -172,9 +178,21 @@ async fn legacy(
                     batch.len()
                 )));
             }
+            let incoming: Vec<_> = batch.into_iter().map(jsonrpc::classify).collect();
+            let calls = incoming
+                .iter()
+                .filter(|m| matches!(m, Ok(Incoming::Request { .. })))
+                .count();
+            // The POST itself took one token; every further request in the
+            // batch takes one more, all or none, before any of them runs.
+            if let Some(ip) = charged_ip
+                && calls > 1
+            {
+                crate::http::limit_anonymous_batch(&state, ip, calls).await?;
+            }
             let mut responses = Vec::new();
-            for message in batch {
-                match jsonrpc::classify(message) {
+            for message in incoming {
+                match message {
                     Err(error) => responses.push(error),
                     Ok(Incoming::Request { id, method, params }) => responses.push(
                         dispatch::legacy_request(ctx.clone(), id, &method, params, &speaks).await,
@@ -187,65 +205,71 @@ async fn legacy(
             } else {
                 Reply {
                     status: StatusCode::OK,
-                    body: Some(Value::Array(responses)),
+                    body: Some(Outgoing::Batch(responses)),
                 }
             };
             Ok(render(reply, sse, None))
         }
-        message => match jsonrpc::classify(message) {
-            Err(error) => Err(json_reply(StatusCode::BAD_REQUEST, &error, sse)),
+        jsonrpc::Body::Single(message) => match jsonrpc::classify(message) {
+            Err(error) => Err(json_reply(StatusCode::BAD_REQUEST, error, sse)),
             Ok(Incoming::Notification { .. } | Incoming::Response) => {
                 Ok(render(Reply::accepted(), sse, None))
             }
             Ok(Incoming::Request { id, method, params }) if method == "initialize" => {
                 let init = match dispatch::parse_initialize(&id, params.as_ref()) {
                     Ok(init) => init,
-                    Err(error) => return Ok(json_reply(StatusCode::OK, &error, sse)),
+                    Err(error) => return Ok(json_reply(StatusCode::OK, error, sse)),
                 };
                 let session = open_session(&state, &ctx.principal, &init).await?;
                 let body = jsonrpc::result(id, dispatch::initialize_result(init.version));
-                Ok(render(
-                    Reply {
-                        status: StatusCode::OK,
-                        body: Some(body),
-                    },
-                    sse,
-                    Some(session),
-                ))
+                Ok(render(Reply::ok(body), sse, Some(session)))
             }
             Ok(Incoming::Request { id, method, params }) => {
                 let body = dispatch::legacy_request(ctx, id, &method, params, &speaks).await;
-                Ok(render(
-                    Reply {
-                        status: StatusCode::OK,
-                        body: Some(body),
-                    },
-                    sse,
-                    None,
-                ))
+                Ok(render(Reply::ok(body), sse, None))
             }
         },
     }
 }
 
-/// `GET /mcp`: no server-initiated stream (405 for SSE clients); a plain GET
-/// describes the server.
+/// The `Mcp-Session-Id` header. A value that is not visible ASCII cannot be
+/// one we issued, so it names an unknown session (404), never none.
+fn session_header(headers: &HeaderMap) -> Result<Option<&str>, UnknownSession> {
+    headers
+        .get(SESSION_HEADER)
+        .map(|value| value.to_str().map_err(|_| UnknownSession))
+        .transpose()
+}
+
+/// An `Mcp-Session-Id` that names no session we could have issued.
+struct UnknownSession;
+
+impl From<UnknownSession> for Response {
+    fn from(_: UnknownSession) -> Self {
+        session_not_found()
+    }
+}
+
+/// `GET /mcp`: no server-initiated stream, so a client opening one (it
+/// names `text/event-stream` in `Accept`, or a session) gets 405 `Allow:
+/// POST`; a plain GET (a browser, curl's `*/*`) gets the description.
 pub async fn get(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    if accepts(&headers, "text/event-stream") && !accepts(&headers, "application/json") {
-        return (
-            StatusCode::METHOD_NOT_ALLOWED,
-            [(header::ALLOW, "POST")],
-            axum::Json(
-                AppError::new(
-                    Code::InvalidParams,
-                    "this endpoint has no server-initiated stream; POST JSON-RPC messages instead",
-                )
-                .rest_body(),
-            ),
-        )
-            .into_response();
+    if names(&headers, "text/event-stream") || headers.contains_key(SESSION_HEADER) {
+        return method_not_allowed();
     }
     axum::Json(describe(&state)).into_response()
+}
+
+fn method_not_allowed() -> Response {
+    let mut response = AppError::new(
+        Code::MethodNotAllowed,
+        "this endpoint has no server-initiated stream; POST JSON-RPC messages instead",
+    )
+    .into_response();
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    response
 }
 
 /// The JSON description a plain `GET /mcp` returns.
@@ -273,9 +297,9 @@ pub async fn delete(
     headers: HeaderMap,
 ) -> Response {
     let run = async {
-        check_browser(&state, &headers).map_err(IntoResponse::into_response)?;
+        crate::http::check_browser(&state, &headers).map_err(IntoResponse::into_response)?;
         let principal = admit(&state, peer, &headers).await?;
-        let Some(id) = header_str(&headers, SESSION_HEADER) else {
+        let Some(id) = session_header(&headers)? else {
             return Err(AppError::invalid_params(
                 "DELETE needs the Mcp-Session-Id of the session to end",
             )
@@ -295,49 +319,6 @@ pub async fn delete(
     run.await.unwrap_or_else(|refusal| refusal)
 }
 
-/// Refuse what a browser sends on another site's behalf.
-fn check_browser(state: &AppState, headers: &HeaderMap) -> Result<(), AppError> {
-    if header_str(headers, "sec-fetch-site") == Some("cross-site") {
-        tracing::info!("refused a cross-site browser request");
-        return Err(AppError::new(
-            Code::Forbidden,
-            "cross-site browser requests are refused; this endpoint is for MCP clients",
-        ));
-    }
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let allowed = origin
-            .to_str()
-            .ok()
-            .is_some_and(|o| origin_allowed(state, o));
-        if !allowed {
-            tracing::info!(origin = ?origin, "refused a foreign Origin");
-            return Err(AppError::new(
-                Code::Forbidden,
-                "requests from this Origin are refused",
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn origin_of(url: &str) -> Option<String> {
-    url::Url::parse(url)
-        .ok()
-        .map(|u| u.origin().ascii_serialization())
-}
-
-fn origin_allowed(state: &AppState, origin: &str) -> bool {
-    let Some(origin) = origin_of(origin) else {
-        return false;
-    };
-    origin_of(state.public_url()).as_deref() == Some(origin.as_str())
-        || state
-            .config()
-            .allowed_origins
-            .iter()
-            .any(|o| origin_of(o).as_deref() == Some(origin.as_str()))
-}
-
 /// Resolve the bearer and apply the anonymous rate limit. A request whose
 /// bearer is refused is counted against its IP first, so guessing tokens is
 /// as limited as any anonymous traffic.
@@ -346,37 +327,11 @@ async fn admit(
     peer: SocketAddr,
     headers: &HeaderMap,
 ) -> Result<Principal, Response> {
-    let authorization = match headers.get(header::AUTHORIZATION) {
-        None => None,
-        Some(value) => Some(value.to_str().map_err(|_| {
-            unauthenticated(
-                state,
-                AppError::new(Code::Unauthenticated, "unreadable Authorization header"),
-            )
-        })?),
-    };
-    let resolved = auth::resolve(authorization);
+    let resolved = crate::http::resolve(headers);
     if !matches!(&resolved, Ok(p) if !p.is_anonymous()) {
         crate::http::limit_anonymous(state, crate::http::client_ip(state, peer, headers)).await?;
     }
     resolved.map_err(|err| unauthenticated(state, err))
-}
-
-fn check_content_type(headers: &HeaderMap) -> Result<(), AppError> {
-    match header_str(headers, "content-type") {
-        None => Ok(()),
-        Some(ct) => {
-            let mime = ct.split(';').next().unwrap_or_default().trim();
-            if mime.eq_ignore_ascii_case("application/json") {
-                Ok(())
-            } else {
-                Err(AppError::new(
-                    Code::UnsupportedMediaType,
-                    "POST a JSON-RPC message with Content-Type: application/json",
-                ))
-            }
-        }
-    }
 }
 
 /// Whether to answer as one SSE `message` event: when the client accepts
@@ -396,40 +351,55 @@ fn wants_sse(headers: &HeaderMap) -> Result<bool, AppError> {
     Ok(sse && !json)
 }
 
-/// Whether the Accept header admits `mime` (wildcards count).
+/// Whether the Accept header admits `mime` (wildcards count, `q=0` refuses).
 fn accepts(headers: &HeaderMap, mime: &str) -> bool {
+    quality(headers, mime, true).is_some_and(|q| q > 0.0)
+}
+
+/// Whether the Accept header names `mime` itself (not through a wildcard)
+/// with a quality above zero.
+fn names(headers: &HeaderMap, mime: &str) -> bool {
+    quality(headers, mime, false).is_some_and(|q| q > 0.0)
+}
+
+/// The quality Accept gives `mime`: the most specific matching range
+/// decides (`type/sub`, then `type/*`, then `*/*`, as RFC 9110 §12.5.1
+/// says); `None` when no range matches.
+fn quality(headers: &HeaderMap, mime: &str, wildcards: bool) -> Option<f32> {
     let (kind, _) = mime.split_once('/').unwrap_or((mime, ""));
-    headers
+    let mut best: Option<(u8, f32)> = None;
+    let items = headers
         .get_all(header::ACCEPT)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|item| item.split(';').next().unwrap_or_default().trim())
-        .any(|item| {
-            item.eq_ignore_ascii_case(mime)
-                || item == "*/*"
-                || item
-                    .strip_suffix("/*")
-                    .is_some_and(|k| k.eq_ignore_ascii_case(kind))
-        })
-}
-
-async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
-    let too_large = || {
-        AppError::new(
-            Code::PayloadTooLarge,
-            format!("request bodies are limited to {max} bytes"),
-        )
-        .into_response()
-    };
-    match Limited::new(body, max).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(err) if err.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
-        Err(err) => {
-            tracing::debug!(error = %err, "request body unreadable");
-            Err(AppError::invalid_params("the request body could not be read").into_response())
-        }
+        .flat_map(|v| v.split(','));
+    for item in items {
+        let mut parts = item.split(';');
+        let range = parts.next().unwrap_or_default().trim();
+        let specificity = if range.eq_ignore_ascii_case(mime) {
+            3
+        } else if !wildcards {
+            continue;
+        } else if range
+            .strip_suffix("/*")
+            .is_some_and(|k| k.eq_ignore_ascii_case(kind))
+        {
+            2
+        } else if range == "*/*" {
+            1
+        } else {
+            continue;
+        };
+        let q = parts
+            .filter_map(|p| p.split_once('='))
+            .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
+            .map_or(1.0, |(_, v)| v.trim().parse::<f32>().unwrap_or(1.0));
+        best = match best {
+            Some((s, b)) if s > specificity || (s == specificity && b >= q) => Some((s, b)),
+            _ => Some((specificity, q)),
+        };
     }
+    best.map(|(_, q)| q)
 }
 
 async fn find_session(
@@ -489,8 +459,8 @@ pub fn hash_session_id(id: &str) -> String {
 fn session_not_found() -> Response {
     json_reply(
         StatusCode::NOT_FOUND,
-        &jsonrpc::error(
-            Value::Null,
+        jsonrpc::error(
+            None,
             jsonrpc::SESSION_NOT_FOUND,
             "Session not found: it ended or expired; initialize a new one",
             None,
@@ -503,15 +473,8 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-fn json_reply(status: StatusCode, body: &Value, sse: bool) -> Response {
-    render(
-        Reply {
-            status,
-            body: Some(body.clone()),
-        },
-        sse,
-        None,
-    )
+fn json_reply(status: StatusCode, body: jsonrpc::Response, sse: bool) -> Response {
+    render(Reply::status(status, body), sse, None)
 }
 
 /// Turn a reply into HTTP: 202 without a body, JSON, or one SSE event.
@@ -525,7 +488,10 @@ fn render(reply: Reply, sse: bool, session: Option<String>) -> Response {
                 (header::CACHE_CONTROL, "no-cache"),
                 (header::HeaderName::from_static("x-accel-buffering"), "no"),
             ],
-            format!("event: message\ndata: {body}\n\n"),
+            format!(
+                "event: message\ndata: {}\n\n",
+                serde_json::to_string(&body).unwrap_or_default()
+            ),
         )
             .into_response(),
         Some(body) => (reply.status, axum::Json(body)).into_response(),

@@ -17,8 +17,14 @@ pub const SUPPORTED: [&str; 5] = [
 /// The stateless revision.
 pub const STATELESS: &str = "2026-07-28";
 
-/// The newest version: the answer to an `initialize` naming one we lack.
+/// The newest version (the server card's `protocolVersion`).
 pub const NEWEST: &str = STATELESS;
+
+/// The newest version that negotiates with `initialize` and keeps a
+/// session: the answer to an `initialize` naming a version we lack. Not
+/// 2026-07-28, which has no `initialize` and no sessions, so a client that
+/// followed it would drop the session it just opened.
+pub const NEWEST_INITIALIZE: &str = "2025-11-25";
 
 /// What a request that names no version speaks (the transport spec's rule).
 pub const ASSUMED_WITHOUT_HEADER: &str = "2025-03-26";
@@ -30,13 +36,14 @@ pub fn is_supported(version: &str) -> bool {
     SUPPORTED.contains(&version)
 }
 
-/// Echo the client's version when we speak it, else offer the newest.
+/// `initialize`: echo the client's version when we speak it, else offer
+/// the newest initialize-era one.
 pub fn negotiate(requested: &str) -> &'static str {
     SUPPORTED
         .iter()
         .find(|v| **v == requested)
         .copied()
-        .unwrap_or(NEWEST)
+        .unwrap_or(NEWEST_INITIALIZE)
 }
 
 /// JSON-RPC batches exist in 2025-03-26 (and are plain JSON-RPC 2.0 for
@@ -63,9 +70,10 @@ mod tests {
     }
 
     #[test]
-    fn unknown_versions_get_the_newest() {
-        assert_eq!(negotiate("2099-01-01"), NEWEST);
-        assert_eq!(negotiate(""), NEWEST);
+    fn unknown_versions_get_the_newest_with_sessions() {
+        assert_eq!(negotiate("2099-01-01"), NEWEST_INITIALIZE);
+        assert_eq!(negotiate(""), NEWEST_INITIALIZE);
+        assert!(is_supported(NEWEST_INITIALIZE) && NEWEST_INITIALIZE != STATELESS);
     }
 
     #[test]

@@ -73,9 +73,14 @@ async fn asset(site_root: Option<&PathBuf>, path: &str) -> Option<(Vec<u8>, Stri
     ))
 }
 
-/// The fallback for every GET no route claimed: a static asset, else the
-/// portal's not-found page.
+/// The fallback for every request no route claimed: under a JSON surface
+/// (`/v1`, `/mcp`, `/.well-known`, the OAuth paths) our JSON 404, whatever
+/// the path holds (a raw `/v1/jobs/../..` included); else a static asset,
+/// else the portal's not-found page.
 pub async fn fallback(State(state): State<AppState>, request: Request) -> Response {
+    if let Some(not_found) = crate::http::unrouted(request.uri().path()) {
+        return not_found;
+    }
     let path = request.uri().path().trim_start_matches('/').to_owned();
     if request.method() == axum::http::Method::GET
         && let Some((bytes, mime)) = asset(state.config().site_root.as_ref(), &path).await

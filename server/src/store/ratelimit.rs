@@ -4,6 +4,8 @@
 //! within `interval * burst`, and then moves the TAT by one interval. This is
 //! a token bucket of `burst` tokens refilled at `rate` per second, kept in
 //! one integer, which makes it a single atomic UPSERT on PostgreSQL.
+//! Taking `n` tokens at once (a batch) moves the TAT by `n` intervals, all
+//! or nothing.
 
 use std::{
     collections::HashMap,
@@ -55,9 +57,18 @@ impl LocalLimiter {
     }
 }
 
-fn decide(tat: Option<i64>, now: UnixMillis, rule: RateRule) -> (RateDecision, Option<i64>) {
+fn decide(
+    tat: Option<i64>,
+    now: UnixMillis,
+    rule: RateRule,
+    count: u32,
+) -> (RateDecision, Option<i64>) {
     let start = tat.map_or(now, |tat| tat.max(now));
-    let next = start + rule.interval_ms();
+    if count > rule.burst {
+        let retry_after_ms = start - now;
+        return (RateDecision::Limited { retry_after_ms }, None);
+    }
+    let next = start + rule.interval_ms() * i64::from(count);
     if next - now <= rule.tolerance_ms() {
         (RateDecision::Allowed, Some(next))
     } else {
@@ -74,29 +85,48 @@ impl Store {
         now: UnixMillis,
         rule: RateRule,
     ) -> Result<RateDecision, StoreError> {
+        self.take_rate_tokens(bucket, now, rule, 1).await
+    }
+
+    /// Take `count` requests from `bucket`'s allowance at once, or none.
+    /// More than `rule.burst` is never admitted; the `retry_after_ms` of
+    /// that refusal is when the allowance is full again.
+    pub async fn take_rate_tokens(
+        &self,
+        bucket: &str,
+        now: UnixMillis,
+        rule: RateRule,
+        count: u32,
+    ) -> Result<RateDecision, StoreError> {
         match &self.pool {
             Pool::Sqlite(_) => {
                 let mut map = self.local_limits.buckets();
-                let (decision, next) = decide(map.get(bucket).copied(), now, rule);
+                let (decision, next) = decide(map.get(bucket).copied(), now, rule, count);
                 if let Some(next) = next {
                     map.insert(bucket.to_owned(), next);
                 }
                 Ok(decision)
             }
             Pool::Postgres(pool) => {
-                let admitted: Option<i64> = sqlx::query_scalar(
-                    "INSERT INTO rate_limits (bucket, tat_ms) VALUES ($1, $2 + $3) \
+                // A new bucket's INSERT admits unconditionally, so what no
+                // bucket can admit is refused before it.
+                let admitted: Option<i64> = if count > rule.burst {
+                    None
+                } else {
+                    sqlx::query_scalar(
+                        "INSERT INTO rate_limits (bucket, tat_ms) VALUES ($1, $2 + $3) \
                      ON CONFLICT (bucket) DO UPDATE \
                        SET tat_ms = GREATEST(rate_limits.tat_ms, $2) + $3 \
                        WHERE GREATEST(rate_limits.tat_ms, $2) + $3 - $2 <= $4 \
                      RETURNING tat_ms",
-                )
-                .bind(bucket)
-                .bind(now)
-                .bind(rule.interval_ms())
-                .bind(rule.tolerance_ms())
-                .fetch_optional(pool)
-                .await?;
+                    )
+                    .bind(bucket)
+                    .bind(now)
+                    .bind(rule.interval_ms() * i64::from(count))
+                    .bind(rule.tolerance_ms())
+                    .fetch_optional(pool)
+                    .await?
+                };
                 if admitted.is_some() {
                     return Ok(RateDecision::Allowed);
                 }
@@ -105,7 +135,7 @@ impl Store {
                         .bind(bucket)
                         .fetch_optional(pool)
                         .await?;
-                Ok(decide(tat, now, rule).0)
+                Ok(decide(tat, now, rule, count).0)
             }
         }
     }
@@ -142,7 +172,7 @@ mod tests {
         times
             .iter()
             .map(|&now| {
-                let (d, next) = decide(tat, now, RULE);
+                let (d, next) = decide(tat, now, RULE, 1);
                 if next.is_some() {
                     tat = next;
                 }
@@ -171,6 +201,43 @@ mod tests {
         assert_eq!(d[6], RateDecision::Allowed);
         assert!(matches!(d[7], RateDecision::Limited { .. }));
         assert_eq!(d[8], RateDecision::Allowed);
+    }
+
+    #[test]
+    fn several_tokens_are_taken_all_or_none() {
+        let (d, tat) = decide(None, 0, RULE, 6);
+        assert_eq!(d, RateDecision::Allowed);
+        // All six taken: the next token is one interval away.
+        let (d, _) = decide(tat, 0, RULE, 1);
+        assert_eq!(
+            d,
+            RateDecision::Limited {
+                retry_after_ms: 334
+            }
+        );
+        let (d, _) = decide(tat, 334 * 2, RULE, 3);
+        assert_eq!(
+            d,
+            RateDecision::Limited {
+                retry_after_ms: 334
+            }
+        );
+        assert_eq!(decide(tat, 334 * 3, RULE, 3).0, RateDecision::Allowed);
+    }
+
+    #[test]
+    fn more_than_the_burst_is_never_admitted() {
+        assert_eq!(
+            decide(None, 0, RULE, 7).0,
+            RateDecision::Limited { retry_after_ms: 0 }
+        );
+        let (_, tat) = decide(None, 0, RULE, 2);
+        assert_eq!(
+            decide(tat, 0, RULE, 7).0,
+            RateDecision::Limited {
+                retry_after_ms: 334 * 2
+            }
+        );
     }
 
     #[test]

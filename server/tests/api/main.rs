@@ -6,6 +6,7 @@ mod analytics;
 mod binary;
 mod bounds;
 mod discovery;
+mod edge;
 #[path = "../support/encoding.rs"]
 mod encoding_support;
 mod helpers;

@@ -4,7 +4,9 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::helpers::{Options, spawn_app, spawn_with};
+use server::clock::ManualClock;
+
+use crate::helpers::{Options, TestApp, spawn_app, spawn_with};
 
 #[tokio::test]
 async fn bodies_over_64_kib_are_413() {
@@ -57,6 +59,124 @@ async fn anonymous_callers_get_a_burst_of_six_then_429_with_retry_after() {
     assert!(retry_after >= 1);
     let body: Value = refused.json().await.unwrap();
     assert_eq!(body["code"], "rate_limited");
+    // What an SDK shows its user: "rate limited, retry after N s".
+    let message = body["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!("rate limited, retry after {retry_after} s")),
+        "{message}"
+    );
+    assert_eq!(body["retry_after"], retry_after);
+    app.stop().await;
+}
+
+/// Default anonymous limits (burst 6, 3/s) on a clock that only moves when
+/// told, so the budget is exact.
+async fn limited_app() -> (TestApp, ManualClock) {
+    let clock = ManualClock::new(1_700_000_000_000);
+    let app = spawn_with(Options {
+        clock: std::sync::Arc::new(clock.clone()),
+        ..Options::default()
+    })
+    .await;
+    (app, clock)
+}
+
+fn pings(n: usize) -> Value {
+    Value::Array(
+        (0..n)
+            .map(|i| json!({"jsonrpc":"2.0","id":i,"method":"tools/call","params":{"name":"ping","arguments":{}}}))
+            .collect(),
+    )
+}
+
+const BATCHES: [(&str, &str); 1] = [("mcp-protocol-version", "2025-03-26")];
+
+#[tokio::test]
+async fn each_call_in_a_batch_takes_a_token() {
+    let (app, _clock) = limited_app().await;
+    // Six calls (and notifications, which cost nothing) use the whole burst.
+    let mut batch = pings(6);
+    let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+    batch.as_array_mut().unwrap().extend([note.clone(), note]);
+    let served = app.post_mcp(&batch, &BATCHES).await;
+    assert_eq!(served.status(), StatusCode::OK);
+    let served: Value = served.json().await.unwrap();
+    assert_eq!(served.as_array().map(Vec::len), Some(6));
+    let next = app
+        .post_mcp(&json!({"jsonrpc":"2.0","id":1,"method":"ping"}), &[])
+        .await;
+    assert_eq!(next.status(), StatusCode::TOO_MANY_REQUESTS);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_batch_over_the_remaining_budget_is_refused_whole_before_any_call_runs() {
+    let (app, clock) = limited_app().await;
+    let served = app.post_mcp(&pings(4), &BATCHES).await;
+    assert_eq!(served.status(), StatusCode::OK);
+    // Two tokens left; a batch of three is refused as a whole.
+    let refused = app.post_mcp(&pings(3), &BATCHES).await;
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry_after: u64 = refused.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(retry_after >= 1);
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["code"], "rate_limited", "the /v1 body, not an array");
+    // Its own POST was charged (one token), the calls were not: one left.
+    let one = app.post_mcp(&pings(1), &BATCHES).await;
+    assert_eq!(one.status(), StatusCode::OK);
+    let none = app.post_mcp(&pings(1), &BATCHES).await;
+    assert_eq!(none.status(), StatusCode::TOO_MANY_REQUESTS);
+    // After the Retry-After the budget is back.
+    clock.advance_ms(i64::try_from(retry_after).unwrap() * 1000 * 2);
+    let later = app.post_mcp(&pings(2), &BATCHES).await;
+    assert_eq!(later.status(), StatusCode::OK);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_batch_larger_than_the_burst_is_refused_and_says_why() {
+    let (app, _clock) = limited_app().await;
+    let refused = app.post_mcp(&pings(7), &BATCHES).await;
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(refused.headers().contains_key("retry-after"));
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["code"], "rate_limited");
+    let message = body["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("rate limited, retry after "),
+        "{message}"
+    );
+    assert!(message.contains("a batch of 7 requests"), "{message}");
+    // Nothing but its own POST was taken: five single calls still pass.
+    for _ in 0..5 {
+        let response = app
+            .post_mcp(&json!({"jsonrpc":"2.0","id":1,"method":"ping"}), &[])
+            .await;
+        assert_eq!(response.status(), StatusCode::OK);
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_429_status_line_says_rate_limited_retry_after() {
+    // The Python MCP SDK shows its user only "Client error '429 <reason>'
+    // for url …", never the body: the reason phrase carries the message.
+    let (app, _clock) = limited_app().await;
+    let ping = json!({"jsonrpc":"2.0","id":1,"method":"ping"}).to_string();
+    let headers =
+        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n";
+    for _ in 0..6 {
+        let (status, _, _) = crate::edge::raw(&app, "POST /mcp", headers, &ping).await;
+        assert_eq!(status, 200);
+    }
+    let (status, head, _) = crate::edge::raw(&app, "POST /mcp", headers, &ping).await;
+    assert_eq!(status, 429);
+    let status_line = head.lines().next().unwrap();
+    assert_eq!(status_line, "http/1.1 429 rate limited, retry after 1 s");
     app.stop().await;
 }
 

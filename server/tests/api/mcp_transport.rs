@@ -25,10 +25,35 @@ async fn initialize_echoes_every_supported_version_and_opens_a_session() {
 }
 
 #[tokio::test]
-async fn initialize_with_an_unknown_version_answers_the_newest() {
+async fn initialize_with_an_unknown_version_settles_on_2025_11_25_and_keeps_its_session() {
     let app = spawn_app().await;
-    let (_, result) = app.initialize("2099-01-01").await;
-    assert_eq!(result["protocolVersion"], "2026-07-28");
+    let (session, result) = app.initialize("2099-01-01").await;
+    // Not the stateless 2026-07-28: it has no sessions, and a client that
+    // followed it would drop the one it was just given.
+    assert_eq!(result["protocolVersion"], "2025-11-25");
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let listed = app
+        .rpc(
+            &json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}),
+            &headers,
+        )
+        .await;
+    assert!(crate::helpers::tool(&listed["result"], "ping").is_some());
+    let ended = app
+        .client
+        .delete(app.url("/mcp"))
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        ended.status(),
+        StatusCode::NO_CONTENT,
+        "the session was kept"
+    );
     app.stop().await;
 }
 
@@ -207,6 +232,64 @@ async fn get_with_event_stream_is_405_allow_post() {
         .unwrap();
     assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
     assert_eq!(response.headers()["allow"], "POST");
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["code"], "method_not_allowed");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_python_sdk_listening_stream_get_is_405_not_the_description() {
+    // What the Python SDK sends after initialize to open its GET stream.
+    let app = spawn_app().await;
+    let (session, _) = app.initialize("2025-06-18").await;
+    let response = app
+        .client
+        .get(app.url("/mcp"))
+        .header("accept", ACCEPT_BOTH)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(response.headers()["allow"], "POST");
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["code"], "method_not_allowed");
+    assert_ne!(body["code"], "invalid_params");
+    // Either signal alone asks for a stream.
+    for (name, value) in [
+        ("accept", ACCEPT_BOTH),
+        ("mcp-session-id", session.as_str()),
+    ] {
+        let response = app
+            .client
+            .get(app.url("/mcp"))
+            .header(name, value)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED, "{name}");
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_get_accepting_anything_still_gets_the_description() {
+    let app = spawn_app().await;
+    for accept in [
+        "*/*",
+        "text/html,application/xhtml+xml,*/*;q=0.8",
+        "application/json",
+    ] {
+        let response = app
+            .client
+            .get(app.url("/mcp"))
+            .header("accept", accept)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{accept}");
+    }
     app.stop().await;
 }
 
@@ -541,5 +624,165 @@ async fn initialize_response_carries_the_session_header_only_on_initialize() {
         .post_mcp(&json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}), &[])
         .await;
     assert!(session_id(response.headers()).is_none());
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_non_ascii_session_id_is_404_not_ignored() {
+    let app = spawn_app().await;
+    let response = app
+        .post_mcp(
+            &json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
+            &[("mcp-session-id", "séance")],
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32001);
+    let ended = app
+        .client
+        .delete(app.url("/mcp"))
+        .header("mcp-session-id", "séance")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ended.status(), StatusCode::NOT_FOUND);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn accept_with_q_zero_on_both_framings_is_406() {
+    let app = spawn_app().await;
+    let ping = json!({"jsonrpc":"2.0","id":1,"method":"ping"}).to_string();
+    for accept in [
+        "application/json;q=0, text/event-stream;q=0",
+        "application/json; q=0.0, text/event-stream ;Q=0, text/html",
+        "*/*;q=0",
+    ] {
+        let response = app
+            .client
+            .post(app.url("/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", accept)
+            .body(ping.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::NOT_ACCEPTABLE, "{accept}");
+    }
+    // q=0 on JSON alone leaves the stream: one SSE event.
+    let response = app
+        .client
+        .post(app.url("/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json;q=0, text/event-stream")
+        .body(ping)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_json_content_type_in_utf_16_is_415() {
+    let app = spawn_app().await;
+    for content_type in [
+        "application/json; charset=utf-16",
+        "application/json;charset=\"UTF-16LE\"",
+    ] {
+        let response = app
+            .client
+            .post(app.url("/mcp"))
+            .header("content-type", content_type)
+            .header("accept", ACCEPT_BOTH)
+            .body(json!({"jsonrpc":"2.0","id":1,"method":"ping"}).to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            response.status(),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "{content_type}"
+        );
+    }
+    let utf8 = app
+        .post_mcp_raw(
+            json!({"jsonrpc":"2.0","id":1,"method":"ping"}).to_string(),
+            &[("content-type", "application/json; charset=UTF-8")],
+        )
+        .await;
+    assert_eq!(utf8.status(), StatusCode::OK);
+    app.stop().await;
+}
+
+/// The `"id":…` member of a response, as text.
+fn raw_id_of(text: &str) -> &str {
+    let start = text.find("\"id\":").expect("an id member") + 5;
+    let rest = &text[start..];
+    let end = rest.find([',', '}']).expect("the id ends");
+    &rest[..end]
+}
+
+#[tokio::test]
+async fn ids_are_echoed_exactly_as_written() {
+    let app = spawn_app().await;
+    for raw in [
+        "100000000000000000000000000001",
+        "-9223372036854775809",
+        "18446744073709551616",
+        "1.5",
+        "1e3",
+        "\"x\"",
+    ] {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping"}}"#);
+        let response = app.post_mcp_raw(body, &[]).await;
+        assert_eq!(response.status(), StatusCode::OK, "{raw}");
+        let text = response.text().await.unwrap();
+        assert_eq!(raw_id_of(&text), raw, "{text}");
+    }
+    // An error response echoes it too.
+    let body = r#"{"jsonrpc":"2.0","id":100000000000000000000000000001,"method":"nope"}"#;
+    let text = app.post_mcp_raw(body, &[]).await.text().await.unwrap();
+    assert!(text.contains("-32601"), "{text}");
+    assert_eq!(raw_id_of(&text), "100000000000000000000000000001");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn batch_ids_are_echoed_exactly_as_written() {
+    let app = spawn_app().await;
+    let body = r#"[{"jsonrpc":"2.0","id":100000000000000000000000000001,"method":"ping"},
+                   {"jsonrpc":"2.0","id":-9223372036854775809,"method":"tools/call","params":{"name":"ping","arguments":{}}}]"#;
+    let response = app
+        .post_mcp_raw(body, &[("mcp-protocol-version", "2025-03-26")])
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let text = response.text().await.unwrap();
+    let (first, second) = text.split_once("},{").expect("two responses");
+    assert_eq!(raw_id_of(first), "100000000000000000000000000001", "{text}");
+    assert!(second.contains(r#""id":-9223372036854775809,"#), "{text}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn stateless_ids_are_echoed_exactly_as_written() {
+    let app = spawn_app().await;
+    let body = r#"{"jsonrpc":"2.0","id":100000000000000000000000000001,"method":"server/discover","params":{"_meta":{
+        "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let response = app
+        .post_mcp_raw(
+            body,
+            &[
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "server/discover"),
+            ],
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let text = response.text().await.unwrap();
+    assert_eq!(raw_id_of(&text), "100000000000000000000000000001", "{text}");
     app.stop().await;
 }
