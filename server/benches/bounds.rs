@@ -218,9 +218,15 @@ fn main() {
                 let started = Instant::now();
                 response_bytes = match name {
                     n if n.starts_with("20 pings") => post(pings.clone(), "2025-03-26").await,
-                    n if n.starts_with("REST") => {
-                        client.get(&rest).send().await.unwrap().bytes().await.unwrap().len()
-                    }
+                    n if n.starts_with("REST") => client
+                        .get(&rest)
+                        .send()
+                        .await
+                        .unwrap()
+                        .bytes()
+                        .await
+                        .unwrap()
+                        .len(),
                     n if n.starts_with("one MCP") => post(single.clone(), "2025-06-18").await,
                     n if n.starts_with("batch") => post(longs.clone(), "2025-03-26").await,
                     _ => {

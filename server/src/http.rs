@@ -96,27 +96,16 @@ pub async fn limit_anonymous(state: &AppState, ip: IpAddr) -> Result<(), Respons
 
 /// A JSON-RPC batch of `calls` requests costs what `calls` separate POSTs
 /// would: its POST already took one token, so the other `calls - 1` are
-/// taken here, all or none, before any call runs. A batch larger than the
-/// whole burst can never pass; its refusal says so, and its `Retry-After` is
-/// when the allowance is full again (for smaller batches).
+/// taken here, all or none, before any call runs. (A batch larger than the
+/// whole burst is refused by the transport before it gets here.)
 pub async fn limit_anonymous_batch(
     state: &AppState,
     ip: IpAddr,
     calls: usize,
 ) -> Result<(), Response> {
-    let burst = state.config().rate_limit.anon_burst;
-    let calls = u32::try_from(calls).unwrap_or(u32::MAX);
-    let over_burst = calls > burst;
-    let count = if over_burst { calls } else { calls - 1 };
+    let count = u32::try_from(calls).unwrap_or(u32::MAX).saturating_sub(1);
     match take_anonymous(state, ip, count).await? {
         RateDecision::Allowed => Ok(()),
-        RateDecision::Limited { retry_after_ms } if over_burst => Err(AppError::rate_limited(
-            whole_seconds(retry_after_ms),
-        )
-        .with_detail(format!(
-            "a batch of {calls} requests costs {calls} of the {burst} an anonymous client may send at once; send smaller batches or present a bearer token"
-        ))
-        .into_response()),
         RateDecision::Limited { retry_after_ms } => {
             Err(AppError::rate_limited(whole_seconds(retry_after_ms)).into_response())
         }
@@ -147,9 +136,13 @@ fn whole_seconds(ms: i64) -> u64 {
 /// The client's IP: the peer, or the last `X-Forwarded-For` hop behind a
 /// proxy we were told to trust.
 pub fn client_ip(state: &AppState, peer: SocketAddr, headers: &axum::http::HeaderMap) -> IpAddr {
+    // The last header line's last hop: a proxy that appends its own line
+    // (rather than extending the client's) puts the peer it saw last.
     if state.config().trust_forwarded_for
         && let Some(ip) = headers
-            .get("x-forwarded-for")
+            .get_all("x-forwarded-for")
+            .iter()
+            .next_back()
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.rsplit(',').next())
             .and_then(|v| v.trim().parse().ok())
@@ -380,15 +373,58 @@ pub fn unrouted(path: &str) -> Option<Response> {
     Some(surface.render(AppError::not_found(hint)))
 }
 
+/// Whether a path is the portal's server functions (`/api/…`): Leptos
+/// posts forms there, so they get the same browser guard as `/v1` writes.
+fn is_server_fn(path: &str) -> bool {
+    path.starts_with("/api/")
+}
+
+/// The outermost layer: `Cookie` never reaches anything behind `/v1` or
+/// `/mcp`, not even a session layer added inside it (bearers only, so a
+/// browser's session can never be ridden cross-site).
+pub async fn strip_cookies(mut request: Request, next: Next) -> Response {
+    if matches!(
+        Surface::of(request.uri().path()),
+        Some(Surface::Rest | Surface::Mcp)
+    ) {
+        request.headers_mut().remove(header::COOKIE);
+    }
+    next.run(request).await
+}
+
+/// The largest body a surface reads: a `Content-Length` over it is refused
+/// before a byte is read, so a client cannot hold a connection open
+/// trickling a body that will be refused anyway.
+fn body_cap(state: &AppState, surface: Surface) -> usize {
+    match surface {
+        Surface::Mcp => state.config().mcp.max_body_bytes,
+        _ => REST_MAX_BODY_BYTES,
+    }
+}
+
 /// The layer over every route and the fallback (see the module docs).
-pub async fn api_edge(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+pub async fn api_edge(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let path = request.uri().path().to_owned();
     let Some(surface) = Surface::of(&path) else {
+        if is_server_fn(&path)
+            && !request.method().is_safe()
+            && let Err(err) = check_browser(&state, request.headers())
+        {
+            return err.into_response();
+        }
         return next.run(request).await;
     };
-    if matches!(surface, Surface::Rest | Surface::Mcp) {
-        // Bearers only: no handler behind /v1 or /mcp can see a cookie.
-        request.headers_mut().remove(header::COOKIE);
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let cap = body_cap(&state, surface);
+    if declared.is_some_and(|n| n > cap as u64) {
+        return surface.render(AppError::new(
+            Code::PayloadTooLarge,
+            format!("request bodies are limited to {cap} bytes"),
+        ));
     }
     if !decodes_to_utf8(&path) {
         return surface.render(AppError::invalid_params(
@@ -429,17 +465,12 @@ fn as_json_error(surface: Surface, method: &axum::http::Method, response: Respon
     let err = match status {
         StatusCode::BAD_REQUEST => AppError::invalid_params("the request could not be read"),
         StatusCode::NOT_FOUND => AppError::not_found("no such endpoint"),
-        StatusCode::METHOD_NOT_ALLOWED => {
-            let allow = response
-                .headers()
-                .get(header::ALLOW)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default();
-            AppError::new(
-                Code::MethodNotAllowed,
-                format!("this endpoint does not answer {method}; it answers {allow}"),
-            )
-        }
+        // The router adds `Allow` after this layer has run: the header,
+        // not the message, names the methods.
+        StatusCode::METHOD_NOT_ALLOWED => AppError::new(
+            Code::MethodNotAllowed,
+            format!("this endpoint does not answer {method}; the Allow header names what it does"),
+        ),
         StatusCode::PAYLOAD_TOO_LARGE => {
             AppError::new(Code::PayloadTooLarge, "the request body is too large")
         }
@@ -450,6 +481,13 @@ fn as_json_error(surface: Surface, method: &axum::http::Method, response: Respon
         status if status.is_server_error() => {
             tracing::warn!(%status, "a plain-text server error on a JSON route");
             AppError::new(Code::Internal, "internal error")
+        }
+        StatusCode::UNAUTHORIZED => AppError::new(Code::Unauthenticated, "authentication needed"),
+        StatusCode::FORBIDDEN => AppError::new(Code::Forbidden, "the request was refused"),
+        StatusCode::CONFLICT => AppError::new(Code::Conflict, "the request conflicts"),
+        StatusCode::TOO_MANY_REQUESTS => AppError::new(Code::RateLimited, "rate limited"),
+        StatusCode::NOT_ACCEPTABLE => {
+            AppError::new(Code::NotAcceptable, "no acceptable response type")
         }
         _ => AppError::invalid_params("the request was refused"),
     };

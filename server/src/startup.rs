@@ -169,6 +169,9 @@ fn flatten(
     }
 }
 
+/// How long a client may take to send a request body.
+const BODY_READ_TIMEOUT_SECS: u64 = 30;
+
 /// Every route of the service.
 pub fn router(state: AppState) -> Router {
     let portal_routes = leptos_axum::generate_route_list(app::App);
@@ -179,7 +182,7 @@ pub fn router(state: AppState) -> Router {
             async move { leptos_axum::handle_server_fns_with_context(context, request).await }
         }
     };
-    Router::new()
+    let routes = Router::new()
         .route(
             "/mcp",
             post(mcp::transport::post)
@@ -240,7 +243,15 @@ pub fn router(state: AppState) -> Router {
                 )
             }),
         )
-        .with_state(state)
+        .with_state(state);
+    // Around the whole router, so no layer above (a session layer
+    // included) ever sees a cookie on /v1 or /mcp; and no body read stalls.
+    Router::new()
+        .fallback_service(routes)
+        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
+            Duration::from_secs(BODY_READ_TIMEOUT_SECS),
+        ))
+        .layer(axum::middleware::from_fn(crate::http::strip_cookies))
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

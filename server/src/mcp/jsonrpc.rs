@@ -30,8 +30,7 @@ pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 pub struct Id(Box<RawValue>);
 
 impl Id {
-    /// An id from a parsed value (what a test, or a duplicate-key message
-    /// whose raw id could not be told apart, has).
+    /// An id from a parsed value (a message built in code).
     pub fn from_value(value: &Value) -> Option<Self> {
         serde_json::value::to_raw_value(value).ok().map(Id)
     }
@@ -58,10 +57,10 @@ pub struct Message {
 impl Message {
     /// A message built in code (tests): its id is read from the value.
     pub fn from_value(value: Value) -> Self {
-        Self {
-            value,
-            raw_id: None,
-        }
+        let raw_id = value
+            .get("id")
+            .and_then(|id| serde_json::value::to_raw_value(id).ok());
+        Self { value, raw_id }
     }
 }
 
@@ -98,7 +97,7 @@ pub fn parse(bytes: &[u8]) -> Option<Body> {
 }
 
 /// The raw text of a message's `id`. `None` when the message is no object,
-/// has no id, or names `id` twice (then the parsed value decides).
+/// has no id, or names `id` twice ([`classify`] refuses that message).
 fn raw_id(text: &[u8]) -> Option<Box<RawValue>> {
     #[derive(Deserialize)]
     struct Probe<'a> {
@@ -140,18 +139,25 @@ pub fn classify(message: Message) -> Result<Incoming, Response> {
     };
     let id = match obj.remove("id") {
         None => None,
-        Some(id @ (Value::String(_) | Value::Number(_))) => {
-            // The raw text when it is the id's (a duplicate `id` key has no
-            // raw text; the parsed value, the last one, is used then).
-            raw_id
-                .filter(|raw| {
-                    matches!(
-                        raw.get().as_bytes().first(),
-                        Some(b'"' | b'-' | b'0'..=b'9')
-                    )
-                })
-                .map(Id)
-                .or_else(|| Id::from_value(&id))
+        Some(Value::String(_) | Value::Number(_)) => {
+            // Only the raw text is echoed: a message whose `id` has none
+            // names `id` twice, and which of the two it meant is unknowable.
+            match raw_id.filter(|raw| {
+                matches!(
+                    raw.get().as_bytes().first(),
+                    Some(b'"' | b'-' | b'0'..=b'9')
+                )
+            }) {
+                Some(raw) => Some(Id(raw)),
+                None => {
+                    return Err(error(
+                        None,
+                        INVALID_REQUEST,
+                        "Invalid Request: a message names id more than once",
+                        None,
+                    ));
+                }
+            }
         }
         Some(_) => {
             return Err(error(
@@ -383,11 +389,16 @@ mod tests {
     }
 
     #[test]
-    fn a_duplicate_id_key_answers_the_last_one() {
-        assert_eq!(
-            echoed(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#),
-            r#"{"jsonrpc":"2.0","id":2,"result":{}}"#
-        );
+    fn a_message_naming_id_twice_is_an_invalid_request() {
+        let Some(Body::Single(message)) =
+            parse(br#"{"jsonrpc":"2.0","id":100000000000000000000000000001,"id":100000000000000000000000000001,"method":"ping"}"#)
+        else {
+            panic!("one message");
+        };
+        let refused = classify(message).unwrap_err();
+        let text = serde_json::to_string(&refused).unwrap();
+        assert!(text.contains("-32600"), "{text}");
+        assert!(text.contains(r#""id":null"#), "{text}");
     }
 
     #[test]

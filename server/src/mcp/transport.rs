@@ -188,6 +188,15 @@ async fn legacy(
             if let Some(ip) = charged_ip
                 && calls > 1
             {
+                // One larger than the whole burst could never pass: say so
+                // once, with no Retry-After a client would loop on.
+                let burst = state.config().rate_limit.anon_burst;
+                if u32::try_from(calls).map_or(true, |c| c > burst) {
+                    return Err(refuse(format!(
+                        "Invalid Request: an anonymous batch holds at most {burst} requests, \
+                         this one {calls}; send smaller batches or present a bearer token"
+                    )));
+                }
                 crate::http::limit_anonymous_batch(&state, ip, calls).await?;
             }
             let mut responses = Vec::new();

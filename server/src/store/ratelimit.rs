@@ -135,7 +135,14 @@ impl Store {
                         .bind(bucket)
                         .fetch_optional(pool)
                         .await?;
-                Ok(decide(tat, now, rule, count).0)
+                // The upsert refused: whatever the row says now (purged, or
+                // moved by another instance), this request is not admitted.
+                Ok(match decide(tat, now, rule, count).0 {
+                    RateDecision::Allowed => RateDecision::Limited {
+                        retry_after_ms: rule.interval_ms().max(1),
+                    },
+                    limited => limited,
+                })
             }
         }
     }

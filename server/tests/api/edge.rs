@@ -187,7 +187,56 @@ async fn a_wrong_method_on_a_json_route_is_json_405() {
         assert!(response.headers().contains_key("allow"), "{method} {path}");
         let body: Value = response.json().await.expect("a JSON 405");
         assert_eq!(body["code"], "method_not_allowed", "{method} {path}");
+        let message = body["message"].as_str().unwrap();
+        assert!(
+            message.ends_with("the Allow header names what it does"),
+            "{message}"
+        );
     }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_declared_body_over_the_cap_is_refused_before_it_is_read() {
+    // One byte of a declared 100 GB: the answer comes at once, not after
+    // the client has trickled (or failed to send) the rest.
+    let app = spawn_app().await;
+    for path in ["/v1/quotes", "/mcp"] {
+        let addr = app.base.trim_start_matches("http://");
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: 99999999999\r\n\r\n{{"
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let mut response = vec![0u8; 4096];
+        // A bound on the test, not a timing claim: a server that waits for
+        // the body never answers.
+        let n = tokio::time::timeout(Duration::from_secs(20), stream.read(&mut response))
+            .await
+            .expect("answered without the body")
+            .unwrap();
+        let text = String::from_utf8_lossy(&response[..n]).to_ascii_lowercase();
+        assert!(text.starts_with("http/1.1 413"), "{path}: {text}");
+        assert!(text.contains("payload_too_large"), "{path}: {text}");
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn portal_server_function_posts_refuse_cross_site_requests() {
+    let app = spawn_app().await;
+    let refused = app
+        .client
+        .post(app.url("/api/list_tools"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("origin", "https://evil.example")
+        .header("sec-fetch-site", "cross-site")
+        .body("")
+        .send()
+        .await
+        .unwrap();
+    assert_refused(refused, StatusCode::FORBIDDEN, "forbidden").await;
     app.stop().await;
 }
 
