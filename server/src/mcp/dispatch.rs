@@ -16,7 +16,7 @@ use http::StatusCode;
 use serde_json::{Map, Value, json};
 
 use super::{
-    INSTRUCTIONS,
+    instructions,
     jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND},
     registry::{CallError, ToolContext},
     server_info, version,
@@ -113,12 +113,12 @@ pub fn parse_initialize(id: &Value, params: Option<&Value>) -> Result<Initialize
 }
 
 /// The `initialize` result for a negotiated version.
-pub fn initialize_result(negotiated: &str) -> Value {
+pub fn initialize_result(negotiated: &str, state: &crate::state::AppState) -> Value {
     json!({
         "protocolVersion": negotiated,
         "capabilities": { "tools": { "listChanged": false } },
         "serverInfo": server_info(),
-        "instructions": INSTRUCTIONS,
+        "instructions": instructions(&crate::discovery::payments_view(state)),
     })
 }
 
@@ -175,7 +175,7 @@ pub async fn stateless_request(
                 "supportedVersions": version::STATELESS_SUPPORTED,
                 "capabilities": { "tools": { "listChanged": false } },
                 "serverInfo": server_info(),
-                "instructions": INSTRUCTIONS,
+                "instructions": instructions(&crate::discovery::payments_view(&ctx.state)),
                 "ttlMs": LIST_TTL_MS,
                 "cacheScope": "public",
             })),
