@@ -105,9 +105,8 @@ impl PaymentsView {
     /// The network as people name it.
     pub fn network_name(&self) -> String {
         match self.network.as_deref() {
-            Some("solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d") => {
-                "Solana mainnet".to_owned()
-            }
+            Some(crate::payments::x402::MAINNET) => "Solana mainnet".to_owned(),
+            // CAIP-2 names a cluster by its genesis hash, cut to 32 characters.
             Some("solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1") => "Solana devnet".to_owned(),
             Some(other) => other.to_owned(),
             None => "Solana".to_owned(),
@@ -145,6 +144,23 @@ pub fn ping(principal: &Principal, payments: PaymentsView) -> PingResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn payments_name_the_network_people_know() {
+        let x402 = |network: &str| PaymentsView {
+            mode: PaymentsModeView::X402,
+            network: Some(network.to_owned()),
+        };
+        assert_eq!(
+            x402(crate::payments::x402::MAINNET).sentence(),
+            "paid tools answer with an x402 challenge (USDC on Solana mainnet)"
+        );
+        assert!(
+            x402("solana:other")
+                .sentence()
+                .ends_with("(USDC on solana:other)")
+        );
+    }
 
     #[test]
     fn no_header_is_anonymous() {
