@@ -33,6 +33,10 @@ pub struct ToolSummary {
     pub description: String,
     pub arguments: Vec<ArgumentSummary>,
     pub read_only: bool,
+    /// Where a user meets it: `free`, `paid` or `account`.
+    pub group: String,
+    /// What a call costs, in words, from the tier table quotes use.
+    pub price: String,
 }
 
 /// One argument of a tool, read from its input schema.

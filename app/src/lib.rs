@@ -74,6 +74,7 @@ pub fn App() -> impl IntoView {
                 <p>
                     "Ledger: Solana wallet reports for people and agents. "
                     <a href="/.well-known/mcp/server-card.json">"Server card"</a>
+                    <span class="version">" · version " {env!("CARGO_PKG_VERSION")}</span>
                 </p>
             </footer>
         </Router>

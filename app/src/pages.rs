@@ -70,7 +70,7 @@ fn cursor(info: &SiteInfo) -> String {
 
 fn claude_desktop(info: &SiteInfo) -> String {
     format!(
-        "{{\n  \"mcpServers\": {{\n    \"ledger\": {{\n      \"command\": \"npx\",\n      \"args\": [\n        \"mcp-remote\",\n        \"{}\",\n        \"--transport\", \"http-only\",\n        \"--header\", \"Authorization:${{LEDGER_AUTH}}\"\n      ],\n      \"env\": {{ \"LEDGER_AUTH\": \"Bearer lm_...\" }}\n    }}\n  }}\n}}",
+        "{{\n  \"mcpServers\": {{\n    \"ledger\": {{\n      \"command\": \"npx\",\n      \"args\": [\n        \"-y\",\n        \"mcp-remote\",\n        \"{}\",\n        \"--transport\", \"http-only\",\n        \"--header\", \"Authorization:${{LEDGER_AUTH}}\"\n      ],\n      \"env\": {{ \"LEDGER_AUTH\": \"Bearer lm_...\" }}\n    }}\n  }}\n}}",
         info.mcp_url()
     )
 }
@@ -140,7 +140,6 @@ fn Connect(info: SiteInfo) -> impl IntoView {
                     <Snippet label="shell" code=curl(&info)/>
                 </article>
             </div>
-            <p class="meta">"Ledger " {info.version}</p>
         </section>
     }
 }
@@ -158,16 +157,67 @@ pub fn ToolsPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match tools.await {
-                    Ok(tools) => view! {
-                        <div class="tools">
-                            {tools.into_iter().map(|tool| view! { <ToolCard tool/> }).collect_view()}
-                        </div>
-                    }.into_any(),
+                    Ok(tools) => grouped(tools)
+                        .into_iter()
+                        .map(|(group, heading, intro, tools)| view! {
+                            <section class="tool-group" id=format!("group-{group}")>
+                                <h2>{heading}</h2>
+                                <p class="group-intro">{intro}</p>
+                                <div class="tools">
+                                    {tools.into_iter().map(|tool| view! { <ToolCard tool/> }).collect_view()}
+                                </div>
+                            </section>
+                        })
+                        .collect_view()
+                        .into_any(),
                     Err(_) => view! { <p class="error">"The tool list is unavailable."</p> }.into_any(),
                 }
             })}
         </Suspense>
     }
+}
+
+/// The order a user meets the tools in: who am I, what would a scan cost,
+/// scan, poll, read. A tool not named here follows, in registry order.
+const JOURNEY: [&str; 11] = [
+    "ping",
+    "quote_wallet",
+    "get_job",
+    "get_prices",
+    "get_price_history",
+    "scan_wallet",
+    "get_ledger",
+    "get_positions",
+    "get_value_history",
+    "get_flows",
+    "get_report",
+];
+
+type Group = (&'static str, &'static str, &'static str, Vec<ToolSummary>);
+
+/// The tools in the groups a user meets them in (free, paid, account), each
+/// group in journey order; empty groups are left out.
+fn grouped(mut tools: Vec<ToolSummary>) -> Vec<Group> {
+    let step = |name: &str| {
+        JOURNEY
+            .iter()
+            .position(|n| *n == name)
+            .unwrap_or(JOURNEY.len())
+    };
+    tools.sort_by_key(|t| step(&t.name));
+    [
+        ("free", "Free tools", "No payment and no account: check the connection, price a scan, follow a job, read prices."),
+        ("paid", "Paid tools", "Paid per call in USDC through x402, at the price shown; a scan's receipt then covers reads of that wallet."),
+        ("account", "Account tools", "Free for a signed-in account (an MCP token or API key from the portal)."),
+    ]
+    .into_iter()
+    .map(|(group, heading, intro)| {
+        let (mine, rest): (Vec<_>, Vec<_>) = tools.drain(..).partition(|t| t.group == group);
+        tools = rest;
+        (group, heading, intro, mine)
+    })
+    .filter(|(_, _, _, tools)| !tools.is_empty())
+    .collect()
 }
 
 #[component]
@@ -177,11 +227,12 @@ fn ToolCard(tool: ToolSummary) -> impl IntoView {
     view! {
         <article class="tool" id=id>
             <header>
-                <h2><code>{tool.name.clone()}</code></h2>
+                <h3><code>{tool.name.clone()}</code></h3>
                 <span class="title">{tool.title}</span>
                 <span class="tier">{tool.tier}</span>
                 {tool.read_only.then(|| view! { <span class="hint">"read-only"</span> })}
             </header>
+            <p class="price"><strong>"Price: "</strong>{tool.price}</p>
             <p>{tool.description}</p>
             {if no_args {
                 view! { <p class="no-args">"No arguments."</p> }.into_any()

@@ -23,7 +23,7 @@ if (!BASE) {
 }
 const MCP_URL = `${BASE}/mcp`;
 
-const PING_STRUCTURED = { ok: true, principal: { kind: 'anonymous' } };
+const PING_STRUCTURED = { ok: true, payments: { mode: 'off' }, principal: { kind: 'anonymous' } };
 
 /** A fetch that records every HTTP exchange the transport makes. */
 function recordingFetch(log) {

@@ -54,10 +54,10 @@ after(async () => {
 });
 
 /** Open `path` in a fresh context; collect console errors, page errors and failed loads. */
-async function open(path, { javaScriptEnabled }) {
+async function open(path, { javaScriptEnabled, width = 1280 }) {
   const context = await browser.newContext({
     javaScriptEnabled,
-    viewport: { width: 1280, height: 900 },
+    viewport: { width, height: 900 },
   });
   if (javaScriptEnabled) {
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: BASE });
@@ -195,7 +195,124 @@ test('the curl snippet from the home page, run as shown, gets ping\'s result', a
   const text = run.stdout.replace(/^(event|data): ?/gm, '');
   const body = JSON.parse(text.trim());
   assert.equal(body.error, undefined, `the snippet got an error: ${run.stdout}`);
-  assert.deepEqual(body.result?.structuredContent, { ok: true, principal: { kind: 'anonymous' } });
+  assert.deepEqual(body.result?.structuredContent, {
+    ok: true,
+    principal: { kind: 'anonymous' },
+    payments: { mode: 'off' },
+  });
+});
+
+// A phone (390 px, an iPhone 12-15) and a desktop. What a person would see
+// as broken: the page scrolling sideways, the nav folding onto a second
+// line, a code block's line running off its card, the version dangling
+// above the footer.
+for (const width of [390, 1280]) {
+  test(`at ${width} px: nothing wider than the screen, a one-line nav, code blocks whole`, async () => {
+    for (const [path, name] of [
+      ['/', 'home'],
+      ['/tools', 'tools'],
+    ]) {
+      const { context, page } = await open(path, { javaScriptEnabled: false, width });
+      try {
+        await screenshot(page, `${name}-${width}`);
+        const layout = await page.evaluate(() => {
+          const header = document.querySelector('.site-header');
+          const items = [header.querySelector('.brand'), ...header.querySelectorAll('nav a')];
+          const tops = items.map((el) => el.getBoundingClientRect());
+          const pres = [...document.querySelectorAll('pre')].map((pre) => {
+            const box = pre.getBoundingClientRect();
+            const style = getComputedStyle(pre);
+            return {
+              text: pre.innerText.slice(0, 60),
+              hidden: pre.scrollWidth - pre.clientWidth,
+              scrolls: ['auto', 'scroll'].includes(style.overflowX),
+              wraps: ['pre-wrap', 'break-spaces', 'pre-line'].includes(style.whiteSpace),
+              right: box.right,
+            };
+          });
+          const main = document.querySelector('main').innerText;
+          return {
+            scrollWidth: document.documentElement.scrollWidth,
+            innerWidth,
+            // Every header item's vertical middle lies within every other's box: one line.
+            oneLine: tops.every((a) => tops.every((b) => {
+              const middle = (a.top + a.bottom) / 2;
+              return middle >= b.top && middle <= b.bottom;
+            })),
+            pres,
+            versionInMain: /Ledger \d+\.\d+\.\d+/.test(main),
+            footer: document.querySelector('.site-footer').innerText,
+          };
+        });
+        assert.ok(
+          layout.scrollWidth <= layout.innerWidth,
+          `${path} at ${width}px is ${layout.scrollWidth}px wide: something runs past the screen`,
+        );
+        assert.ok(layout.oneLine, `${path} at ${width}px: the brand and nav links sit on one line`);
+        for (const pre of layout.pres) {
+          assert.ok(pre.wraps || pre.scrolls, `a code block neither wraps nor scrolls: ${pre.text}`);
+          assert.ok(pre.hidden <= 0 || pre.scrolls, `a code block hides ${pre.hidden}px: ${pre.text}`);
+          assert.ok(pre.right <= width, `a code block runs off the screen: ${pre.text}`);
+        }
+        assert.equal(layout.versionInMain, false, `${path}: no stray "Ledger x.y.z" above the footer`);
+        assert.match(layout.footer, /version \d+\.\d+\.\d+/, 'the version is in the footer');
+      } finally {
+        await context.close();
+      }
+    }
+  });
+}
+
+test('home page: the Claude Desktop snippet runs npx -y mcp-remote (no install prompt)', async () => {
+  const { context, page } = await open('/', { javaScriptEnabled: false });
+  try {
+    const config = JSON.parse(await page.locator('#claude-desktop pre').innerText());
+    const server = config.mcpServers.ledger;
+    assert.equal(server.command, 'npx');
+    assert.deepEqual(server.args.slice(0, 3), ['-y', 'mcp-remote', MCP_URL]);
+  } finally {
+    await context.close();
+  }
+});
+
+test('tools page: free tools, then paid, then account; each card shows its price', async () => {
+  const { context, page } = await open('/tools', { javaScriptEnabled: false });
+  try {
+    const groups = await page.evaluate(() =>
+      [...document.querySelectorAll('section.tool-group')].map((section) => ({
+        id: section.id,
+        tools: [...section.querySelectorAll('article.tool')].map((a) => ({
+          name: a.id.replace(/^tool-/, ''),
+          tier: a.querySelector('.tier')?.innerText ?? '',
+          price: a.querySelector('.price')?.innerText ?? '',
+        })),
+      })),
+    );
+    const order = groups.map((g) => g.id);
+    assert.deepEqual(
+      order,
+      ['group-free', 'group-paid', 'group-account'].filter((id) => order.includes(id)),
+      'groups in the order a user meets them',
+    );
+    assert.ok(order.includes('group-free') && order.includes('group-paid'), order.join(', '));
+    const inGroups = groups.flatMap((g) => g.tools).length;
+    assert.equal(inGroups, await page.locator('article.tool').count(), 'every tool is in a group');
+    for (const group of groups) {
+      for (const tool of group.tools) {
+        assert.match(tool.price, /^Price: \S/, `${tool.name} shows a price`);
+        if (group.id === 'group-paid') {
+          assert.match(tool.tier, /^paid/, `${tool.name} under paid is paid`);
+          assert.match(tool.price, /\$\d+\.\d\d/, `${tool.name}'s price names dollars`);
+        } else {
+          assert.doesNotMatch(tool.tier, /^paid/, `${tool.name} under ${group.id} is not paid`);
+        }
+      }
+    }
+    const free = groups.find((g) => g.id === 'group-free').tools.map((t) => t.name);
+    assert.equal(free[0], 'ping', 'the first tool a user meets is ping');
+  } finally {
+    await context.close();
+  }
 });
 
 test('pages with JavaScript: no console errors, page errors or failed loads', async () => {

@@ -9,7 +9,28 @@ use axum::{
 };
 use serde_json::{Value, json};
 
-use crate::{mcp, state::AppState, v1};
+use crate::{
+    auth::{PaymentsModeView, PaymentsView},
+    config::PaymentsMode,
+    mcp,
+    state::AppState,
+    v1,
+};
+
+/// How this server takes payment: off, x402, or x402 without the treasury
+/// and fee payer it needs (every paid call then answers
+/// `payments_not_configured`).
+pub fn payments_view(state: &AppState) -> PaymentsView {
+    let mode = match state.config().payments {
+        PaymentsMode::Off => PaymentsModeView::Off,
+        PaymentsMode::X402 if state.payments().ready().is_some() => PaymentsModeView::X402,
+        PaymentsMode::X402 => PaymentsModeView::PaymentsNotConfigured,
+    };
+    PaymentsView {
+        mode,
+        network: (mode != PaymentsModeView::Off).then(|| state.config().x402.network.clone()),
+    }
+}
 
 /// `GET /.well-known/mcp/server-card.json`.
 pub async fn server_card(State(state): State<AppState>) -> Response {
@@ -33,7 +54,7 @@ pub fn server_card_json(state: &AppState) -> Value {
             "schemes": ["bearer"],
             "protectedResourceMetadata": format!("{public}/.well-known/oauth-protected-resource"),
         },
-        "instructions": mcp::INSTRUCTIONS,
+        "instructions": mcp::instructions(&payments_view(state)),
         "tools": state.registry().iter().map(|t| t.listing()).collect::<Vec<_>>(),
     })
 }
@@ -71,9 +92,11 @@ pub fn llms_txt_text(state: &AppState) -> String {
          MCP endpoint (Streamable HTTP, JSON-RPC 2.0): {public}/mcp\n\
          Protocol versions: {versions}\n\
          Authentication: none (anonymous, pay per call) or `Authorization: Bearer lm_…` / `lk_…`.\n\
-         Anonymous callers are limited per client IP; over the limit is HTTP 429 with Retry-After.\n\n\
+         Anonymous callers are limited per client IP; over the limit is HTTP 429 with Retry-After.\n\
+         Payments: {payments}.\n\n\
          ## Tools\n\n",
         versions = mcp::version::SUPPORTED.join(", "),
+        payments = payments_view(state).sentence(),
     );
     for tool in state.registry().iter() {
         let paid = if tool.meta.tier.is_paid() {

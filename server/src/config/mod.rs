@@ -239,6 +239,10 @@ pub struct PricesConfig {
     pub backfill_threshold_buckets: u64,
     /// Per-request timeout for price sources.
     pub timeout_secs: u64,
+    /// Consecutive failures of a source that open its breaker.
+    pub breaker_failures: u32,
+    /// How long an open breaker fails calls at once before one probe.
+    pub breaker_cooldown_secs: u64,
 }
 
 impl Default for PricesConfig {
@@ -255,6 +259,8 @@ impl Default for PricesConfig {
             ],
             backfill_threshold_buckets: 900,
             timeout_secs: 10,
+            breaker_failures: 3,
+            breaker_cooldown_secs: 60,
         }
     }
 }

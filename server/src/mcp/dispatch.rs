@@ -16,7 +16,7 @@ use http::StatusCode;
 use serde_json::{Map, Value, json};
 
 use super::{
-    INSTRUCTIONS,
+    instructions,
     jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, Id, METHOD_NOT_FOUND, Outgoing, Response},
     registry::{CallError, ToolContext},
     server_info, version,
@@ -110,12 +110,12 @@ pub fn parse_initialize(id: &Id, params: Option<&Value>) -> Result<Initialize, R
 }
 
 /// The `initialize` result for a negotiated version.
-pub fn initialize_result(negotiated: &str) -> Value {
+pub fn initialize_result(negotiated: &str, state: &crate::state::AppState) -> Value {
     json!({
         "protocolVersion": negotiated,
         "capabilities": { "tools": { "listChanged": false } },
         "serverInfo": server_info(),
-        "instructions": INSTRUCTIONS,
+        "instructions": instructions(&crate::discovery::payments_view(state)),
     })
 }
 
@@ -172,7 +172,7 @@ pub async fn stateless_request(
                 "supportedVersions": version::STATELESS_SUPPORTED,
                 "capabilities": { "tools": { "listChanged": false } },
                 "serverInfo": server_info(),
-                "instructions": INSTRUCTIONS,
+                "instructions": instructions(&crate::discovery::payments_view(&ctx.state)),
                 "ttlMs": LIST_TTL_MS,
                 "cacheScope": "public",
             })),

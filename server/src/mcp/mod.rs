@@ -28,12 +28,33 @@ pub mod version;
 pub const SERVER_NAME: &str = "ledger";
 /// The human title in `serverInfo`.
 pub const SERVER_TITLE: &str = "Ledger";
-/// Instructions for a model, sent on initialize and discover.
-pub const INSTRUCTIONS: &str = "Ledger reports on Solana wallets. quote_wallet prices a scan, \
-scan_wallet starts it, get_job polls it, then read the ledger, positions, value history, flows \
-and reports. Paid tools answer payment_required with an x402 challenge in \
-structuredContent.x402: pay it and retry with the payment and quote_id arguments, or pass a \
-receipt from an earlier payment. ping tells you who you are connected as.";
+/// Instructions for a model, sent on initialize and discover: they say
+/// whether this server charges, since a model told to pay that meets no
+/// challenge (or one that cannot be paid) is misled.
+pub fn instructions(payments: &crate::auth::PaymentsView) -> String {
+    use crate::auth::PaymentsModeView;
+    let paying = match payments.mode {
+        PaymentsModeView::X402 => format!(
+            "Paid tools answer payment_required with an x402 challenge (USDC on {}) in \
+             structuredContent.x402: pay it and retry with the payment and quote_id arguments, \
+             or pass a receipt from an earlier payment.",
+            payments.network_name()
+        ),
+        PaymentsModeView::Off => "Payments are off on this server: paid tools answer without \
+            charge and need no payment or receipt (scan_wallet still takes a quote_id from \
+            quote_wallet)."
+            .to_owned(),
+        PaymentsModeView::PaymentsNotConfigured => "Payments are on but not configured on this \
+            server (no treasury or fee payer): paid tools answer payment_required with status \
+            payments_not_configured and cannot be paid yet; free tools work."
+            .to_owned(),
+    };
+    format!(
+        "Ledger reports on Solana wallets. quote_wallet prices a scan, scan_wallet starts it, \
+         get_job polls it, then read the ledger, positions, value history, flows and reports. \
+         {paying} ping tells you who you are connected as and how this server takes payment."
+    )
+}
 
 /// `serverInfo` as MCP describes the implementation.
 pub fn server_info() -> serde_json::Value {

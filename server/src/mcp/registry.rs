@@ -259,8 +259,9 @@ impl Registry {
         json!({ "tools": self.iter().map(ToolDef::listing).collect::<Vec<_>>() })
     }
 
-    /// The registry summarised for the portal's tools page.
-    pub fn summaries(&self) -> Vec<app::ToolSummary> {
+    /// The registry summarised for the portal's tools page, each tool with
+    /// its price under `pricing` (the table quotes use).
+    pub fn summaries(&self, pricing: &crate::config::PricingConfig) -> Vec<app::ToolSummary> {
         self.iter()
             .map(|tool| app::ToolSummary {
                 name: tool.meta.name.to_owned(),
@@ -269,8 +270,62 @@ impl Registry {
                 description: tool.meta.description.to_owned(),
                 arguments: arguments(&tool.input_schema),
                 read_only: tool.meta.annotations.read_only,
+                group: match tool.meta.tier {
+                    Tier::Free => "free",
+                    Tier::Paid | Tier::PaidCachedRead => "paid",
+                    Tier::FreeAccountOnly => "account",
+                }
+                .to_owned(),
+                price: price(tool.meta.tier, pricing),
             })
             .collect()
+    }
+}
+
+/// 100000 as 100,000.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
+}
+
+/// A tier's price in words.
+fn price(tier: Tier, pricing: &crate::config::PricingConfig) -> String {
+    match tier {
+        Tier::Free => "Free".to_owned(),
+        Tier::FreeAccountOnly => "Free, with an account".to_owned(),
+        Tier::PaidCachedRead => format!(
+            "${} per wallet (a cached read; a scan's receipt covers it)",
+            pricing.cached_read_usd
+        ),
+        Tier::Paid => {
+            let sizes: Vec<String> = pricing
+                .tiers
+                .iter()
+                .map(|t| match t.max_signatures {
+                    Some(max) => format!(
+                        "{} ${} up to {} signatures",
+                        t.name,
+                        t.price_usd,
+                        thousands(max)
+                    ),
+                    None => format!("{} ${} above", t.name, t.price_usd),
+                })
+                .collect();
+            format!(
+                "As quoted by quote_wallet: preview ${}, incremental from ${}, full or refresh by \
+                 size: {}",
+                pricing.preview_usd,
+                pricing.incremental_min_usd,
+                sizes.join(", ")
+            )
+        }
     }
 }
 

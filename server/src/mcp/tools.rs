@@ -235,8 +235,8 @@ fn get_prices() -> ToolDef {
             title: "Current prices",
             description: "Current USD prices. Free. mints is a list of token mints; empty or \
                 omitted means native SOL. Each answer carries usd, change_24h_pct (when the source \
-                knows it), source (coinbase, jupiter, stablecoin, or none when nothing prices the \
-                mint) and at. Prices are cached briefly server-side; a report's \
+                knows it), source (coinbase, jupiter, stablecoin, none when nothing prices the \
+                mint, or unavailable when its price source did not answer: try again later) and at. Prices are cached briefly server-side; a report's \
                 meta.sol_usd_at_generation is this SOL price.",
             tier: Tier::Free,
             annotations: Annotations::READ_OPEN_WORLD,
@@ -410,18 +410,32 @@ fn quote_wallet() -> ToolDef {
                     )
                 })
                 .unwrap_or_default();
+            // A read quote is paid on the read itself; scan_wallet refuses it.
+            let next = if q.scope == payments::Scope::Read {
+                format!(
+                    "Pay it on the read: call get_ledger (or get_positions, get_value_history, \
+                     get_flows, get_report) for this wallet with quote_id={} and payment set to \
+                     the X-PAYMENT built for it; the receipt then covers later reads",
+                    q.quote_id
+                )
+            } else {
+                format!("Start it with scan_wallet quote_id={}", q.quote_id)
+            };
+            let what = if q.scope == payments::Scope::Read {
+                "cached read".to_owned()
+            } else {
+                format!("{} scan", q.scope.as_str())
+            };
             format!(
-                "Quote {} for a {} scan of {}: tier {}, {} USD ({} atomic USDC){}; expires {}. \
-                 Start it with scan_wallet quote_id={}.",
+                "Quote {} for a {what} of {}: tier {}, {} USD ({} atomic USDC){}; expires {}. \
+                 {next}.",
                 q.quote_id,
-                q.scope.as_str(),
                 q.address.short(),
                 q.tier,
                 q.price_usd,
                 q.amount_atomic,
                 size,
                 q.expires_at,
-                q.quote_id
             )
         },
         |ctx, args: QuoteWalletArgs| async move { payments::quote(&ctx.state, args).await },
@@ -449,14 +463,17 @@ fn ping() -> ToolDef {
                 path: "/v1/ping",
             }),
         },
-        |out: &PingResult| {
-            match &out.principal {
-            auth::Principal::Anonymous => {
-                "ok: connected anonymously (no bearer token); paid tools answer with an x402 challenge."
-                    .to_owned()
-            }
-        }
+        |out: &PingResult| match &out.principal {
+            auth::Principal::Anonymous => format!(
+                "ok: connected anonymously (no bearer token); {}.",
+                out.payments.sentence()
+            ),
         },
-        |ctx, _args: PingArgs| async move { Ok(auth::ping(&ctx.principal)) },
+        |ctx, _args: PingArgs| async move {
+            Ok(auth::ping(
+                &ctx.principal,
+                crate::discovery::payments_view(&ctx.state),
+            ))
+        },
     )
 }

@@ -230,7 +230,7 @@ async fn legacy(
                     Err(error) => return Ok(json_reply(StatusCode::OK, error, sse)),
                 };
                 let session = open_session(&state, &ctx.principal, &init).await?;
-                let body = jsonrpc::result(id, dispatch::initialize_result(init.version));
+                let body = jsonrpc::result(id, dispatch::initialize_result(init.version, &state));
                 Ok(render(Reply::ok(body), sse, Some(session)))
             }
             Ok(Incoming::Request { id, method, params }) => {

@@ -27,11 +27,11 @@ pub struct GetPricesArgs {
 pub struct PriceView {
     /// The mint as asked ("sol" for native SOL).
     pub mint: String,
-    /// USD per whole token, as a decimal string; null when nothing prices it.
+    /// USD per whole token, as a decimal string; null when unpriced.
     pub usd: Option<String>,
     /// Change over 24 hours in percent, when the source knows it.
     pub change_24h_pct: Option<String>,
-    /// coinbase, jupiter, stablecoin, or none.
+    /// coinbase, jupiter, stablecoin, none (nothing prices it) or unavailable (its source failed: retry later).
     pub source: Source,
     /// When the price was read (RFC 3339).
     pub at: String,
@@ -74,7 +74,8 @@ pub async fn get_prices(state: &AppState, args: GetPricesArgs) -> Result<PricesV
         .iter()
         .map(|m| Prices::canonical(m).to_owned())
         .collect();
-    let found = state.prices().spot(&canonical, now).await;
+    let answer = state.prices().spot_checked(&canonical, now).await;
+    let found = &answer.found;
     let at = rfc3339(now);
     Ok(PricesView {
         prices: asked
@@ -92,7 +93,11 @@ pub async fn get_prices(state: &AppState, args: GetPricesArgs) -> Result<PricesV
                     mint: mint.clone(),
                     usd: None,
                     change_24h_pct: None,
-                    source: Source::None,
+                    source: if answer.unavailable.contains(key) {
+                        Source::Unavailable
+                    } else {
+                        Source::None
+                    },
                     at: at.clone(),
                 },
             })
@@ -245,7 +250,10 @@ pub async fn get_price_history(
     .map_err(|e| match e {
         super::PriceError::Store(e) => AppError::from(e),
         other => {
-            tracing::warn!(error = %other, "price history source failed");
+            // An open breaker was logged when it opened.
+            if !matches!(other, super::PriceError::Open(_)) {
+                tracing::warn!(error = %other, "price history source failed");
+            }
             AppError::new(
                 Code::Unavailable,
                 "the price source did not answer; try again later",
@@ -254,7 +262,7 @@ pub async fn get_price_history(
     })?;
     let points: Vec<(i64, String)> = if prices.is_stablecoin(Prices::canonical(&mint)) {
         source
-            .candles(&mint, granularity, first, end)
+            .candles(&mint, granularity, (first, end), now)
             .await
             .unwrap_or_default()
             .into_iter()

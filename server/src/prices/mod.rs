@@ -8,11 +8,14 @@
 //! of bucket closes (hourly and daily), together with the ranges already
 //! asked of the source, so a bucket is fetched once; [`series`] fills gaps,
 //! inline when small and by a backfill job in the jobs queue when large.
-//! [`valuation`] prices ledger legs from the stored series. Nothing here
+//! [`valuation`] prices ledger legs from the stored series. Each HTTP
+//! source sits behind a [`breaker::Breaker`], so one that is down is asked
+//! once per cool-down rather than on every read. Nothing here
 //! knows of HTTP handlers; [`api`] holds the domain functions the tools and
 //! routes call.
 
 pub mod api;
+pub mod breaker;
 pub mod coinbase;
 pub mod json;
 pub mod jupiter;
@@ -41,7 +44,12 @@ pub enum Source {
     Coinbase,
     Jupiter,
     Stablecoin,
+    // Nothing prices the mint. (Plain comments: a doc comment would turn
+    // the variant's schema into a oneOf.)
     None,
+    // A source that prices the mint did not answer, or is not being asked
+    // while its breaker is open: try again later.
+    Unavailable,
 }
 
 impl Source {
@@ -51,6 +59,7 @@ impl Source {
             Source::Jupiter => "jupiter",
             Source::Stablecoin => "stablecoin",
             Source::None => "none",
+            Source::Unavailable => "unavailable",
         }
     }
 }
@@ -116,8 +125,23 @@ pub enum PriceError {
     Status { status: u16, url: String },
     #[error("price source answered an unexpected shape: {0}")]
     Shape(String),
+    #[error("price source {0} is failing; not asked until its cool-down ends")]
+    Open(&'static str),
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
+}
+
+impl PriceError {
+    /// Whether this says the source is down (and counts towards opening
+    /// its breaker). A 4xx other than 408 and 429 is a request the source
+    /// refused, which asking again would not change; it does not count.
+    fn is_outage(&self) -> bool {
+        match self {
+            PriceError::Http(_) | PriceError::Shape(_) => true,
+            PriceError::Status { status, .. } => *status >= 500 || *status == 408 || *status == 429,
+            PriceError::Open(_) | PriceError::Store(_) => false,
+        }
+    }
 }
 
 async fn http_get(
@@ -150,6 +174,9 @@ async fn http_get(
 /// mints it keeps history of, bucket closes over a range.
 pub trait PriceSource: Send + Sync {
     fn name(&self) -> Source;
+    /// Whether it would price `mint` at all (so its failure leaves the mint
+    /// `unavailable` rather than unpriced).
+    fn covers(&self, mint: &str) -> bool;
     /// Current prices; a mint it cannot price is absent.
     fn spot<'a>(
         &'a self,
@@ -170,6 +197,10 @@ pub trait PriceSource: Send + Sync {
 impl PriceSource for coinbase::Coinbase {
     fn name(&self) -> Source {
         Source::Coinbase
+    }
+
+    fn covers(&self, mint: &str) -> bool {
+        mint == SOL
     }
 
     fn spot<'a>(
@@ -208,6 +239,11 @@ impl PriceSource for coinbase::Coinbase {
 impl PriceSource for jupiter::Jupiter {
     fn name(&self) -> Source {
         Source::Jupiter
+    }
+
+    fn covers(&self, _mint: &str) -> bool {
+        // Any SPL token, and SOL as wrapped SOL.
+        true
     }
 
     fn spot<'a>(
@@ -256,6 +292,10 @@ pub struct Stablecoins(pub HashSet<String>);
 impl PriceSource for Stablecoins {
     fn name(&self) -> Source {
         Source::Stablecoin
+    }
+
+    fn covers(&self, mint: &str) -> bool {
+        self.0.contains(mint)
     }
 
     fn spot<'a>(
@@ -316,7 +356,7 @@ pub struct Prices(Arc<Inner>);
 
 struct Inner {
     /// In order of preference: stablecoins, Coinbase, Jupiter.
-    sources: Vec<Arc<dyn PriceSource>>,
+    sources: Vec<Arc<Guarded>>,
     stablecoins: HashSet<String>,
     spot_ttl_ms: i64,
     backfill_threshold: u64,
@@ -349,6 +389,11 @@ impl Prices {
             stablecoins,
             i64::try_from(config.spot_ttl_secs.saturating_mul(1000)).unwrap_or(i64::MAX),
             config.backfill_threshold_buckets,
+            BreakerSettings {
+                failures: config.breaker_failures,
+                cool_down_ms: i64::try_from(config.breaker_cooldown_secs.saturating_mul(1000))
+                    .unwrap_or(i64::MAX),
+            },
         ))
     }
 
@@ -358,9 +403,18 @@ impl Prices {
         stablecoins: HashSet<String>,
         spot_ttl_ms: i64,
         backfill_threshold: u64,
+        breakers: BreakerSettings,
     ) -> Self {
         Self(Arc::new(Inner {
-            sources,
+            sources: sources
+                .into_iter()
+                .map(|source| {
+                    Arc::new(Guarded {
+                        source,
+                        breaker: breaker::Breaker::new(breakers.failures, breakers.cool_down_ms),
+                    })
+                })
+                .collect(),
             stablecoins,
             spot_ttl_ms,
             backfill_threshold,
@@ -382,14 +436,25 @@ impl Prices {
     }
 
     /// The source that keeps a history of `mint`, if any.
-    pub fn history_source(&self, mint: &str) -> Option<Arc<dyn PriceSource>> {
+    pub fn history_source(&self, mint: &str) -> Option<HistorySource> {
         let mint = Self::canonical(mint);
-        self.0.sources.iter().find(|s| s.has_history(mint)).cloned()
+        self.0
+            .sources
+            .iter()
+            .find(|s| s.source.has_history(mint))
+            .cloned()
+            .map(HistorySource)
     }
 
     /// Current prices of `mints` (canonical names), from the cache when
     /// fresh. A source that fails is logged and its mints left unpriced.
     pub async fn spot(&self, mints: &[String], now: UnixMillis) -> HashMap<String, Spot> {
+        self.spot_checked(mints, now).await.found
+    }
+
+    /// [`Prices::spot`], also saying which unpriced mints a source would
+    /// have priced had it answered.
+    pub async fn spot_checked(&self, mints: &[String], now: UnixMillis) -> SpotAnswer {
         let mut out = HashMap::new();
         let mut wanted: Vec<String> = Vec::new();
         if let Ok(cache) = self.0.cache.lock() {
@@ -406,11 +471,13 @@ impl Prices {
         }
         wanted.sort();
         wanted.dedup();
-        for source in &self.0.sources {
+        let mut unavailable = HashSet::new();
+        for guarded in &self.0.sources {
             if wanted.is_empty() {
                 break;
             }
-            match source.spot(&wanted).await {
+            let source = &guarded.source;
+            match guarded.call(now, source.spot(&wanted)).await {
                 Ok(found) => {
                     wanted.retain(|m| !found.contains_key(m));
                     if let Ok(mut cache) = self.0.cache.lock() {
@@ -421,10 +488,97 @@ impl Prices {
                     out.extend(found);
                 }
                 Err(err) => {
-                    tracing::warn!(source = source.name().as_str(), error = %err, "spot price failed");
+                    if !matches!(err, PriceError::Open(_)) {
+                        tracing::warn!(source = source.name().as_str(), error = %err, "spot price failed");
+                    }
+                    unavailable.extend(wanted.iter().filter(|m| source.covers(m)).cloned());
                 }
             }
         }
-        out
+        unavailable.retain(|m| !out.contains_key(m));
+        SpotAnswer {
+            found: out,
+            unavailable,
+        }
+    }
+}
+
+/// What [`Prices::spot_checked`] found.
+#[derive(Debug, Default)]
+pub struct SpotAnswer {
+    pub found: HashMap<String, Spot>,
+    /// Unpriced mints a failed source covers: `unavailable`, not `none`.
+    pub unavailable: HashSet<String>,
+}
+
+/// When a source's breaker opens and for how long (`prices.breaker_*`).
+#[derive(Clone, Copy, Debug)]
+pub struct BreakerSettings {
+    /// Consecutive failures that open it.
+    pub failures: u32,
+    pub cool_down_ms: i64,
+}
+
+/// A source and its breaker: every call to the source goes through
+/// [`Guarded::call`].
+struct Guarded {
+    source: Arc<dyn PriceSource>,
+    breaker: breaker::Breaker,
+}
+
+impl Guarded {
+    /// Run `call` unless the breaker is open, and tell the breaker how it
+    /// went.
+    async fn call<T>(
+        &self,
+        now: UnixMillis,
+        call: impl std::future::Future<Output = Result<T, PriceError>>,
+    ) -> Result<T, PriceError> {
+        if !self.breaker.admit(now) {
+            return Err(PriceError::Open(self.source.name().as_str()));
+        }
+        let result = call.await;
+        match &result {
+            Ok(_) => self.breaker.succeeded(),
+            Err(err) if err.is_outage() => {
+                self.breaker.failed(now);
+                if self.breaker.is_open(now) {
+                    tracing::warn!(
+                        source = self.source.name().as_str(),
+                        "price source failing: not asked until its cool-down ends"
+                    );
+                }
+            }
+            Err(_) => {}
+        }
+        result
+    }
+}
+
+/// The source of a mint's history, behind its breaker. Cheap to clone.
+#[derive(Clone)]
+pub struct HistorySource(Arc<Guarded>);
+
+impl HistorySource {
+    pub fn name(&self) -> Source {
+        self.0.source.name()
+    }
+
+    /// Whether its breaker is open at `now` (calls would fail at once).
+    pub fn is_open(&self, now: UnixMillis) -> bool {
+        self.0.breaker.is_open(now)
+    }
+
+    /// Closes of the buckets starting in `[from, to)`, oldest first.
+    pub async fn candles(
+        &self,
+        mint: &str,
+        granularity: Granularity,
+        (from, to): (i64, i64),
+        now: UnixMillis,
+    ) -> Result<Vec<Candle>, PriceError> {
+        self.0
+            .call(now, self.0.source.candles(mint, granularity, from, to))
+            .await
     }
 }

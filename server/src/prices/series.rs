@@ -1,6 +1,12 @@
 //! Stored price series: which buckets are missing, filling them, and the
 //! backfill job that fills a large gap in the background.
 //!
+//! A series has one backfill job, ever: the row is keyed by the series and
+//! re-queued when a later read finds a gap again (after it completed, or
+//! after it failed), so a source that keeps failing cannot pile jobs up.
+//! While the source's breaker is open nothing is queued: the read is
+//! answered `unavailable` as an inline fetch would be.
+//!
 //! Only closed buckets are stored (a bucket whose end is still in the
 //! future would change). A range asked of the source is recorded whether or
 //! not every bucket in it had a candle, so a bucket is fetched once.
@@ -130,6 +136,11 @@ pub async fn ensure(
         if !allow_job {
             return Ok(Filled::Complete);
         }
+        // The job would fail at its first request; queueing it would only
+        // wake a worker to fail it.
+        if source.is_open(now) {
+            return Err(PriceError::Open(source.name().as_str()));
+        }
         let spec = BackfillSpec {
             mint: mint.to_owned(),
             granularity: granularity.as_str().to_owned(),
@@ -137,8 +148,8 @@ pub async fn ensure(
             to,
         };
         let id = ids::new_id("job_", now);
-        let job = store
-            .create_backfill_job(
+        let (job, queued) = store
+            .queue_backfill_job(
                 &id,
                 &series_key(mint, granularity),
                 granularity.as_str(),
@@ -146,13 +157,13 @@ pub async fn ensure(
                 now,
             )
             .await?;
-        if job.id == id {
+        if queued {
             tracing::info!(job = %job.id, mint, granularity = granularity.as_str(), buckets, "price backfill queued");
         }
         return Ok(Filled::Backfilling(job.id));
     }
     for (a, b) in missing {
-        let candles = source.candles(mint, granularity, a, b).await?;
+        let candles = source.candles(mint, granularity, (a, b), now).await?;
         let points: Vec<(i64, String)> = candles
             .iter()
             .map(|c| (c.start, c.close.normalize().to_string()))
@@ -203,7 +214,9 @@ pub async fn run_backfill(
         let mut start = a;
         while start < b {
             let end = (start + chunk).min(b);
-            let candles = source.candles(&spec.mint, granularity, start, end).await?;
+            let candles = source
+                .candles(&spec.mint, granularity, (start, end), now())
+                .await?;
             let points: Vec<(i64, String)> = candles
                 .iter()
                 .map(|c| (c.start, c.close.normalize().to_string()))

@@ -43,7 +43,7 @@ pub struct JobRecord {
     pub source_index: i32,
 }
 
-const COLUMNS: &str = "id, kind, address, scope, quote_id, status, phase, lease_owner, lease_until, \
+pub(super) const COLUMNS: &str = "id, kind, address, scope, quote_id, status, phase, lease_owner, lease_until, \
     attempts, resume_before, stop_at, signatures_listed, transactions_fetched, transactions_missing, \
     legs_written, rpc_calls, rpc_credits, error, created_at, updated_at, finished_at, sources, \
     source_index";

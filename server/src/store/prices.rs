@@ -119,38 +119,66 @@ impl Store {
         .await?))
     }
 
-    /// Queue a price backfill for one series, unless one is running for it
-    /// (the key is the job's address, so the one-running-job-per-address
-    /// index keeps a series to one backfill). Returns the running job.
-    pub async fn create_backfill_job(
+    /// Queue the backfill of one series. A series has one backfill row
+    /// (the key is the job's address; see the backfill-per-series
+    /// migration): the first read inserts it, a later one re-queues it with
+    /// the new range once it has ended (completed or failed), and while it
+    /// runs it is left alone. Returns the series' job and whether this call
+    /// queued it.
+    pub async fn queue_backfill_job(
         &self,
         id: &str,
         series_key: &str,
         granularity: &str,
         spec: &str,
         now: UnixMillis,
-    ) -> Result<JobRecord, StoreError> {
-        on_pool!(&self.pool, |pool| {
+    ) -> Result<(JobRecord, bool), StoreError> {
+        let queued = on_pool!(&self.pool, |pool| {
             sqlx::query(
-            "INSERT INTO jobs (id, kind, address, scope, quote_id, status, phase, sources, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, 'running', 'queued', $6, $7, $7) ON CONFLICT DO NOTHING"
-        )
-        .bind(id)
-        .bind(BACKFILL_KIND)
-        .bind(series_key)
-        .bind(granularity)
-        .bind(BACKFILL_QUOTE)
-        .bind(spec)
-        .bind(now)
-        .execute(pool)
-        .await
-        .map(|_| ())?
+                "INSERT INTO jobs (id, kind, address, scope, quote_id, status, phase, sources, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, 'running', 'queued', $6, $7, $7) \
+                 ON CONFLICT (address) WHERE kind = 'price_backfill' DO UPDATE SET \
+                 status = 'running', phase = 'queued', scope = excluded.scope, sources = excluded.sources, \
+                 lease_owner = NULL, lease_until = NULL, attempts = 0, resume_before = NULL, \
+                 signatures_listed = 0, transactions_fetched = 0, transactions_missing = 0, \
+                 legs_written = 0, rpc_calls = 0, rpc_credits = 0, error = NULL, finished_at = NULL, \
+                 source_index = 0, created_at = excluded.created_at, updated_at = excluded.updated_at \
+                 WHERE jobs.status <> 'running'",
+            )
+            .bind(id)
+            .bind(BACKFILL_KIND)
+            .bind(series_key)
+            .bind(granularity)
+            .bind(BACKFILL_QUOTE)
+            .bind(spec)
+            .bind(now)
+            .execute(pool)
+            .await?
+            .rows_affected()
         });
-        match self.running_job_for(series_key).await? {
-            Some(job) => Ok(job),
-            // It ended between the insert and the read: this one was it.
-            None => self.job(id).await?.ok_or(StoreError::Vanished),
-        }
+        let sql = format!(
+            "SELECT {} FROM jobs WHERE address = $1 AND kind = $2",
+            super::jobs::COLUMNS
+        );
+        let job: JobRecord = on_pool!(&self.pool, |pool| sqlx::query_as(&sql)
+            .bind(series_key)
+            .bind(BACKFILL_KIND)
+            .fetch_optional(pool)
+            .await?)
+        .ok_or(StoreError::Vanished)?;
+        Ok((job, queued == 1))
+    }
+
+    /// Every price backfill job, oldest first (one per series).
+    pub async fn backfill_jobs(&self) -> Result<Vec<JobRecord>, StoreError> {
+        let sql = format!(
+            "SELECT {} FROM jobs WHERE kind = $1 ORDER BY created_at, id",
+            super::jobs::COLUMNS
+        );
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(&sql)
+            .bind(BACKFILL_KIND)
+            .fetch_all(pool)
+            .await?))
     }
 
     /// Every leg of a wallet, oldest first (block time, then signature and

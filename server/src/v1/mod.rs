@@ -76,8 +76,11 @@ pub fn openapi_json(public_url: &str) -> Value {
         (status = 401, description = "Unknown or revoked bearer", body = ErrorBody),
     ),
 )]
-pub async fn ping(Caller(principal, _): Caller) -> Json<PingResult> {
-    Json(auth::ping(&principal))
+pub async fn ping(State(state): State<AppState>, Caller(principal, _): Caller) -> Json<PingResult> {
+    Json(auth::ping(
+        &principal,
+        crate::discovery::payments_view(&state),
+    ))
 }
 
 /// Price a scan (or a cached read) of a wallet: the REST twin of `quote_wallet`.

@@ -341,3 +341,34 @@ async fn a_scan_killed_with_sigkill_resumes_on_restart_without_duplicates() {
     sigterm(&second);
     assert!(wait_exit(&mut second).success());
 }
+
+#[test]
+fn logs_written_to_a_file_carry_no_colour_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let port = free_port();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let mut child = Command::new(BIN)
+        .current_dir(dir.path())
+        .env_clear()
+        .env("LEDGER_LISTEN", addr.to_string())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .arg("serve")
+        .spawn()
+        .unwrap();
+    wait_healthy(addr);
+    sigterm(&child);
+    assert!(wait_exit(&mut child).success());
+    let text = std::fs::read(&log).unwrap();
+    assert!(
+        text.windows(4).any(|w| w == b"INFO"),
+        "the server logged: {}",
+        String::from_utf8_lossy(&text)
+    );
+    assert!(
+        !text.contains(&0x1b),
+        "no ANSI escape in a log file: {:?}",
+        String::from_utf8_lossy(&text)
+    );
+}

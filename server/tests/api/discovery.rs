@@ -93,3 +93,88 @@ async fn protected_resource_metadata_snapshot() {
     insta::assert_json_snapshot!("oauth_protected_resource", doc);
     app.stop().await;
 }
+
+/// What ping (text and structuredContent), llms.txt and the initialize
+/// instructions say about payments on `app`.
+async fn payment_words(app: &TestApp) -> (String, Value, String, String) {
+    let ping = app.call_tool("ping", serde_json::json!({})).await;
+    assert_eq!(ping["isError"], false, "{ping}");
+    let text = ping["content"][0]["text"].as_str().unwrap().to_owned();
+    let llms = app
+        .client
+        .get(app.url("/llms.txt"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let (_, init) = app.initialize("2025-06-18").await;
+    let instructions = init["instructions"].as_str().unwrap().to_owned();
+    (
+        text,
+        ping["structuredContent"]["payments"].clone(),
+        llms,
+        instructions,
+    )
+}
+
+#[tokio::test]
+async fn ping_llms_txt_and_instructions_say_payments_are_off() {
+    let app = spawn_public().await;
+    let (ping, payments, llms, instructions) = payment_words(&app).await;
+    assert_eq!(
+        ping,
+        "ok: connected anonymously (no bearer token); payments are off on this server: paid \
+         tools answer without charge."
+    );
+    assert_eq!(payments, serde_json::json!({"mode": "off"}));
+    assert!(
+        llms.contains(
+            "Payments: payments are off on this server: paid tools answer without charge."
+        ),
+        "{llms}"
+    );
+    assert!(
+        instructions.contains("Payments are off on this server")
+            && !instructions.contains("x402 challenge"),
+        "{instructions}"
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn ping_llms_txt_and_instructions_say_paid_tools_are_challenged_under_x402() {
+    let paid = crate::payments::paid_app(|_| {}).await;
+    let (ping, payments, llms, instructions) = payment_words(&paid.app).await;
+    let network = paid.app.state.config().x402.network.clone();
+    let challenged = format!("paid tools answer with an x402 challenge (USDC on {network})");
+    assert!(ping.ends_with(&format!("{challenged}.")), "{ping}");
+    assert_eq!(
+        payments,
+        serde_json::json!({"mode": "x402", "network": network})
+    );
+    assert!(llms.contains(&format!("Payments: {challenged}.")), "{llms}");
+    assert!(
+        instructions.contains("Paid tools answer payment_required with an x402 challenge"),
+        "{instructions}"
+    );
+    paid.app.stop().await;
+}
+
+#[tokio::test]
+async fn ping_llms_txt_and_instructions_say_when_payments_cannot_be_taken() {
+    let paid = crate::payments::paid_app(|c| c.x402.treasury = None).await;
+    let (ping, payments, llms, instructions) = payment_words(&paid.app).await;
+    assert!(ping.contains("payments_not_configured"), "{ping}");
+    assert_eq!(payments["mode"], "payments_not_configured");
+    assert!(
+        llms.contains("Payments: payments are on but not configured"),
+        "{llms}"
+    );
+    assert!(
+        instructions.contains("payments_not_configured") && instructions.contains("cannot be paid"),
+        "{instructions}"
+    );
+    paid.app.stop().await;
+}

@@ -557,7 +557,7 @@ async fn ping_answers_ok_and_the_anonymous_principal() {
     assert_eq!(result["isError"], false);
     assert_eq!(
         result["structuredContent"],
-        json!({"ok": true, "principal": {"kind": "anonymous"}})
+        json!({"ok": true, "principal": {"kind": "anonymous"}, "payments": {"mode": "off"}})
     );
     let text = result["content"][0]["text"].as_str().unwrap();
     assert!(!text.contains('\n'), "one line: {text}");

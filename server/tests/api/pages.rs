@@ -92,3 +92,84 @@ async fn asset_paths_cannot_escape() {
     }
     app.stop().await;
 }
+
+#[tokio::test]
+async fn claude_desktop_runs_mcp_remote_without_an_install_prompt() {
+    let app = spawn_app().await;
+    let (_, html) = page(&app, "/").await;
+    // Inside the JSON snippet, HTML-escaped: "-y" comes before "mcp-remote".
+    let desktop = &html[html.find("id=\"claude-desktop\"").unwrap()..];
+    let args = &desktop[desktop.find("args").unwrap()..];
+    let yes = args.find("-y").expect("npx -y");
+    let remote = args.find("mcp-remote").unwrap();
+    assert!(yes < remote, "npx -y mcp-remote: {args:.300}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_version_sits_in_the_footer_only() {
+    let app = spawn_app().await;
+    let (_, html) = page(&app, "/").await;
+    let version = env!("CARGO_PKG_VERSION");
+    let main = &html[html.find("<main").unwrap()..html.find("</main>").unwrap()];
+    assert!(
+        !main.contains(&format!("Ledger {version}")),
+        "no stray version above the footer"
+    );
+    let footer = &html[html.find("<footer").unwrap()..];
+    assert!(footer.contains(version), "{footer:.400}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn tools_page_groups_tools_free_paid_account_with_prices() {
+    let app = spawn_app().await;
+    let (_, html) = page(&app, "/tools").await;
+    let free = html.find("id=\"group-free\"").expect("a free group");
+    let paid = html.find("id=\"group-paid\"").expect("a paid group");
+    assert!(free < paid, "free tools first");
+    let at = |name: &str| {
+        html.find(&format!("id=\"tool-{name}\""))
+            .unwrap_or_else(|| panic!("{name}"))
+    };
+    for tool in app.state.registry().iter() {
+        let position = at(tool.meta.name);
+        if tool.meta.tier.is_paid() {
+            assert!(position > paid, "{} is under paid", tool.meta.name);
+        } else {
+            assert!(
+                position > free && position < paid,
+                "{} is under free",
+                tool.meta.name
+            );
+        }
+    }
+    // As a user meets them: ping, then a quote, then the scan and its reads.
+    assert!(at("ping") < at("quote_wallet"));
+    assert!(at("scan_wallet") < at("get_ledger"));
+    // Each card says its price, from the tier table quotes use.
+    let card = |name: &str| {
+        let start = at(name);
+        let end = html[start..].find("</article>").unwrap() + start;
+        html[start..end].to_owned()
+    };
+    assert!(
+        card("ping").contains("Price: </strong>Free"),
+        "{}",
+        card("ping")
+    );
+    assert!(
+        card("get_ledger").contains("$0.02 per wallet"),
+        "{}",
+        card("get_ledger")
+    );
+    let scan = card("scan_wallet");
+    for price in [
+        "preview $0.05",
+        "small $0.25 up to 1,000 signatures",
+        "whale $20.00 above",
+    ] {
+        assert!(scan.contains(price), "{price}: {scan}");
+    }
+    app.stop().await;
+}

@@ -256,3 +256,110 @@ async fn stablecoins_are_flat_and_other_mints_not_found() {
     tokio::time::sleep(Duration::from_millis(1)).await;
     app.stop().await;
 }
+
+/// The default `prices.breaker_failures`.
+const BREAKER_FAILURES: usize = 3;
+
+#[tokio::test]
+async fn failing_sources_are_asked_once_per_cool_down_and_their_mints_are_unavailable() {
+    let clock = ManualClock::new(NOW_MS);
+    let (app, standin) = priced_app(clock.clone()).await;
+    let c = &standin.counters;
+    c.failing.store(true, Ordering::SeqCst);
+    let unknown = "11111111111111111111111111111112";
+    let args = json!({"mints": ["sol", USDC, unknown]});
+    let mut last = Value::Null;
+    for _ in 0..10 {
+        last = ok_prices(&app.call_tool("get_prices", args.clone()).await);
+        let sources: Vec<&str> = last["prices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["source"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            sources,
+            vec!["unavailable", "stablecoin", "unavailable"],
+            "a failed source is not `none` (nothing prices the mint): {last}"
+        );
+    }
+    assert!(last["prices"][0]["usd"].is_null());
+    insta::assert_json_snapshot!("get_prices_unavailable", last, {".prices[].at" => "[at]"});
+    // Ten calls, two sources: without a breaker twenty requests.
+    assert_eq!(c.spot.load(Ordering::SeqCst), BREAKER_FAILURES, "Coinbase");
+    assert_eq!(
+        c.jupiter.load(Ordering::SeqCst),
+        BREAKER_FAILURES,
+        "Jupiter"
+    );
+    assert_eq!(c.stats.load(Ordering::SeqCst), 0);
+
+    // After the cool-down one probe goes to each; it fails, so the next
+    // call asks nobody.
+    clock.advance_ms(60_000);
+    for _ in 0..3 {
+        let _ = app.call_tool("get_prices", args.clone()).await;
+    }
+    assert_eq!(c.spot.load(Ordering::SeqCst), BREAKER_FAILURES + 1);
+    assert_eq!(c.jupiter.load(Ordering::SeqCst), BREAKER_FAILURES + 1);
+
+    // The sources are back: the next probe succeeds and closes the breaker.
+    c.failing.store(false, Ordering::SeqCst);
+    clock.advance_ms(60_000);
+    let body = ok_prices(&app.call_tool("get_prices", args.clone()).await);
+    assert_eq!(body["prices"][0]["source"], "coinbase", "{body}");
+    assert_eq!(body["prices"][2]["source"], "none", "{body}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn long_reads_with_sources_down_keep_one_backfill_job() {
+    let clock = ManualClock::new(NOW_MS);
+    let (app, standin) = priced_app(clock.clone()).await;
+    let c = &standin.counters;
+    c.failing.store(true, Ordering::SeqCst);
+    let args = json!({"granularity": "1h", "from": "2026-07-01", "to": "2026-08-31"});
+    let mut job_ids = std::collections::BTreeSet::new();
+    let mut unavailable = 0;
+    for _ in 0..10 {
+        let read = app.call_tool("get_price_history", args.clone()).await;
+        let body = &read["structuredContent"];
+        if read["isError"] == true {
+            assert_eq!(body["code"], "unavailable", "{read}");
+            unavailable += 1;
+            continue;
+        }
+        assert_eq!(body["complete"], false, "{body}");
+        let job_id = body["backfill_job_id"].as_str().unwrap().to_owned();
+        // Let the worker fail it before the next read.
+        let job = wait_done(&app, &job_id).await;
+        assert_eq!(job["status"], "failed", "{job}");
+        job_ids.insert(job_id);
+    }
+    let jobs = app.state.store().backfill_jobs().await.unwrap();
+    assert_eq!(jobs.len(), 1, "one backfill job per series: {jobs:?}");
+    assert_eq!(job_ids.len(), 1, "every read named the same job");
+    assert_eq!(
+        unavailable,
+        10 - BREAKER_FAILURES,
+        "once the breaker opened, reads say unavailable and queue nothing"
+    );
+    assert_eq!(c.candles.load(Ordering::SeqCst), BREAKER_FAILURES);
+
+    // The source is back: after the cool-down the next read re-queues the
+    // same job, and it fills the series.
+    c.failing.store(false, Ordering::SeqCst);
+    clock.advance_ms(60_000);
+    let read = app.call_tool("get_price_history", args.clone()).await;
+    let job_id = read["structuredContent"]["backfill_job_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{read}"))
+        .to_owned();
+    assert!(job_ids.contains(&job_id));
+    let job = wait_done(&app, &job_id).await;
+    assert_eq!(job["status"], "completed", "{job}");
+    assert_eq!(app.state.store().backfill_jobs().await.unwrap().len(), 1);
+    let done = app.call_tool("get_price_history", args).await;
+    assert_eq!(done["structuredContent"]["complete"], true, "{done}");
+    app.stop().await;
+}

@@ -228,3 +228,38 @@ async fn an_rpc_outage_is_unavailable_not_internal() {
     );
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_read_quote_says_it_is_paid_on_the_read_not_by_scan_wallet() {
+    let (app, _s) = app_with_history(10).await;
+    let read = app
+        .call_tool("quote_wallet", json!({"address": WALLET, "scope": "read"}))
+        .await;
+    assert_eq!(read["isError"], false, "{read}");
+    let id = read["structuredContent"]["quote_id"].as_str().unwrap();
+    let text = read["content"][0]["text"].as_str().unwrap();
+    assert!(
+        !text.contains("scan_wallet"),
+        "scan_wallet refuses a read quote: {text}"
+    );
+    assert!(
+        text.contains("cached read")
+            && text.contains(&format!("call get_ledger (or get_positions, get_value_history, get_flows, get_report) for this wallet with quote_id={id}")),
+        "{text}"
+    );
+    // What the text used to send the caller to is indeed refused.
+    let refused = app.call_tool("scan_wallet", json!({"quote_id": id})).await;
+    assert_eq!(refused["structuredContent"]["code"], "invalid_params");
+
+    let full = app
+        .call_tool("quote_wallet", json!({"address": WALLET}))
+        .await;
+    let full_id = full["structuredContent"]["quote_id"].as_str().unwrap();
+    let text = full["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("a full scan of")
+            && text.ends_with(&format!("Start it with scan_wallet quote_id={full_id}.")),
+        "{text}"
+    );
+    app.stop().await;
+}

@@ -13,7 +13,7 @@ use std::{
     net::SocketAddr,
     sync::{
         Arc, Mutex,
-        atomic::{AtomicUsize, Ordering},
+        atomic::{AtomicBool, AtomicUsize, Ordering},
     },
 };
 
@@ -42,6 +42,27 @@ pub struct Counters {
     pub jupiter_keys: Mutex<Vec<Option<String>>>,
     /// (granularity, start, end) of every candles request.
     pub candle_requests: Mutex<Vec<(i64, i64, i64)>>,
+    /// When set, every API answers HTTP 503 (after counting the request),
+    /// as Coinbase and Jupiter do during an outage.
+    pub failing: AtomicBool,
+}
+
+impl Counters {
+    /// Requests received by every API together.
+    pub fn total(&self) -> usize {
+        self.spot.load(Ordering::SeqCst)
+            + self.stats.load(Ordering::SeqCst)
+            + self.candles.load(Ordering::SeqCst)
+            + self.jupiter.load(Ordering::SeqCst)
+    }
+}
+
+fn outage() -> Response {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        json(r#"{"message":"service unavailable"}"#.to_owned()),
+    )
+        .into_response()
 }
 
 pub struct PriceStandIn {
@@ -88,6 +109,9 @@ fn json(body: String) -> Response {
 
 async fn spot(State(c): State<Arc<Counters>>) -> Response {
     c.spot.fetch_add(1, Ordering::SeqCst);
+    if c.failing.load(Ordering::SeqCst) {
+        return outage();
+    }
     json(format!(
         r#"{{"data":{{"amount":"{SPOT}","base":"SOL","currency":"USD"}}}}"#
     ))
@@ -95,6 +119,9 @@ async fn spot(State(c): State<Arc<Counters>>) -> Response {
 
 async fn stats(State(c): State<Arc<Counters>>) -> Response {
     c.stats.fetch_add(1, Ordering::SeqCst);
+    if c.failing.load(Ordering::SeqCst) {
+        return outage();
+    }
     json(format!(
         r#"{{"open":"{OPEN_24H}","high":"145.10","low":"138.92","last":"{SPOT}","volume":"1830221.47","volume_30day":"61203311.02"}}"#
     ))
@@ -113,6 +140,9 @@ async fn candles(
     Query(q): Query<HashMap<String, String>>,
 ) -> Response {
     c.candles.fetch_add(1, Ordering::SeqCst);
+    if c.failing.load(Ordering::SeqCst) {
+        return outage();
+    }
     let step: i64 = q
         .get("granularity")
         .and_then(|g| g.parse().ok())
@@ -172,6 +202,9 @@ async fn jupiter(
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned),
     );
+    if c.failing.load(Ordering::SeqCst) {
+        return outage();
+    }
     let ids = q.get("ids").cloned().unwrap_or_default();
     let mut entries = Vec::new();
     for id in ids.split(',') {
