@@ -300,14 +300,15 @@ pub fn describe(state: &AppState) -> Value {
 }
 
 /// `DELETE /mcp`: end the session named by `Mcp-Session-Id`.
-pub async fn delete(
-    State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-) -> Response {
+///
+/// Ending a session is not charged to the anonymous budget: clients send
+/// it as they close (the Python SDK after its last call), and a refused
+/// DELETE only leaves a session to expire and the user a warning.
+pub async fn delete(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let run = async {
         crate::http::check_browser(&state, &headers).map_err(IntoResponse::into_response)?;
-        let principal = admit(&state, peer, &headers).await?;
+        let principal = crate::http::resolve(&headers)
+            .map_err(|err| crate::http::unauthenticated(&state, err))?;
         let Some(id) = session_header(&headers)? else {
             return Err(AppError::invalid_params(
                 "DELETE needs the Mcp-Session-Id of the session to end",

@@ -331,3 +331,31 @@ async fn delete_is_refused_cross_site_too() {
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
     app.stop().await;
 }
+
+#[tokio::test]
+async fn ending_a_session_is_not_charged_to_the_anonymous_budget() {
+    let (app, _clock) = limited_app().await;
+    let (session, _) = app.initialize("2025-06-18").await;
+    for _ in 0..5 {
+        let response = app
+            .post_mcp(
+                &json!({"jsonrpc":"2.0","id":1,"method":"ping"}),
+                &[("mcp-session-id", session.as_str())],
+            )
+            .await;
+        assert_eq!(response.status(), StatusCode::OK);
+    }
+    let spent = app
+        .post_mcp(&json!({"jsonrpc":"2.0","id":1,"method":"ping"}), &[])
+        .await;
+    assert_eq!(spent.status(), StatusCode::TOO_MANY_REQUESTS);
+    let ended = app
+        .client
+        .delete(app.url("/mcp"))
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ended.status(), StatusCode::NO_CONTENT);
+    app.stop().await;
+}
