@@ -13,11 +13,13 @@
 //! * [`dispatch`]: the methods, for legacy (initialize-era) and 2026-07-28
 //!   requests.
 //! * [`registry`] and [`tools`]: the tool registry and the tools.
+//! * [`schema`]: portable tool schemas and the argument check.
 //! * [`transport`]: the axum handlers (POST, GET, DELETE).
 
 pub mod dispatch;
 pub mod jsonrpc;
 pub mod registry;
+pub mod schema;
 pub mod tools;
 pub mod transport;
 pub mod version;
