@@ -49,9 +49,10 @@ schema_type!(
     /// A mint filter: "sol" for native SOL, else a token mint.
     Mint,
     json_schema!({
-        "type": "string",
-        "title": "\"sol\" or a base58 mint",
-        "pattern": format!("^(sol|{BASE58_KEY})$"),
+        "anyOf": [
+            {"type": "string", "enum": ["sol"]},
+            {"type": "string", "title": "a base58 mint", "pattern": format!("^{BASE58_KEY}$")},
+        ],
     })
 );
 
@@ -59,9 +60,10 @@ schema_type!(
     /// A priced mint: "sol" or empty for native SOL, else a token mint.
     MintOrSol,
     json_schema!({
-        "type": "string",
-        "title": "\"sol\", empty, or a base58 mint",
-        "pattern": format!("^(sol|{BASE58_KEY})?$"),
+        "anyOf": [
+            {"type": "string", "enum": ["sol", ""]},
+            {"type": "string", "title": "a base58 mint", "pattern": format!("^{BASE58_KEY}$")},
+        ],
     })
 );
 

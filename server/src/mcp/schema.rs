@@ -33,6 +33,30 @@ pub fn make_portable(schema: &mut Value, direction: Direction) {
 }
 
 fn walk(obj: &mut Map<String, Value>, direction: Direction) {
+    // A tuple (`[unix seconds, "usd"]`): draft-07 writes `items: [A, B]`,
+    // 2020-12 `prefixItems`, and validators (and OpenAPI tools) read one or
+    // the other, so a tuple is said the way both read: its length, and
+    // each item one of the member types.
+    let tuple = match obj.get("prefixItems").or_else(|| obj.get("items")) {
+        Some(Value::Array(tuple)) => Some(tuple.clone()),
+        _ => None,
+    };
+    if let Some(tuple) = tuple {
+        obj.remove("prefixItems");
+        let mut members: Vec<Value> = Vec::new();
+        for member in tuple {
+            if !members.contains(&member) {
+                members.push(member);
+            }
+        }
+        obj.insert("minItems".to_owned(), json!(members.len().max(1)));
+        obj.insert("maxItems".to_owned(), json!(members.len().max(1)));
+        let items = match <[Value; 1]>::try_from(members) {
+            Ok([one]) => one,
+            Err(many) => json!({"anyOf": many}),
+        };
+        obj.insert("items".to_owned(), items);
+    }
     for key in ["items", "additionalProperties", "not", "contains"] {
         if let Some(Value::Object(sub)) = obj.get_mut(key) {
             walk(sub, direction);
@@ -61,6 +85,7 @@ fn simplify(obj: &mut Map<String, Value>, direction: Direction) {
     if obj.get("default") == Some(&Value::Null) {
         obj.remove("default");
     }
+
     if let Some(Value::String(format)) = obj.get("format").cloned()
         && let Some(bounds) = width_bounds(&format)
     {

@@ -651,7 +651,20 @@ fn complete(doc: &mut Value) {
         let Some(op) = doc["paths"][route.path][&method].as_object_mut() else {
             continue;
         };
-        let schema = rest_schema(tool);
+        let mut schema = rest_schema(tool);
+        mark_keys(&mut schema);
+        if schema["properties"]
+            .as_object()
+            .is_some_and(|p| !p.is_empty())
+        {
+            op["responses"]
+                .as_object_mut()
+                .into_iter()
+                .for_each(|r| {
+                    r.entry("400")
+                        .or_insert_with(|| json!({"description": "A parameter breaks its rule; the message names it"}));
+                });
+        }
         if route.method == "GET" {
             op.insert("parameters".to_owned(), parameters(route.path, &schema));
         } else {
@@ -712,6 +725,26 @@ fn complete(doc: &mut Value) {
             "description": "Optional: an MCP token (lm_…) or an API key (lk_…). Without one a call is anonymous.",
         }
     });
+}
+
+/// Give every base58-key string `format: solana-pubkey`. A pattern can say
+/// which characters and how many, not that they decode to 32 bytes; the
+/// format names that rule for OpenAPI tools (the CI's schemathesis run
+/// generates keys for it). Tool schemas leave it out: MCP clients warn
+/// about formats they do not know.
+fn mark_keys(schema: &mut Value) {
+    match schema {
+        Value::Object(obj) => {
+            if obj.get("pattern").and_then(Value::as_str)
+                == Some(format!("^{}$", crate::params::BASE58_KEY).as_str())
+            {
+                obj.insert("format".to_owned(), json!("solana-pubkey"));
+            }
+            obj.values_mut().for_each(mark_keys);
+        }
+        Value::Array(items) => items.iter_mut().for_each(mark_keys),
+        _ => {}
+    }
 }
 
 /// A GET route's parameters: those in its path, then its query.
