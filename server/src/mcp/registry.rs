@@ -216,23 +216,26 @@ impl ToolDef {
 }
 
 /// Hold `args` to the input schema, then read them into `I`. What the
-/// schema refuses never reaches the tool: a value of the wrong JSON shape
-/// (a string for a number, an object for an enum, a missing or unknown
-/// argument) is a JSON-RPC -32602, as serde cannot read it; a value of the
-/// right shape that breaks a rule (a limit of 0, an unknown operation type)
-/// is the tool's `invalid_params`. Either way the message is the schema's
+/// schema refuses never reaches the tool: arguments of the wrong shape (a
+/// string for a number, an object for an enum, a missing or unknown
+/// argument) or that the typed struct cannot read (an unknown scope) are a
+/// JSON-RPC -32602; a value of the right type that breaks a rule (a limit of
+/// 0, an unknown operation type) is the tool's `invalid_params`. Either way the message is the schema's
 /// rule for that argument, never a Rust type.
 fn read_arguments<I: DeserializeOwned>(
     schema: &Value,
     mut args: Value,
     tool: &str,
 ) -> Result<I, CallError> {
-    let checked = schema::check(schema, &mut args, tool);
+    let checked = schema::refusal(schema, &mut args, tool);
     let read = serde_json::from_value::<I>(args);
     match (checked, read) {
         (Ok(()), Ok(input)) => Ok(input),
-        (Err(rule), Err(_)) => Err(CallError::InvalidArguments(rule)),
-        (Err(rule), Ok(_)) => Err(CallError::Tool(AppError::invalid_params(rule))),
+        (Err(refusal), Err(_)) => Err(CallError::InvalidArguments(refusal.message)),
+        (Err(refusal), Ok(_)) if refusal.shape => {
+            Err(CallError::InvalidArguments(refusal.message))
+        }
+        (Err(refusal), Ok(_)) => Err(CallError::Tool(AppError::invalid_params(refusal.message))),
         (Ok(()), Err(err)) => {
             // The schema admitted what the struct cannot read: a schema bug.
             tracing::error!(tool, error = %err, "arguments admitted by the schema failed to parse");

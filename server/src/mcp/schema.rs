@@ -172,13 +172,31 @@ fn width_bounds(format: &str) -> Option<Option<(Value, Value)>> {
     }))
 }
 
+/// Why arguments were refused: the rule, in words, and whether the refusal
+/// is of their shape (a wrong JSON type, a missing or unknown argument)
+/// rather than of a value of the right type.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub message: String,
+    pub shape: bool,
+}
+
 /// Check a tool's arguments (a JSON object) against its input schema.
 /// Integral numbers such as `10.0` given for an integer are rewritten as
 /// integers, as JSON Schema counts them integers too. The error names the
 /// argument and the rule.
 pub fn check(schema: &Value, args: &mut Value, tool: &str) -> Result<(), String> {
+    refusal(schema, args, tool).map_err(|r| r.message)
+}
+
+/// [`check`], telling a shape refusal from a value refusal.
+pub fn refusal(schema: &Value, args: &mut Value, tool: &str) -> Result<(), Refusal> {
+    let shape = |message: String| Refusal {
+        message,
+        shape: true,
+    };
     let Value::Object(given) = args else {
-        return Err("arguments must be a JSON object".to_owned());
+        return Err(shape("arguments must be a JSON object".to_owned()));
     };
     let properties = schema["properties"].as_object().cloned().unwrap_or_default();
     let mut names: Vec<&String> = given.keys().collect();
@@ -186,30 +204,33 @@ pub fn check(schema: &Value, args: &mut Value, tool: &str) -> Result<(), String>
     for name in names {
         if !properties.contains_key(name) {
             let known: Vec<&str> = properties.keys().map(String::as_str).collect();
-            return Err(if known.is_empty() {
+            return Err(shape(if known.is_empty() {
                 format!("unknown field `{name}`: {tool} takes no arguments")
             } else {
                 format!(
                     "unknown field `{name}`: the arguments of {tool} are {}",
                     known.join(", ")
                 )
-            });
+            }));
         }
     }
     if let Some(required) = schema["required"].as_array() {
         for name in required.iter().filter_map(Value::as_str) {
             if !given.contains_key(name) {
-                return Err(format!(
+                return Err(shape(format!(
                     "{name}: required, must be {}",
                     describe(&properties[name])
-                ));
+                )));
             }
         }
     }
     for (name, value) in given.iter_mut() {
         let rule = &properties[name];
         if !admits(rule, value) {
-            return Err(format!("{name}: must be {}", describe(rule)));
+            return Err(Refusal {
+                message: format!("{name}: must be {}", describe(rule)),
+                shape: !typed(rule, value),
+            });
         }
     }
     Ok(())
@@ -297,6 +318,29 @@ pub fn admits(schema: &Value, value: &mut Value) -> bool {
         }
     }
     true
+}
+
+/// Whether `value` is of the JSON type `schema` names (any branch of an
+/// `anyOf`, each item of an array), whatever the other rules say.
+fn typed(schema: &Value, value: &Value) -> bool {
+    if let Some(branches) = schema["anyOf"].as_array() {
+        return branches.iter().any(|b| typed(b, value));
+    }
+    let items_typed = || {
+        schema
+            .get("items")
+            .is_none_or(|item| value.as_array().is_some_and(|v| v.iter().all(|x| typed(item, x))))
+    };
+    match schema["type"].as_str() {
+        Some("string") => value.is_string(),
+        Some("boolean") => value.is_boolean(),
+        Some("number") => value.is_number(),
+        Some("integer") => value.is_i64() || value.is_u64(),
+        Some("array") => value.is_array() && items_typed(),
+        Some("object") => value.is_object(),
+        Some("null") => value.is_null(),
+        _ => true,
+    }
 }
 
 /// Compare exactly when both sides are integers (u64::MAX is not an f64).
@@ -409,7 +453,7 @@ mod tests {
             (json!({"address": address, "from": "2026-13-01"}), "from: must be an RFC 3339 time (2026-01-31T12:00:00Z) or a date as YYYY-MM-DD"),
             (json!({"address": " x"}), "address: must be a base58 public key"),
             (json!({}), "address: required, must be a base58 public key"),
-            (json!({"address": address, "verbose": true}), "unknown field `verbose`: the arguments of get_ledger are address, limit, min_usd_value, scope, exclude, from"),
+            (json!({"address": address, "verbose": true}), "unknown field `verbose`: the arguments of get_ledger are address, exclude, from, limit, min_usd_value, scope"),
         ] {
             assert_eq!(refusal(args.clone()), message, "{args}");
         }
