@@ -50,7 +50,7 @@ schema_type!(
     Mint,
     json_schema!({
         "anyOf": [
-            {"type": "string", "enum": ["sol"]},
+            {"type": "string", "title": "sol", "pattern": "^[sS][oO][lL]$"},
             {"type": "string", "title": "a base58 mint", "pattern": format!("^{BASE58_KEY}$")},
         ],
     })
@@ -61,7 +61,7 @@ schema_type!(
     MintOrSol,
     json_schema!({
         "anyOf": [
-            {"type": "string", "enum": ["sol", ""]},
+            {"type": "string", "title": "sol or empty", "pattern": "^([sS][oO][lL])?$"},
             {"type": "string", "title": "a base58 mint", "pattern": format!("^{BASE58_KEY}$")},
         ],
     })

@@ -297,9 +297,7 @@ pub async fn get_ledger(
     };
     // Values come from the price series, not the table, so a USD floor is
     // applied here: read batches until a page's worth clears it.
-    let floor = args
-        .min_usd_value
-        .map(crate::params::MinUsd::decimal);
+    let floor = args.min_usd_value.map(crate::params::MinUsd::decimal);
     let mut rows: Vec<(LegRow, Option<rust_decimal::Decimal>)> = Vec::new();
     loop {
         let batch = state.store().ledger_page(&query).await?;

@@ -232,9 +232,7 @@ fn read_arguments<I: DeserializeOwned>(
     match (checked, read) {
         (Ok(()), Ok(input)) => Ok(input),
         (Err(refusal), Err(_)) => Err(CallError::InvalidArguments(refusal.message)),
-        (Err(refusal), Ok(_)) if refusal.shape => {
-            Err(CallError::InvalidArguments(refusal.message))
-        }
+        (Err(refusal), Ok(_)) if refusal.shape => Err(CallError::InvalidArguments(refusal.message)),
         (Err(refusal), Ok(_)) => Err(CallError::Tool(AppError::invalid_params(refusal.message))),
         (Ok(()), Err(err)) => {
             // The schema admitted what the struct cannot read: a schema bug.

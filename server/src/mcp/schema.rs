@@ -100,7 +100,9 @@ fn simplify(obj: &mut Map<String, Value>, direction: Direction) {
     // A documented enum: oneOf [{const, type: string, description}, ..].
     if let Some(Value::Array(variants)) = obj.get("oneOf")
         && !variants.is_empty()
-        && variants.iter().all(|v| v.get("const").is_some_and(Value::is_string))
+        && variants
+            .iter()
+            .all(|v| v.get("const").is_some_and(Value::is_string))
     {
         let values: Vec<Value> = variants.iter().map(|v| v["const"].clone()).collect();
         obj.remove("oneOf");
@@ -198,7 +200,10 @@ pub fn refusal(schema: &Value, args: &mut Value, tool: &str) -> Result<(), Refus
     let Value::Object(given) = args else {
         return Err(shape("arguments must be a JSON object".to_owned()));
     };
-    let properties = schema["properties"].as_object().cloned().unwrap_or_default();
+    let properties = schema["properties"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
     let mut names: Vec<&String> = given.keys().collect();
     names.sort();
     for name in names {
@@ -327,9 +332,11 @@ fn typed(schema: &Value, value: &Value) -> bool {
         return branches.iter().any(|b| typed(b, value));
     }
     let items_typed = || {
-        schema
-            .get("items")
-            .is_none_or(|item| value.as_array().is_some_and(|v| v.iter().all(|x| typed(item, x))))
+        schema.get("items").is_none_or(|item| {
+            value
+                .as_array()
+                .is_some_and(|v| v.iter().all(|x| typed(item, x)))
+        })
     };
     match schema["type"].as_str() {
         Some("string") => value.is_string(),
@@ -443,17 +450,47 @@ mod tests {
     fn refusals_name_the_argument_and_the_rule() {
         let address = "11111111111111111111111111111111";
         for (args, message) in [
-            (json!({"address": address, "limit": 0}), "limit: must be an integer from 1 to 1000"),
-            (json!({"address": address, "limit": "5"}), "limit: must be an integer from 1 to 1000"),
-            (json!({"address": address, "min_usd_value": "1"}), "min_usd_value: must be a number of at least 0"),
-            (json!({"address": address, "min_usd_value": -1}), "min_usd_value: must be a number of at least 0"),
-            (json!({"address": address, "min_usd_value": true}), "min_usd_value: must be a number of at least 0"),
-            (json!({"address": address, "scope": {"read": null}}), "scope: must be one of full, read"),
-            (json!({"address": address, "exclude": ["theft"]}), "exclude: must be a list, each item one of swap"),
-            (json!({"address": address, "from": "2026-13-01"}), "from: must be an RFC 3339 time (2026-01-31T12:00:00Z) or a date as YYYY-MM-DD"),
-            (json!({"address": " x"}), "address: must be a base58 public key"),
+            (
+                json!({"address": address, "limit": 0}),
+                "limit: must be an integer from 1 to 1000",
+            ),
+            (
+                json!({"address": address, "limit": "5"}),
+                "limit: must be an integer from 1 to 1000",
+            ),
+            (
+                json!({"address": address, "min_usd_value": "1"}),
+                "min_usd_value: must be a number of at least 0",
+            ),
+            (
+                json!({"address": address, "min_usd_value": -1}),
+                "min_usd_value: must be a number of at least 0",
+            ),
+            (
+                json!({"address": address, "min_usd_value": true}),
+                "min_usd_value: must be a number of at least 0",
+            ),
+            (
+                json!({"address": address, "scope": {"read": null}}),
+                "scope: must be one of full, read",
+            ),
+            (
+                json!({"address": address, "exclude": ["theft"]}),
+                "exclude: must be a list, each item one of swap",
+            ),
+            (
+                json!({"address": address, "from": "2026-13-01"}),
+                "from: must be an RFC 3339 time (2026-01-31T12:00:00Z) or a date as YYYY-MM-DD",
+            ),
+            (
+                json!({"address": " x"}),
+                "address: must be a base58 public key",
+            ),
             (json!({}), "address: required, must be a base58 public key"),
-            (json!({"address": address, "verbose": true}), "unknown field `verbose`: the arguments of get_ledger are address, exclude, from, limit, min_usd_value, scope"),
+            (
+                json!({"address": address, "verbose": true}),
+                "unknown field `verbose`: the arguments of get_ledger are address, exclude, from, limit, min_usd_value, scope",
+            ),
         ] {
             assert_eq!(refusal(args.clone()), message, "{args}");
         }
@@ -493,6 +530,9 @@ mod tests {
         );
         let mut out = json!({"type": ["string", "null"], "description": "d"});
         make_portable(&mut out, Direction::Output);
-        assert_eq!(out, json!({"anyOf": [{"type": "string"}, {"type": "null"}], "description": "d"}));
+        assert_eq!(
+            out,
+            json!({"anyOf": [{"type": "string"}, {"type": "null"}], "description": "d"})
+        );
     }
 }

@@ -22,11 +22,8 @@ use crate::{
     error::AppError,
     http::{Caller, JsonBody, paid_json},
     jobs::{self, GetJobArgs, JobView, ScanWalletArgs},
-    mcp::{
-        registry::ToolDef,
-        schema,
-    },
     ledger::{self, page::GetLedgerArgs},
+    mcp::{registry::ToolDef, schema},
     payments::{self, Quote, QuoteWalletArgs},
     prices::api::{
         self as price_api, GetPriceHistoryArgs, GetPricesArgs, PriceHistory, PricesView,
@@ -53,7 +50,7 @@ pub struct ErrorBody {
         license(name = "MIT"),
     ),
     paths(ping, health, quotes, scans, job, ledger, payments_list, wallet_positions, wallet_value_history, wallet_flows, prices, price_history),
-    components(schemas(ErrorBody, PingResult, Principal, HealthBody, QuoteWalletArgs, ScanWalletArgs)),
+    components(schemas(ErrorBody, PingResult, Principal, HealthBody)),
     tags(
         (name = "meta", description = "Service health and identity"),
         (name = "scans", description = "Quotes and scans"),
@@ -92,7 +89,6 @@ pub async fn ping(Caller(principal, _): Caller) -> Json<PingResult> {
     post,
     path = "/v1/quotes",
     tag = "scans",
-    request_body = QuoteWalletArgs,
     responses(
         (status = 200, description = "The quote and the tier table (see quote_wallet)"),
         (status = 400, description = "Bad body or address", body = ErrorBody),
@@ -114,7 +110,6 @@ pub async fn quotes(
     post,
     path = "/v1/scans",
     tag = "scans",
-    request_body = ScanWalletArgs,
     responses(
         (status = 202, description = "The job, running (see get_job)"),
         (status = 400, description = "Bad body", body = ErrorBody),
@@ -293,7 +288,8 @@ pub async fn wallet_positions(
     Path(address): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, AppError> {
-    let params: PositionsParams = query_args(&state, "get_positions", &[("address", &address)], raw)?;
+    let params: PositionsParams =
+        query_args(&state, "get_positions", &[("address", &address)], raw)?;
     let args = GetPositionsArgs {
         address,
         exclude_spam: params.exclude_spam,
@@ -341,7 +337,8 @@ pub async fn wallet_value_history(
     Path(address): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, AppError> {
-    let params: ValueHistoryParams = query_args(&state, "get_value_history", &[("address", &address)], raw)?;
+    let params: ValueHistoryParams =
+        query_args(&state, "get_value_history", &[("address", &address)], raw)?;
     let args = GetValueHistoryArgs {
         address,
         denominate: params.denominate,
@@ -624,7 +621,11 @@ fn query_args<T: DeserializeOwned>(
 }
 
 /// Hold a POST route's JSON body to its tool's input schema, then read it.
-fn body_args<T: DeserializeOwned>(state: &AppState, tool: &str, mut body: Value) -> Result<T, AppError> {
+fn body_args<T: DeserializeOwned>(
+    state: &AppState,
+    tool: &str,
+    mut body: Value,
+) -> Result<T, AppError> {
     let schema = rest_schema(rest_tool(state, tool)?);
     if !body.is_object() {
         return Err(AppError::invalid_params("body: must be a JSON object"));
@@ -657,13 +658,11 @@ fn complete(doc: &mut Value) {
             .as_object()
             .is_some_and(|p| !p.is_empty())
         {
-            op["responses"]
-                .as_object_mut()
-                .into_iter()
-                .for_each(|r| {
-                    r.entry("400")
-                        .or_insert_with(|| json!({"description": "A parameter breaks its rule; the message names it"}));
-                });
+            op["responses"].as_object_mut().into_iter().for_each(|r| {
+                r.entry("400").or_insert_with(
+                    || json!({"description": "A parameter breaks its rule; the message names it"}),
+                );
+            });
         }
         if route.method == "GET" {
             op.insert("parameters".to_owned(), parameters(route.path, &schema));
@@ -695,9 +694,9 @@ fn complete(doc: &mut Value) {
                     continue;
                 };
                 if path.starts_with("/v1/") {
-                    responses.entry("401").or_insert_with(
-                        || json!({"description": "An unknown or revoked bearer"}),
-                    );
+                    responses
+                        .entry("401")
+                        .or_insert_with(|| json!({"description": "An unknown or revoked bearer"}));
                     responses.entry("429").or_insert_with(|| {
                         json!({
                             "description": "Anonymous rate limit (rate_limited); a bearer is not limited",

@@ -27,12 +27,17 @@ async fn call(app: &TestApp, tool: &str, arguments: Value) -> (String, String) {
     let structured = &body["result"]["structuredContent"];
     (
         structured["code"].as_str().unwrap_or("ok").to_owned(),
-        structured["message"].as_str().unwrap_or_default().to_owned(),
+        structured["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
     )
 }
 
 fn assert_no_internals(message: &str) {
-    for word in ["untagged", "Raw", "u32", "u64", "f64", "enum", "struct", "variant"] {
+    for word in [
+        "untagged", "Raw", "u32", "u64", "f64", "enum", "struct", "variant",
+    ] {
         assert!(!message.contains(word), "{message:?} leaks {word}");
     }
 }
@@ -46,10 +51,11 @@ async fn bad_argument_values_are_refused_naming_the_argument_and_the_rule() {
         // Wrong JSON type: serde cannot read it, a -32602.
         (json!({"min_usd_value": "1"}), "-32602", floor),
         (json!({"min_usd_value": true}), "-32602", floor),
+        // Of the right type, but the typed floor cannot hold it: -32602 too.
+        (json!({"min_usd_value": -1}), "-32602", floor),
         (json!({"limit": "5"}), "-32602", limit),
         (json!({"limit": -1}), "-32602", limit),
         // Right type, broken rule: the tool's invalid_params.
-        (json!({"min_usd_value": -1}), "invalid_params", floor),
         (json!({"limit": 0}), "invalid_params", limit),
         (json!({"limit": 1001}), "invalid_params", limit),
         (
@@ -118,10 +124,19 @@ async fn the_rest_twin_holds_its_query_to_the_same_schema() {
     for (query, rule) in [
         ("limit=0", "limit: must be an integer from 1 to 1000"),
         ("limit=abc", "limit: must be an integer from 1 to 1000"),
-        ("min_usd_value=-1", "min_usd_value: must be a number of at least 0"),
-        ("min_usd_value=true", "min_usd_value: must be a number of at least 0"),
-        ("exclude=swap,nope", "exclude: must be a list, each item one of"),
-        ("mint=%20sol", "mint: must be one of sol or a base58 mint"),
+        (
+            "min_usd_value=-1",
+            "min_usd_value: must be a number of at least 0",
+        ),
+        (
+            "min_usd_value=true",
+            "min_usd_value: must be a number of at least 0",
+        ),
+        (
+            "exclude=swap,nope",
+            "exclude: must be a list, each item one of",
+        ),
+        ("mint=%20sol", "mint: must be sol or a base58 mint"),
         ("surprise=1", "unknown field `surprise`"),
     ] {
         let response = app
@@ -137,7 +152,12 @@ async fn the_rest_twin_holds_its_query_to_the_same_schema() {
         assert!(message.contains(rule), "{query}: {message:?}");
         assert_no_internals(message);
     }
-    for query in ["limit=1000", "min_usd_value=0.5", "exclude=swap,airdrop_spam", "mint=sol"] {
+    for query in [
+        "limit=1000",
+        "min_usd_value=0.5",
+        "exclude=swap,airdrop_spam",
+        "mint=sol",
+    ] {
         let response = app
             .client
             .get(app.url(&format!("/v1/wallets/{WALLET}/ledger?{query}")))
@@ -184,17 +204,22 @@ fn walk<'a>(value: &'a Value, path: String, out: &mut Vec<(String, &'a str, &'a 
 async fn tool_schemas_are_portable() {
     let app = spawn_app().await;
     let list = app
-        .rpc(
-            &json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
-            &[],
-        )
+        .rpc(&json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}), &[])
         .await;
     let tools = list["result"]["tools"].as_array().unwrap();
     for tool in tools {
         let name = tool["name"].as_str().unwrap();
         let mut keywords = Vec::new();
-        walk(&tool["inputSchema"], format!("{name}.inputSchema"), &mut keywords);
-        walk(&tool["outputSchema"], format!("{name}.outputSchema"), &mut keywords);
+        walk(
+            &tool["inputSchema"],
+            format!("{name}.inputSchema"),
+            &mut keywords,
+        );
+        walk(
+            &tool["outputSchema"],
+            format!("{name}.outputSchema"),
+            &mut keywords,
+        );
         for (path, key, value) in keywords {
             // Inside `properties` the keys are field names, not keywords.
             if path.ends_with(".properties") {
@@ -207,7 +232,15 @@ async fn tool_schemas_are_portable() {
                     "{path}: format {value}"
                 ),
                 "default" => assert!(!value.is_null(), "{path}: default null"),
-                "nullable" | "oneOf" => panic!("{path}: {key}"),
+                "nullable" => panic!("{path}: {key}"),
+                "oneOf" => assert!(
+                    !value
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .all(|v| v.get("const").is_some()),
+                    "{path}: an enum written as oneOf of consts"
+                ),
                 "enum" => assert!(value.as_array().unwrap().iter().all(Value::is_string)),
                 _ => {}
             }
