@@ -51,17 +51,20 @@ def filter_query(ctx, query):
     if "cursor" in query:
         return False
     start, end = parse(query.get("from")), parse(query.get("to"))
-    if start and end and start > end:
-        return False
     path = ctx.operation.path if ctx.operation else ""
-    if path.endswith("/value-history") or path.endswith("/prices/history"):
+    series = path.endswith("/value-history") or path.endswith("/prices/history")
+    if series:
+        # A series' range defaults: to now, from 90 (value) or 30 days before.
         end = end or datetime.now(timezone.utc)
         default_days = 90 if path.endswith("/value-history") else 30
-        start = start or end - timedelta(days=default_days)
-        bucket = 3600 if query.get("granularity") == "1h" else 86400
         try:
-            if (end - start).total_seconds() / bucket > MAX_BUCKETS:
-                return False
+            start = start or end - timedelta(days=default_days)
         except OverflowError:
+            return False
+    if start and end and start > end:
+        return False
+    if series:
+        bucket = 3600 if query.get("granularity") == "1h" else 86400
+        if (end - start).total_seconds() / bucket > MAX_BUCKETS:
             return False
     return True

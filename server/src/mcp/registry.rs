@@ -144,7 +144,8 @@ impl ToolDef {
         Fut: Future<Output = Result<O, AppError>> + Send + 'static,
     {
         let body = Arc::new(body);
-        let schema = Arc::new(input_schema::<I>());
+        let input_schema = input_schema::<I>();
+        let schema = Arc::new(input_schema.clone());
         let name = meta.name;
         let handler = move |ctx: ToolContext,
                             args: Value|
@@ -174,7 +175,7 @@ impl ToolDef {
         };
         Self {
             meta,
-            input_schema: input_schema::<I>(),
+            input_schema,
             output_schema: output_schema::<O>(),
             handler: Box::new(handler),
         }
