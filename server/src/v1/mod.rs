@@ -1,6 +1,11 @@
 //! The REST API under `/v1`: thin handlers over the same domain functions
 //! the MCP tools call, so a route and its tool answer the same JSON.
-//! The OpenAPI document is generated from these handlers by utoipa.
+//! The OpenAPI document is generated from these handlers by utoipa, then
+//! completed from the tool registry ([`complete`]): a tool route's
+//! parameters, body and result are its tool's schemas, so the document, the
+//! check every route makes ([`query_args`], [`body_args`]) and `tools/list`
+//! state one rule. The `IntoParams` structs below only read the query once
+//! it has passed that check.
 
 use axum::{
     Json,
