@@ -24,6 +24,7 @@ pub mod ids;
 pub mod jobs;
 pub mod ledger;
 pub mod mcp;
+pub mod params;
 pub mod payments;
 pub mod prices;
 pub mod site;

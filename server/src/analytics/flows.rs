@@ -33,12 +33,15 @@ pub const OTHER: &str = "other";
 #[serde(deny_unknown_fields)]
 pub struct GetFlowsArgs {
     /// The wallet's base58 public key.
+    #[schemars(with = "crate::params::Address")]
     pub address: String,
     /// Inclusive lower bound on block time: RFC 3339 or YYYY-MM-DD.
     #[serde(default)]
+    #[schemars(with = "Option<crate::params::TimeBound>")]
     pub from: Option<String>,
     /// Keep only transfers of this mint (sol for native SOL).
     #[serde(default)]
+    #[schemars(with = "Option<crate::params::Mint>")]
     pub mint: Option<String>,
     /// Base64 X-PAYMENT built for the payment_required challenge (x402
     /// exact scheme); name its quote in quote_id.
@@ -53,10 +56,12 @@ pub struct GetFlowsArgs {
     pub receipt: Option<String>,
     /// Inclusive upper bound on block time: RFC 3339 or YYYY-MM-DD.
     #[serde(default)]
+    #[schemars(with = "Option<crate::params::TimeBound>")]
     pub to: Option<String>,
     /// Counterparties kept per direction before the rest collapse into
     /// other; default 10, 0 keeps all.
     #[serde(default)]
+    #[schemars(extend("default" = 10))]
     pub top: Option<u32>,
 }
 

@@ -27,12 +27,15 @@ use crate::{
 #[serde(deny_unknown_fields)]
 pub struct GetPositionsArgs {
     /// The wallet's base58 public key.
+    #[schemars(with = "crate::params::Address")]
     pub address: String,
     /// Leave airdrop_spam legs out of the replay; default true.
     #[serde(default)]
+    #[schemars(extend("default" = true))]
     pub exclude_spam: Option<bool>,
     /// fifo | lifo | hifo | average; default fifo.
     #[serde(default)]
+    #[schemars(with = "Option<crate::params::CostMethod>", extend("default" = "fifo"))]
     pub method: Option<String>,
     /// Base64 X-PAYMENT built for the payment_required challenge (x402
     /// exact scheme); name its quote in quote_id.

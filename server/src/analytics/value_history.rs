@@ -36,15 +36,19 @@ use crate::{
 #[serde(deny_unknown_fields)]
 pub struct GetValueHistoryArgs {
     /// The wallet's base58 public key.
+    #[schemars(with = "crate::params::Address")]
     pub address: String,
     /// usd (default) or sol; both values are always returned.
     #[serde(default)]
+    #[schemars(with = "Option<crate::params::Denomination>", extend("default" = "usd"))]
     pub denominate: Option<String>,
     /// Start, RFC 3339 or YYYY-MM-DD; default 90 days before to.
     #[serde(default)]
+    #[schemars(with = "Option<crate::params::TimeBound>")]
     pub from: Option<String>,
     /// 1d (default) or 1h.
     #[serde(default)]
+    #[schemars(with = "Option<crate::params::GranularityName>", extend("default" = "1d"))]
     pub granularity: Option<String>,
     /// Base64 X-PAYMENT built for the payment_required challenge (x402
     /// exact scheme); name its quote in quote_id.
@@ -59,6 +63,7 @@ pub struct GetValueHistoryArgs {
     pub receipt: Option<String>,
     /// End, RFC 3339 or YYYY-MM-DD; default now.
     #[serde(default)]
+    #[schemars(with = "Option<crate::params::TimeBound>")]
     pub to: Option<String>,
 }
 

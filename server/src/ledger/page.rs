@@ -11,7 +11,7 @@ use super::{
 use crate::{
     auth::Principal,
     error::AppError,
-    payments::{self, PaymentBlock, Presented, Usd, quote::rfc3339},
+    payments::{self, PaymentBlock, Presented, quote::rfc3339},
     prices::valuation::Valuer,
     solana::WalletAddress,
     state::AppState,
@@ -27,32 +27,38 @@ pub const MAX_LIMIT: u32 = 1000;
 #[serde(deny_unknown_fields)]
 pub struct GetLedgerArgs {
     /// The wallet's base58 public key.
+    #[schemars(with = "crate::params::Address")]
     pub address: String,
     /// next_cursor from the previous page.
     #[serde(default)]
     pub cursor: Option<String>,
     /// Operation types to leave out, e.g. ["airdrop_spam"].
     #[serde(default)]
+    #[schemars(with = "Option<Vec<crate::params::Operation>>")]
     pub exclude: Option<Vec<String>>,
     /// Inclusive lower bound on block time: RFC 3339 or YYYY-MM-DD.
     #[serde(default)]
+    #[schemars(with = "Option<crate::params::TimeBound>")]
     pub from: Option<String>,
     /// Add each leg's counterparties: who paid the wallet or was paid by it
     /// (address, direction in|out, kind wallet|program|token_account).
     #[serde(default)]
+    #[schemars(extend("default" = false))]
     pub include_counterparties: Option<bool>,
     /// Page size, 1..1000; default 100.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 1000), extend("default" = 100))]
     pub limit: Option<u32>,
     /// Leave out legs worth less than this many USD.
     #[serde(default)]
-    #[schemars(with = "Option<f64>")]
-    pub min_usd_value: Option<Usd>,
+    pub min_usd_value: Option<crate::params::MinUsd>,
     /// Keep only legs in this mint ("sol" for native SOL).
     #[serde(default)]
+    #[schemars(with = "Option<crate::params::Mint>")]
     pub mint: Option<String>,
     /// Keep only this operation type.
     #[serde(default)]
+    #[schemars(with = "Option<crate::params::Operation>")]
     pub operation_type: Option<String>,
     /// Base64 X-PAYMENT built for the payment_required challenge (x402
     /// exact scheme); name its quote in quote_id.
@@ -67,6 +73,7 @@ pub struct GetLedgerArgs {
     pub receipt: Option<String>,
     /// Inclusive upper bound on block time: RFC 3339 or YYYY-MM-DD.
     #[serde(default)]
+    #[schemars(with = "Option<crate::params::TimeBound>")]
     pub to: Option<String>,
 }
 
@@ -196,7 +203,9 @@ pub async fn get_ledger(
         WalletAddress::parse(&args.address).map_err(|why| invalid(format!("address: {why}")))?;
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(invalid(format!("limit must be 1..{MAX_LIMIT}")));
+        return Err(invalid(format!(
+            "limit: must be an integer from 1 to {MAX_LIMIT}"
+        )));
     }
     let from = args
         .from
@@ -288,9 +297,7 @@ pub async fn get_ledger(
     };
     // Values come from the price series, not the table, so a USD floor is
     // applied here: read batches until a page's worth clears it.
-    let floor = args
-        .min_usd_value
-        .and_then(|u| u.to_string().parse::<rust_decimal::Decimal>().ok());
+    let floor = args.min_usd_value.map(crate::params::MinUsd::decimal);
     let mut rows: Vec<(LegRow, Option<rust_decimal::Decimal>)> = Vec::new();
     loop {
         let batch = state.store().ledger_page(&query).await?;

@@ -14,12 +14,14 @@
 //!   requests.
 //! * [`registry`] and [`tools`]: the tool registry and the tools.
 //! * [`inline`]: results over 256 KiB answered as a link to their REST route.
+//! * [`schema`]: portable tool schemas and the argument check.
 //! * [`transport`]: the axum handlers (POST, GET, DELETE).
 
 pub mod dispatch;
 pub mod inline;
 pub mod jsonrpc;
 pub mod registry;
+pub mod schema;
 pub mod tools;
 pub mod transport;
 pub mod version;

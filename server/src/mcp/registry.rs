@@ -7,10 +7,11 @@
 //! all generated from this registry, so none of them can drift from what
 //! `tools/call` does.
 //!
-//! Schemas come from `schemars` on the typed arguments and results: a tool's
-//! arguments are a `#[serde(deny_unknown_fields)]` struct, so the schema says
-//! `additionalProperties: false` and the call path refuses unknown fields with
-//! the same type.
+//! Schemas come from `schemars` on the typed arguments and results, rewritten
+//! once by [`schema::make_portable`]: a tool's arguments are a
+//! `#[serde(deny_unknown_fields)]` struct, so the schema says
+//! `additionalProperties: false`, and the call path holds every call to the
+//! schema ([`schema::check`]) before serde reads it.
 
 use std::{collections::BTreeMap, future::Future, pin::Pin, sync::Arc};
 
@@ -18,6 +19,7 @@ use schemars::JsonSchema;
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Map, Value, json};
 
+use super::schema::{self, Direction};
 use crate::{auth::Principal, error::AppError, state::AppState};
 
 /// What a tool costs, as the contract names it.
@@ -145,14 +147,17 @@ impl ToolDef {
         Fut: Future<Output = Result<O, AppError>> + Send + 'static,
     {
         let body = Arc::new(body);
+        let input_schema = input_schema::<I>();
+        let schema = Arc::new(input_schema.clone());
         let (name, rest) = (meta.name, meta.rest);
         let handler = move |ctx: ToolContext,
                             args: Value|
               -> BoxFuture<Result<ToolOutput, CallError>> {
             let body = Arc::clone(&body);
+            let schema = Arc::clone(&schema);
             Box::pin(async move {
-                let input: I = serde_json::from_value(args.clone())
-                    .map_err(|e| CallError::InvalidArguments(e.to_string()))?;
+                // The arguments as sent name the REST twin of a linked result.
+                let input: I = read_arguments(&schema, args.clone(), name)?;
                 let public_url = ctx.state.public_url().to_owned();
                 let output = body(ctx, input).await.map_err(CallError::Tool)?;
                 // Measured as bytes: a large result never becomes a Value tree.
@@ -193,7 +198,7 @@ impl ToolDef {
         };
         Self {
             meta,
-            input_schema: input_schema::<I>(),
+            input_schema,
             output_schema: output_schema::<O>(),
             handler: Box::new(handler),
         }
@@ -231,6 +236,35 @@ impl ToolDef {
             },
             "_meta": { "ledger/tier": self.meta.tier.as_str() },
         })
+    }
+}
+
+/// Hold `args` to the input schema, then read them into `I`. What the
+/// schema refuses never reaches the tool: arguments of the wrong shape (a
+/// string for a number, an object for an enum, a missing or unknown
+/// argument) or that the typed struct cannot read (an unknown scope) are a
+/// JSON-RPC -32602; a value of the right type that breaks a rule (a limit of
+/// 0, an unknown operation type) is the tool's `invalid_params`. Either way the message is the schema's
+/// rule for that argument, never a Rust type.
+fn read_arguments<I: DeserializeOwned>(
+    schema: &Value,
+    mut args: Value,
+    tool: &str,
+) -> Result<I, CallError> {
+    let checked = schema::refusal(schema, &mut args, tool);
+    let read = serde_json::from_value::<I>(args);
+    match (checked, read) {
+        (Ok(()), Ok(input)) => Ok(input),
+        (Err(refusal), Err(_)) => Err(CallError::InvalidArguments(refusal.message)),
+        (Err(refusal), Ok(_)) if refusal.shape => Err(CallError::InvalidArguments(refusal.message)),
+        (Err(refusal), Ok(_)) => Err(CallError::Tool(AppError::invalid_params(refusal.message))),
+        (Ok(()), Err(err)) => {
+            // The schema admitted what the struct cannot read: a schema bug.
+            tracing::error!(tool, error = %err, "arguments admitted by the schema failed to parse");
+            Err(CallError::InvalidArguments(
+                "arguments do not match the input schema".to_owned(),
+            ))
+        }
     }
 }
 
@@ -394,9 +428,11 @@ fn strip_meta(mut schema: Value) -> Value {
     schema
 }
 
-/// The input schema of `I`: an object that admits no unknown fields.
+/// The input schema of `I`: an object that admits no unknown fields, in
+/// the portable subset (optional means not required; no widths, no null).
 pub fn input_schema<I: JsonSchema>() -> Value {
     let mut schema = strip_meta(generator().into_root_schema_for::<I>().to_value());
+    schema::make_portable(&mut schema, Direction::Input);
     if let Some(obj) = schema.as_object_mut() {
         obj.insert("type".to_owned(), json!("object"));
         obj.entry("properties").or_insert_with(|| json!({}));
@@ -424,7 +460,8 @@ pub fn error_schema() -> Value {
 /// The output schema of `O`, widened to admit the error shape too: clients
 /// validate `structuredContent` even when `isError` is true.
 pub fn output_schema<O: JsonSchema>() -> Value {
-    let success = strip_meta(generator().into_root_schema_for::<O>().to_value());
+    let mut success = strip_meta(generator().into_root_schema_for::<O>().to_value());
+    schema::make_portable(&mut success, Direction::Output);
     json!({
         "type": "object",
         "anyOf": [success, error_schema()],

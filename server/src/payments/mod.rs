@@ -37,10 +37,12 @@ use crate::{
 #[serde(deny_unknown_fields)]
 pub struct QuoteWalletArgs {
     /// The wallet's base58 public key.
+    #[schemars(with = "crate::params::Address")]
     pub address: String,
     /// preview | full | incremental | refresh | read; default full.
     #[serde(default)]
     #[schema(value_type = Option<String>)]
+    #[schemars(extend("default" = "full"))]
     pub scope: Option<Scope>,
 }
 

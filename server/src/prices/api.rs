@@ -19,6 +19,7 @@ use crate::{
 pub struct GetPricesArgs {
     /// Token mints to price; empty means native SOL.
     #[serde(default)]
+    #[schemars(with = "Option<Vec<crate::params::MintOrSol>>", length(max = 100))]
     pub mints: Option<Vec<String>>,
 }
 
@@ -111,15 +112,19 @@ pub async fn get_prices(state: &AppState, args: GetPricesArgs) -> Result<PricesV
 pub struct GetPriceHistoryArgs {
     /// Start, RFC 3339 or YYYY-MM-DD; default 30 days before to.
     #[serde(default)]
+    #[schemars(with = "Option<crate::params::TimeBound>")]
     pub from: Option<String>,
     /// 1d (default) or 1h.
     #[serde(default)]
+    #[schemars(with = "Option<crate::params::GranularityName>", extend("default" = "1d"))]
     pub granularity: Option<String>,
     /// Token mint; empty or sol means native SOL.
     #[serde(default)]
+    #[schemars(with = "Option<crate::params::MintOrSol>")]
     pub mint: Option<String>,
     /// End, RFC 3339 or YYYY-MM-DD; default now.
     #[serde(default)]
+    #[schemars(with = "Option<crate::params::TimeBound>")]
     pub to: Option<String>,
 }
 

@@ -1,14 +1,20 @@
 //! The REST API under `/v1`: thin handlers over the same domain functions
 //! the MCP tools call, so a route and its tool answer the same JSON.
-//! The OpenAPI document is generated from these handlers by utoipa.
+//! The OpenAPI document is generated from these handlers by utoipa, then
+//! completed from the tool registry ([`complete`]): a tool route's
+//! parameters, body and result are its tool's schemas, so the document, the
+//! check every route makes ([`query_args`], [`body_args`]) and `tools/list`
+//! state one rule. The `IntoParams` structs below only read the query once
+//! it has passed that check.
 
 use axum::{
     Json,
-    extract::{Path, State},
+    extract::{Path, RawQuery, State},
     http::StatusCode,
     response::{IntoResponse, Response},
 };
-use serde_json::Value;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
 use utoipa::OpenApi;
 
 use crate::{
@@ -19,9 +25,10 @@ use crate::{
     },
     auth::{self, PingResult, Principal},
     error::AppError,
-    http::{Caller, JsonBody, QueryParams, paid_json},
+    http::{Caller, JsonBody, paid_json},
     jobs::{self, GetJobArgs, JobView, ScanWalletArgs},
     ledger::{self, page::GetLedgerArgs},
+    mcp::{registry::ToolDef, schema},
     payments::{self, Quote, QuoteWalletArgs},
     prices::api::{
         self as price_api, GetPriceHistoryArgs, GetPricesArgs, PriceHistory, PricesView,
@@ -48,7 +55,7 @@ pub struct ErrorBody {
         license(name = "MIT"),
     ),
     paths(ping, health, quotes, scans, job, ledger, payments_list, wallet_positions, wallet_value_history, wallet_flows, prices, price_history),
-    components(schemas(ErrorBody, PingResult, Principal, HealthBody, QuoteWalletArgs, ScanWalletArgs)),
+    components(schemas(ErrorBody, PingResult, Principal, HealthBody)),
     tags(
         (name = "meta", description = "Service health and identity"),
         (name = "scans", description = "Quotes and scans"),
@@ -63,7 +70,9 @@ pub fn openapi_json(public_url: &str) -> Value {
     let mut doc = ApiDoc::openapi();
     doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
     doc.servers = Some(vec![utoipa::openapi::Server::new(public_url)]);
-    serde_json::to_value(doc).unwrap_or(Value::Null)
+    let mut doc = serde_json::to_value(doc).unwrap_or(Value::Null);
+    complete(&mut doc);
+    doc
 }
 
 /// Who this credential resolves to (the REST twin of the `ping` tool).
@@ -88,7 +97,6 @@ pub async fn ping(State(state): State<AppState>, Caller(principal, _): Caller) -
     post,
     path = "/v1/quotes",
     tag = "scans",
-    request_body = QuoteWalletArgs,
     responses(
         (status = 200, description = "The quote and the tier table (see quote_wallet)"),
         (status = 400, description = "Bad body or address", body = ErrorBody),
@@ -99,8 +107,9 @@ pub async fn ping(State(state): State<AppState>, Caller(principal, _): Caller) -
 pub async fn quotes(
     State(state): State<AppState>,
     Caller(_caller, _): Caller,
-    JsonBody(args): JsonBody<QuoteWalletArgs>,
+    JsonBody(body): JsonBody<Value>,
 ) -> Result<Json<Quote>, AppError> {
+    let args: QuoteWalletArgs = body_args(&state, "quote_wallet", body)?;
     payments::quote(&state, args).await.map(Json)
 }
 
@@ -109,7 +118,6 @@ pub async fn quotes(
     post,
     path = "/v1/scans",
     tag = "scans",
-    request_body = ScanWalletArgs,
     responses(
         (status = 202, description = "The job, running (see get_job)"),
         (status = 400, description = "Bad body", body = ErrorBody),
@@ -122,8 +130,9 @@ pub async fn quotes(
 pub async fn scans(
     State(state): State<AppState>,
     Caller(principal, presented): Caller,
-    JsonBody(args): JsonBody<ScanWalletArgs>,
+    JsonBody(body): JsonBody<Value>,
 ) -> Result<Response, AppError> {
+    let args: ScanWalletArgs = body_args(&state, "scan_wallet", body)?;
     let job = jobs::start_scan(&state, &principal, args, &presented).await?;
     let mut response = paid_json(&job, job.payment.as_ref());
     *response.status_mut() = StatusCode::ACCEPTED;
@@ -152,8 +161,9 @@ pub async fn job(
     State(state): State<AppState>,
     Caller(principal, presented): Caller,
     Path(job_id): Path<String>,
-    QueryParams(query): QueryParams<JobQuery>,
+    RawQuery(raw): RawQuery,
 ) -> Result<Json<JobView>, AppError> {
+    let query: JobQuery = query_args(&state, "get_job", &[("job_id", &job_id)], raw)?;
     let args = GetJobArgs {
         job_id,
         receipt: query.receipt,
@@ -181,7 +191,8 @@ pub struct LedgerParams {
     /// Page size, 1..1000; default 100.
     limit: Option<u32>,
     /// Leave out legs worth less than this many USD.
-    min_usd_value: Option<String>,
+    #[param(value_type = Option<f64>)]
+    min_usd_value: Option<crate::params::MinUsd>,
     /// Keep only legs in this mint (sol for native SOL).
     mint: Option<String>,
     /// Keep only this operation type.
@@ -207,14 +218,9 @@ pub async fn ledger(
     State(state): State<AppState>,
     Caller(principal, presented): Caller,
     Path(address): Path<String>,
-    QueryParams(params): QueryParams<LedgerParams>,
+    RawQuery(raw): RawQuery,
 ) -> Result<Response, AppError> {
-    let min_usd_value = params
-        .min_usd_value
-        .as_deref()
-        .map(payments::Usd::parse)
-        .transpose()
-        .map_err(|why| AppError::invalid_params(format!("min_usd_value: {why}")))?;
+    let params: LedgerParams = query_args(&state, "get_ledger", &[("address", &address)], raw)?;
     let args = GetLedgerArgs {
         address,
         cursor: params.cursor,
@@ -227,7 +233,7 @@ pub async fn ledger(
         from: params.from,
         include_counterparties: params.include_counterparties,
         limit: params.limit,
-        min_usd_value,
+        min_usd_value: params.min_usd_value,
         mint: params.mint,
         operation_type: params.operation_type,
         receipt: params.receipt,
@@ -288,8 +294,10 @@ pub async fn wallet_positions(
     State(state): State<AppState>,
     Caller(principal, presented): Caller,
     Path(address): Path<String>,
-    QueryParams(params): QueryParams<PositionsParams>,
+    RawQuery(raw): RawQuery,
 ) -> Result<Response, AppError> {
+    let params: PositionsParams =
+        query_args(&state, "get_positions", &[("address", &address)], raw)?;
     let args = GetPositionsArgs {
         address,
         exclude_spam: params.exclude_spam,
@@ -335,8 +343,10 @@ pub async fn wallet_value_history(
     State(state): State<AppState>,
     Caller(principal, presented): Caller,
     Path(address): Path<String>,
-    QueryParams(params): QueryParams<ValueHistoryParams>,
+    RawQuery(raw): RawQuery,
 ) -> Result<Response, AppError> {
+    let params: ValueHistoryParams =
+        query_args(&state, "get_value_history", &[("address", &address)], raw)?;
     let args = GetValueHistoryArgs {
         address,
         denominate: params.denominate,
@@ -384,8 +394,9 @@ pub async fn wallet_flows(
     State(state): State<AppState>,
     Caller(principal, presented): Caller,
     Path(address): Path<String>,
-    QueryParams(params): QueryParams<FlowsParams>,
+    RawQuery(raw): RawQuery,
 ) -> Result<Response, AppError> {
+    let params: FlowsParams = query_args(&state, "get_flows", &[("address", &address)], raw)?;
     let args = GetFlowsArgs {
         address,
         from: params.from,
@@ -422,8 +433,9 @@ pub struct PricesParams {
 pub async fn prices(
     State(state): State<AppState>,
     Caller(_caller, _): Caller,
-    QueryParams(params): QueryParams<PricesParams>,
+    RawQuery(raw): RawQuery,
 ) -> Result<Json<PricesView>, AppError> {
+    let params: PricesParams = query_args(&state, "get_prices", &[], raw)?;
     let args = GetPricesArgs {
         mints: params.mints.map(|m| {
             m.split(',')
@@ -467,8 +479,9 @@ pub struct PriceHistoryParams {
 pub async fn price_history(
     State(state): State<AppState>,
     Caller(_caller, _): Caller,
-    QueryParams(params): QueryParams<PriceHistoryParams>,
+    RawQuery(raw): RawQuery,
 ) -> Result<Json<PriceHistory>, AppError> {
+    let params: PriceHistoryParams = query_args(&state, "get_price_history", &[], raw)?;
     let args = GetPriceHistoryArgs {
         from: params.from,
         granularity: params.granularity,
@@ -526,4 +539,251 @@ pub async fn health(State(state): State<AppState>) -> Response {
             .into_response()
         }
     }
+}
+
+/// A tool's arguments as its REST twin takes them: a GET route takes the
+/// X-PAYMENT header rather than the payment and quote_id arguments.
+fn rest_schema(tool: &ToolDef) -> Value {
+    let mut schema = tool.input_schema.clone();
+    if tool.meta.rest.is_some_and(|r| r.method == "GET")
+        && let Some(props) = schema["properties"].as_object_mut()
+    {
+        props.remove("payment");
+        props.remove("quote_id");
+    }
+    schema
+}
+
+fn rest_tool<'a>(state: &'a AppState, name: &str) -> Result<&'a ToolDef, AppError> {
+    state
+        .registry()
+        .get(name)
+        .ok_or_else(|| AppError::internal("rest route", &format!("no tool {name}")))
+}
+
+/// A query parameter's text as the JSON value its schema types: query
+/// strings are text, so `limit=5` is the integer 5, `exclude=a,b` the list
+/// [a, b] (OpenAPI's form style, unexploded). Text that is not of the type
+/// stays a string, which the schema then refuses by name.
+fn from_text(schema: &Value, text: &str) -> Value {
+    match schema["type"].as_str() {
+        Some("integer") => text
+            .parse::<i64>()
+            .map(Value::from)
+            .or_else(|_| text.parse::<u64>().map(Value::from))
+            .unwrap_or_else(|_| json!(text)),
+        Some("number") => text
+            .parse::<i64>()
+            .map(Value::from)
+            .ok()
+            .or_else(|| {
+                text.parse::<f64>()
+                    .ok()
+                    .filter(|f| f.is_finite())
+                    .map(Value::from)
+            })
+            .unwrap_or_else(|| json!(text)),
+        Some("boolean") => match text {
+            "true" => json!(true),
+            "false" => json!(false),
+            _ => json!(text),
+        },
+        Some("array") if text.is_empty() => json!([]),
+        Some("array") => Value::Array(
+            text.split(',')
+                .map(|item| from_text(&schema["items"], item))
+                .collect(),
+        ),
+        _ => json!(text),
+    }
+}
+
+/// Hold a GET route's path and query parameters to its tool's input schema
+/// (the same check `tools/call` makes), then read the query into `T`.
+fn query_args<T: DeserializeOwned>(
+    state: &AppState,
+    tool: &str,
+    path: &[(&str, &str)],
+    raw: Option<String>,
+) -> Result<T, AppError> {
+    let schema = rest_schema(rest_tool(state, tool)?);
+    let query = raw.unwrap_or_default();
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(&query)
+        .map_err(|_| AppError::invalid_params("query: not a URL-encoded query string"))?;
+    let mut args = Map::new();
+    for (name, value) in path {
+        args.insert((*name).to_owned(), json!(value));
+    }
+    for (name, text) in pairs {
+        if args.contains_key(&name) {
+            return Err(AppError::invalid_params(format!("{name}: given twice")));
+        }
+        let value = from_text(&schema["properties"][&name], &text);
+        args.insert(name, value);
+    }
+    schema::check(&schema, &mut Value::Object(args), tool).map_err(AppError::invalid_params)?;
+    serde_urlencoded::from_str(&query).map_err(|e| {
+        tracing::error!(tool, error = %e, "a query the schema admitted failed to parse");
+        AppError::invalid_params("query: does not match the parameters")
+    })
+}
+
+/// Hold a POST route's JSON body to its tool's input schema, then read it.
+fn body_args<T: DeserializeOwned>(
+    state: &AppState,
+    tool: &str,
+    mut body: Value,
+) -> Result<T, AppError> {
+    let schema = rest_schema(rest_tool(state, tool)?);
+    if !body.is_object() {
+        return Err(AppError::invalid_params("body: must be a JSON object"));
+    }
+    schema::check(&schema, &mut body, tool).map_err(AppError::invalid_params)?;
+    serde_json::from_value(body).map_err(|e| {
+        tracing::error!(tool, error = %e, "a body the schema admitted failed to parse");
+        AppError::invalid_params("body: does not match the arguments")
+    })
+}
+
+/// What utoipa cannot say from the handlers, filled in from the tool
+/// registry so the document cannot drift from what the routes accept and
+/// answer: each tool route's parameters and body are its tool's input
+/// schema, its 2xx body the tool's output schema; every error is the error
+/// body; the optional bearer is declared and applied.
+fn complete(doc: &mut Value) {
+    let registry = crate::mcp::tools::registry();
+    for tool in registry.iter() {
+        let Some(route) = tool.meta.rest else {
+            continue;
+        };
+        let method = route.method.to_ascii_lowercase();
+        let Some(op) = doc["paths"][route.path][&method].as_object_mut() else {
+            continue;
+        };
+        let mut schema = rest_schema(tool);
+        mark_keys(&mut schema);
+        if schema["properties"]
+            .as_object()
+            .is_some_and(|p| !p.is_empty())
+        {
+            op["responses"].as_object_mut().into_iter().for_each(|r| {
+                r.entry("400").or_insert_with(
+                    || json!({"description": "A parameter breaks its rule; the message names it"}),
+                );
+            });
+        }
+        if route.method == "GET" {
+            op.insert("parameters".to_owned(), parameters(route.path, &schema));
+        } else {
+            op.insert(
+                "requestBody".to_owned(),
+                json!({"required": true, "content": {"application/json": {"schema": schema}}}),
+            );
+        }
+        let success = tool.output_schema["anyOf"][0].clone();
+        let responses = op.entry("responses").or_insert_with(|| json!({}));
+        for status in ["200", "202"] {
+            if let Some(response) = responses.get_mut(status) {
+                response["content"] = json!({"application/json": {"schema": success}});
+            }
+        }
+    }
+    let error = json!({"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}});
+    if let Some(paths) = doc["paths"].as_object_mut() {
+        for (path, item) in paths.iter_mut() {
+            let Some(item) = item.as_object_mut() else {
+                continue;
+            };
+            for (method, op) in item.iter_mut() {
+                if path.starts_with("/v1/") {
+                    op["security"] = json!([{}, {"bearer": []}]);
+                }
+                let Some(responses) = op["responses"].as_object_mut() else {
+                    continue;
+                };
+                if path.starts_with("/v1/") {
+                    responses
+                        .entry("401")
+                        .or_insert_with(|| json!({"description": "An unknown or revoked bearer"}));
+                    responses.entry("429").or_insert_with(|| {
+                        json!({
+                            "description": "Anonymous rate limit (rate_limited); a bearer is not limited",
+                            "headers": {"Retry-After": {"description": "Whole seconds to wait", "schema": {"type": "integer", "minimum": 1}}},
+                        })
+                    });
+                    if method == "post" {
+                        responses.entry("413").or_insert_with(
+                            || json!({"description": "The body is over the size limit"}),
+                        );
+                    }
+                }
+                for (status, response) in responses.iter_mut() {
+                    if !status.starts_with('2') && response.get("content").is_none() {
+                        response["content"] = error.clone();
+                    }
+                }
+            }
+        }
+    }
+    doc["components"]["securitySchemes"] = json!({
+        "bearer": {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "Optional: an MCP token (lm_…) or an API key (lk_…). Without one a call is anonymous.",
+        }
+    });
+}
+
+/// Give every base58-key string `format: solana-pubkey`. A pattern can say
+/// which characters and how many, not that they decode to 32 bytes; the
+/// format names that rule for OpenAPI tools (the CI's schemathesis run
+/// generates keys for it). Tool schemas leave it out: MCP clients warn
+/// about formats they do not know.
+fn mark_keys(schema: &mut Value) {
+    match schema {
+        Value::Object(obj) => {
+            if obj.get("pattern").and_then(Value::as_str)
+                == Some(format!("^{}$", crate::params::BASE58_KEY).as_str())
+            {
+                obj.insert("format".to_owned(), json!("solana-pubkey"));
+            }
+            obj.values_mut().for_each(mark_keys);
+        }
+        Value::Array(items) => items.iter_mut().for_each(mark_keys),
+        _ => {}
+    }
+}
+
+/// A GET route's parameters: those in its path, then its query.
+fn parameters(path: &str, schema: &Value) -> Value {
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let empty = Map::new();
+    let props = schema["properties"].as_object().unwrap_or(&empty);
+    let mut out = Vec::new();
+    for (name, prop) in props {
+        let mut prop = prop.clone();
+        let description = prop
+            .as_object_mut()
+            .and_then(|p| p.remove("description"))
+            .unwrap_or(Value::Null);
+        let in_path = path.contains(&format!("{{{name}}}"));
+        let mut param = json!({
+            "name": name,
+            "in": if in_path { "path" } else { "query" },
+            "required": in_path || required.contains(&name.as_str()),
+            "schema": prop,
+        });
+        if !description.is_null() {
+            param["description"] = description;
+        }
+        if param["schema"]["type"] == "array" {
+            param["style"] = json!("form");
+            param["explode"] = json!(false);
+        }
+        out.push(param);
+    }
+    Value::Array(out)
 }

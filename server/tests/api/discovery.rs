@@ -178,3 +178,77 @@ async fn ping_llms_txt_and_instructions_say_when_payments_cannot_be_taken() {
     );
     paid.app.stop().await;
 }
+
+#[tokio::test]
+async fn openapi_states_what_the_routes_accept_and_answer() {
+    let app = spawn_public().await;
+    let doc = get_json(&app, "/v1/openapi.json").await;
+    let key = "^[1-9A-HJ-NP-Za-km-z]{32,44}$";
+    let ledger = &doc["paths"]["/v1/wallets/{address}/ledger"]["get"];
+    let param = |name: &str| {
+        ledger["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(param("address")["in"], "path");
+    assert_eq!(param("address")["schema"]["pattern"], key);
+    assert_eq!(
+        param("limit")["schema"],
+        serde_json::json!({"type": "integer", "minimum": 1, "maximum": 1000, "default": 100})
+    );
+    assert_eq!(param("min_usd_value")["schema"]["type"], "number");
+    assert_eq!(param("exclude")["explode"], false);
+    let quote =
+        &doc["paths"]["/v1/quotes"]["post"]["requestBody"]["content"]["application/json"]["schema"];
+    assert_eq!(quote["properties"]["scope"]["type"], "string");
+    assert_eq!(
+        quote["properties"]["scope"]["enum"],
+        serde_json::json!(["preview", "full", "incremental", "refresh", "read"])
+    );
+    assert_eq!(quote["properties"]["address"]["pattern"], key);
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let responses = op["responses"].as_object().unwrap();
+            let ok = responses
+                .iter()
+                .find(|(status, _)| status.starts_with('2'))
+                .unwrap_or_else(|| panic!("{method} {path}: no 2xx"));
+            assert!(
+                ok.1["content"]["application/json"]["schema"].is_object(),
+                "{method} {path}: no {} body schema",
+                ok.0
+            );
+            for (status, response) in responses {
+                if !status.starts_with('2') {
+                    assert_eq!(
+                        response["content"]["application/json"]["schema"]["$ref"],
+                        "#/components/schemas/ErrorBody",
+                        "{method} {path} {status}"
+                    );
+                }
+            }
+            if path.starts_with("/v1/") {
+                assert!(responses.contains_key("429"), "{method} {path}");
+                assert_eq!(op["security"][1]["bearer"], serde_json::json!([]));
+            }
+            if method == "post" {
+                assert!(responses.contains_key("413"), "{method} {path}");
+            }
+        }
+    }
+    let text = doc.to_string();
+    assert!(!text.contains("\"nullable\""));
+    // int64 and double are OpenAPI's own formats; Rust's unsigned widths are not.
+    for format in ["uint64", "uint32", "uint16", "uint8"] {
+        assert!(!text.contains(&format!("\"{format}\"")), "{format}");
+    }
+    app.stop().await;
+}

@@ -23,6 +23,7 @@ mod quotes;
 #[path = "../support/recorded.rs"]
 mod recorded;
 mod scans;
+mod schemas;
 #[path = "../support/rpc_standin.rs"]
 mod standin;
 mod storage;

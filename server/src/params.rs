@@ -1,0 +1,217 @@
+//! The values tools and their REST twins take, as their schemas state them.
+//!
+//! Most arguments are read as plain strings and parsed by the domain (a
+//! wallet address, a time bound, a cost-basis method); the types here give
+//! each the schema that says exactly what that parse accepts, so a field
+//! reads `#[schemars(with = "params::Address")]` and the schema, the check
+//! that holds calls to it and the domain agree. [`MinUsd`] is a real value:
+//! a USD floor, a JSON number of at least 0.
+
+use std::{borrow::Cow, fmt, str::FromStr};
+
+use rust_decimal::Decimal;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer, de};
+
+use crate::{basis::Method, ledger::OperationType};
+
+/// Base58 characters: every Solana public key is 32 to 44 of them.
+pub const BASE58_KEY: &str = "[1-9A-HJ-NP-Za-km-z]{32,44}";
+
+macro_rules! schema_type {
+    ($(#[$doc:meta])* $name:ident, $schema:expr) => {
+        $(#[$doc])*
+        pub struct $name;
+
+        impl JsonSchema for $name {
+            fn schema_name() -> Cow<'static, str> {
+                stringify!($name).into()
+            }
+
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                $schema
+            }
+        }
+    };
+}
+
+schema_type!(
+    /// A wallet's base58 public key.
+    Address,
+    json_schema!({
+        "type": "string",
+        "title": "a base58 public key",
+        "pattern": format!("^{BASE58_KEY}$"),
+    })
+);
+
+schema_type!(
+    /// A mint filter: "sol" for native SOL, else a token mint.
+    Mint,
+    json_schema!({
+        "anyOf": [
+            {"type": "string", "title": "sol", "pattern": "^[sS][oO][lL]$"},
+            {"type": "string", "title": "a base58 mint", "pattern": format!("^{BASE58_KEY}$")},
+        ],
+    })
+);
+
+schema_type!(
+    /// A priced mint: "sol" or empty for native SOL, else a token mint.
+    MintOrSol,
+    json_schema!({
+        "anyOf": [
+            {"type": "string", "title": "sol or empty", "pattern": "^([sS][oO][lL])?$"},
+            {"type": "string", "title": "a base58 mint", "pattern": format!("^{BASE58_KEY}$")},
+        ],
+    })
+);
+
+schema_type!(
+    /// A time bound: an RFC 3339 time or a date (a whole UTC day).
+    TimeBound,
+    json_schema!({
+        "anyOf": [
+            {"type": "string", "format": "date-time"},
+            {"type": "string", "format": "date"},
+        ],
+    })
+);
+
+schema_type!(
+    /// A cost-basis method.
+    CostMethod,
+    json_schema!({
+        "type": "string",
+        "enum": Method::ALL.map(Method::as_str),
+    })
+);
+
+schema_type!(
+    /// A leg's operation type.
+    Operation,
+    json_schema!({
+        "type": "string",
+        "enum": OperationType::ALL.map(OperationType::as_str),
+    })
+);
+
+schema_type!(
+    /// A series' bucket width.
+    GranularityName,
+    json_schema!({"type": "string", "enum": ["1d", "1h"]})
+);
+
+schema_type!(
+    /// The currency value history is denominated in.
+    Denomination,
+    json_schema!({"type": "string", "enum": ["usd", "sol"]})
+);
+
+/// A USD floor: legs worth less than this are left out. A JSON number of at
+/// least 0 (a query parameter's decimal text on REST). A JSON number
+/// arrives as a double and is read through its shortest decimal form, so
+/// `0.1` is exactly 0.1; a floor beyond what a decimal holds is the largest
+/// one, which no leg reaches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MinUsd(Decimal);
+
+impl MinUsd {
+    pub fn decimal(self) -> Decimal {
+        self.0
+    }
+
+    fn from_f64(n: f64) -> Option<Self> {
+        if !n.is_finite() || n < 0.0 {
+            return None;
+        }
+        let d = Decimal::from_str(&n.to_string())
+            .or_else(|_| Decimal::from_scientific(&format!("{n:e}")))
+            .unwrap_or(Decimal::MAX);
+        Some(Self(d.normalize()))
+    }
+}
+
+impl fmt::Display for MinUsd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<'de> Deserialize<'de> for MinUsd {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Floor;
+        impl de::Visitor<'_> for Floor {
+            type Value = MinUsd;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number of at least 0")
+            }
+
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<MinUsd, E> {
+                Ok(MinUsd(Decimal::from(n)))
+            }
+
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<MinUsd, E> {
+                u64::try_from(n)
+                    .map(|n| MinUsd(Decimal::from(n)))
+                    .map_err(|_| E::invalid_value(de::Unexpected::Signed(n), &self))
+            }
+
+            fn visit_f64<E: de::Error>(self, n: f64) -> Result<MinUsd, E> {
+                MinUsd::from_f64(n).ok_or_else(|| E::invalid_value(de::Unexpected::Float(n), &self))
+            }
+        }
+        // A query string's deserializer parses the text for deserialize_f64;
+        // JSON hands over the number it holds and refuses a string.
+        d.deserialize_f64(Floor)
+    }
+}
+
+impl JsonSchema for MinUsd {
+    fn schema_name() -> Cow<'static, str> {
+        "MinUsd".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "number", "minimum": 0})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_floor_is_a_non_negative_number_and_nothing_else() {
+        for (value, shown) in [
+            (json!(0), "0"),
+            (json!(1), "1"),
+            (json!(0.1), "0.1"),
+            (json!(2.50), "2.5"),
+            (json!(1e300), "79228162514264337593543950335"),
+        ] {
+            let floor: MinUsd = serde_json::from_value(value.clone()).unwrap();
+            assert_eq!(floor.to_string(), shown, "{value}");
+        }
+        for bad in [json!("1"), json!(-1), json!(-0.5), json!(true), json!(null)] {
+            let err = serde_json::from_value::<MinUsd>(bad.clone()).unwrap_err();
+            assert!(!err.to_string().contains("Raw"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_query_string_floor_is_read_from_its_text() {
+        #[derive(Deserialize)]
+        struct Q {
+            min_usd_value: MinUsd,
+        }
+        let q: Q = serde_urlencoded::from_str("min_usd_value=0.25").unwrap();
+        assert_eq!(q.min_usd_value.to_string(), "0.25");
+        assert!(serde_urlencoded::from_str::<Q>("min_usd_value=-1").is_err());
+        assert!(serde_urlencoded::from_str::<Q>("min_usd_value=abc").is_err());
+        assert!(serde_urlencoded::from_str::<Q>("min_usd_value=NaN").is_err());
+    }
+}
