@@ -6,7 +6,8 @@ and must still be refused):
   * `format: solana-pubkey`: base58 of exactly 32 bytes (the pattern beside
     it says only which characters and how many);
   * a time range: `from` not after `to`, and at most 20000 buckets of the
-    granularity on value and price history;
+    granularity on value and price history, whose `to` is not before
+    Solana's genesis day (2020-03-16; an earlier `from` is clamped to it);
   * a ledger cursor is a token the server signed for one wallet and one set
     of filters (any other is refused as invalid_params), so none is made up.
 """
@@ -31,6 +32,7 @@ def b58(data: bytes) -> str:
 schemathesis.openapi.format("solana-pubkey", st.binary(min_size=32, max_size=32).map(b58))
 
 MAX_BUCKETS = 20000
+GENESIS = datetime(2020, 3, 16, tzinfo=timezone.utc)
 
 
 def parse(text):
@@ -39,9 +41,10 @@ def parse(text):
     try:
         if len(text) == 10:
             return datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=timezone.utc)
-        return datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
         return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
 @schemathesis.hook
@@ -64,6 +67,9 @@ def filter_query(ctx, query):
     if start and end and start > end:
         return False
     if series:
+        if end < GENESIS:
+            return False
+        start = max(start, GENESIS)
         bucket = 3600 if query.get("granularity") == "1h" else 86400
         if (end - start).total_seconds() / bucket > MAX_BUCKETS:
             return False
