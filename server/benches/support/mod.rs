@@ -1,5 +1,7 @@
 //! What the benchmarks share: the recorded fixtures' location, reading a
-//! process's peak RSS, and the one-line JSON report a measuring child prints.
+//! process's peak RSS, the one-line JSON report a measuring child prints,
+//! and a synthetic scanned wallet with its SOL price series
+//! ([`seed_wallet`], for value_history and read_path).
 //! (A directory module, so Cargo does not take it for a bench target.)
 
 use serde_json::Value;
@@ -36,4 +38,136 @@ pub fn child_report(output: &std::process::Output) -> Value {
             .expect("a JSON report line"),
     )
     .expect("the report is JSON")
+}
+
+/// The synthetic wallet [`seed_wallet`] writes.
+#[allow(dead_code)]
+pub const WALLET: &str = "71WDyyCsZwyEYDV91Qrb212rdg6woCHYQhFnmZUBxiJ6";
+#[allow(dead_code)]
+const USDC: &str = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
+/// Two years: the span [`seed_wallet`] spreads the legs over.
+#[allow(dead_code)]
+pub const SPAN: i64 = 730 * 86_400;
+
+#[allow(dead_code)]
+fn mint_of(i: usize) -> (String, u8) {
+    match i % 10 {
+        0..=4 => ("sol".to_owned(), 9),
+        5 | 6 => (USDC.to_owned(), 6),
+        k => {
+            // Nine made-up token mints (valid base58 keys), unpriced.
+            let mut bytes = [7u8; 32];
+            bytes[0] = u8::try_from(k * 10 + i % 3).unwrap();
+            (bs58::encode(bytes).into_string(), 6)
+        }
+    }
+}
+
+#[allow(dead_code)]
+fn close(t: i64) -> String {
+    let n = (t / 3600).rem_euclid(400);
+    format!("{}.{:02}", 100 + n / 4, (n % 4) * 25)
+}
+
+/// Seed `store` with a completed scan of [`WALLET`]: `legs_wanted / 2`
+/// transactions spread evenly over the [`SPAN`] before `now` (unix
+/// seconds, a day boundary), each a transfer (SOL half the time, USDC a
+/// fifth, nine made-up unpriced mints the rest; two in three incoming)
+/// plus its SOL fee; and the stored SOL series for the range (hourly and
+/// daily closes up to `now`, their ranges marked fetched, so no source is
+/// asked).
+#[allow(dead_code)]
+pub async fn seed_wallet(store: &server::store::Store, legs_wanted: usize, now: i64) {
+    use server::{
+        ledger::{Leg, OperationType},
+        store::{QuoteRecord, TransactionLegs},
+    };
+    let now_ms = now * 1000;
+    store
+        .insert_quote(&QuoteRecord {
+            id: "q_bench".into(),
+            address: WALLET.into(),
+            scope: "full".into(),
+            tier: "whale".into(),
+            price_micros: 0,
+            signatures: None,
+            created_at: now_ms,
+            expires_at: now_ms + 60_000,
+        })
+        .await
+        .unwrap();
+    store
+        .create_scan_job("job_bench", WALLET, "full", "q_bench", None, now_ms)
+        .await
+        .unwrap();
+    store
+        .claim_job("bench", now_ms, 60_000)
+        .await
+        .unwrap()
+        .unwrap();
+
+    // Two legs per transaction: a movement and its fee.
+    let transactions = legs_wanted / 2;
+    let step = SPAN / i64::try_from(transactions).unwrap();
+    let start = now - SPAN;
+    let mut batch: Vec<(String, i64, Vec<Leg>)> = Vec::new();
+    for i in 0..transactions {
+        let t = start + i64::try_from(i).unwrap() * step;
+        let signature = format!("bench{i:09}");
+        let (mint, decimals) = mint_of(i);
+        let incoming = i % 3 != 2;
+        let amount: i128 = if incoming { 2_000_000 } else { -1_000_000 } * 1000;
+        let leg = |index, operation_type, mint: String, amount, decimals| Leg {
+            signature: signature.clone(),
+            slot: u64::try_from(i).unwrap() + 1,
+            block_time: Some(t),
+            index,
+            operation_type,
+            mint,
+            amount,
+            decimals,
+            counterparties: Vec::new(),
+        };
+        let op = if incoming {
+            OperationType::TransferIn
+        } else {
+            OperationType::TransferOut
+        };
+        let legs = vec![
+            leg(0, op, mint, amount, decimals),
+            leg(1, OperationType::NetworkFee, "sol".into(), -5000, 9),
+        ];
+        batch.push((signature.clone(), t, legs));
+        if batch.len() == 1000 || i + 1 == transactions {
+            let txs: Vec<TransactionLegs<'_>> = batch
+                .iter()
+                .enumerate()
+                .map(|(k, (sig, t, legs))| TransactionLegs {
+                    signature: sig,
+                    slot: u64::try_from(i + 1 - batch.len() + k).unwrap() + 1,
+                    block_time: Some(*t),
+                    failed: false,
+                    legs,
+                })
+                .collect();
+            store.write_legs(WALLET, &txs).await.unwrap();
+            batch.clear();
+        }
+    }
+    store
+        .finish_job("job_bench", "bench", "completed", None, now_ms)
+        .await
+        .unwrap();
+
+    for (granularity, step) in [(3600i64, 3600i64), (86_400, 86_400)] {
+        let first = (start - 86_400).div_euclid(86_400) * 86_400;
+        let points: Vec<(i64, String)> = (first..now)
+            .step_by(usize::try_from(step).unwrap())
+            .map(|b| (b, close(b)))
+            .collect();
+        store
+            .store_price_range("sol", granularity, (first, now), &points, "coinbase")
+            .await
+            .unwrap();
+    }
 }

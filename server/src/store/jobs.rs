@@ -388,10 +388,33 @@ impl Store {
                     written += 1;
                 }
             }
+            if written > 0 {
+                // In the same transaction as the legs: a reader that sees
+                // the old version cannot have missed a leg of the new one.
+                sqlx::query(
+                    "INSERT INTO ledger_versions (wallet, version) VALUES ($1, 1) \
+                     ON CONFLICT (wallet) DO UPDATE SET version = ledger_versions.version + 1",
+                )
+                .bind(wallet)
+                .execute(&mut *tx)
+                .await?;
+            }
             tx.commit().await?;
             written
         });
         Ok(written)
+    }
+
+    /// A number that changes whenever legs of `wallet` are written (0 before
+    /// any): what is computed from a wallet's whole ledger is cached on it.
+    pub async fn ledger_version(&self, wallet: &str) -> Result<i64, StoreError> {
+        let version: Option<i64> = on_pool!(&self.pool, |pool| sqlx::query_scalar(
+            "SELECT version FROM ledger_versions WHERE wallet = $1"
+        )
+        .bind(wallet)
+        .fetch_optional(pool)
+        .await?);
+        Ok(version.unwrap_or(0))
     }
 
     /// Legs stored for a wallet (for tests and reports).
@@ -406,15 +429,23 @@ impl Store {
 
     /// A named server secret, created (32 random bytes, hex) on first use.
     /// Every instance on the same database sees the same one. Read first,
-    /// so the common case is one SELECT and no write.
+    /// so the common case is one SELECT and no write; a secret never changes
+    /// once stored, so after that it is answered from memory.
     pub async fn server_secret(&self, name: &str) -> Result<String, StoreError> {
+        if let Some(secret) = self.known.secret(name) {
+            return Ok(secret);
+        }
         let read = || async {
-            Ok::<Option<String>, StoreError>(on_pool!(&self.pool, |pool| sqlx::query_scalar(
+            let secret: Option<String> = on_pool!(&self.pool, |pool| sqlx::query_scalar(
                 "SELECT secret FROM server_secrets WHERE name = $1"
             )
             .bind(name)
             .fetch_optional(pool)
-            .await?))
+            .await?);
+            if let Some(secret) = &secret {
+                self.known.remember_secret(name, secret);
+            }
+            Ok::<Option<String>, StoreError>(secret)
         };
         if let Some(secret) = read().await? {
             return Ok(secret);
@@ -469,8 +500,13 @@ pub struct LedgerQuery {
 }
 
 impl Store {
-    /// Whether a scan of `wallet` has ended (completed or partial).
+    /// Whether a scan of `wallet` has ended (completed or partial). Once
+    /// true it stays true (an ended job never runs again and jobs are never
+    /// deleted), so a yes is remembered; a no is asked again each time.
     pub async fn wallet_scanned(&self, wallet: &str) -> Result<bool, StoreError> {
+        if self.known.scanned(wallet) {
+            return Ok(true);
+        }
         let n: i64 = on_pool!(&self.pool, |pool| {
             sqlx::query_scalar(
             "SELECT COUNT(*) FROM jobs WHERE address = $1 AND status IN ('completed', 'partial')"
@@ -479,6 +515,9 @@ impl Store {
         .fetch_one(pool)
         .await?
         });
+        if n > 0 {
+            self.known.remember_scanned(wallet);
+        }
         Ok(n > 0)
     }
 
@@ -507,6 +546,10 @@ impl Store {
                 sql.push(" AND operation_type <> ").push_bind(op);
             }
             if let Some((slot, signature, index)) = &q.after {
+                // `slot <=` first: a bound the planner can seek to in
+                // `legs_newest` (the OR alone is not), so a page deep in a
+                // history is an index range scan like the first one.
+                sql.push(" AND slot <= ").push_bind(*slot);
                 sql.push(" AND (slot < ")
                     .push_bind(*slot)
                     .push(" OR (slot = ")
