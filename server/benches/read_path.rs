@@ -241,10 +241,12 @@ fn main() {
                     "{url}: {}",
                     response.status()
                 );
-                response.json::<serde_json::Value>().await.unwrap()
+                let body = response.bytes().await.unwrap();
+                let value: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                (value, body.len())
             }
         };
-        let mut page = get(ledger.clone()).await;
+        let (mut page, page_bytes) = get(ledger.clone()).await;
         let entries = page["entries"].as_array().unwrap();
         assert_eq!(entries.len(), 100);
         assert!(
@@ -253,10 +255,19 @@ fn main() {
         );
         for _ in 0..(legs / 200) {
             let cursor = page["next_cursor"].as_str().unwrap().to_owned();
-            page = get(format!("{ledger}&cursor={cursor}")).await;
+            page = get(format!("{ledger}&cursor={cursor}")).await.0;
         }
-        let body = get(positions.clone()).await;
+        let (body, positions_bytes) = get(positions.clone()).await;
         assert!(!body["positions"].as_array().unwrap().is_empty());
+        let lots: usize = body["positions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["lots"].as_array().map_or(0, Vec::len))
+            .sum();
+        println!(
+            "responses: a ledger page {page_bytes} bytes; positions {positions_bytes} bytes ({lots} open lots)"
+        );
         format!("{ledger}&cursor={}", page["next_cursor"].as_str().unwrap())
     });
 
