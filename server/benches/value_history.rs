@@ -17,7 +17,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
-use support::peak_rss_kib;
+use support::{WALLET, peak_rss_kib, seed_wallet};
 
 use std::{sync::Arc, time::Instant};
 
@@ -26,88 +26,17 @@ use server::{
     auth::Principal,
     clock::ManualClock,
     config::Config,
-    ledger::{Leg, OperationType},
     startup::Application,
 };
 
-const WALLET: &str = "71WDyyCsZwyEYDV91Qrb212rdg6woCHYQhFnmZUBxiJ6";
-const USDC: &str = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
 /// 2026-09-01T00:00:00Z.
 const NOW: i64 = 1_788_220_800;
-const SPAN: i64 = 730 * 86_400;
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-fn mint_of(i: usize) -> (String, u8) {
-    match i % 10 {
-        0..=4 => ("sol".to_owned(), 9),
-        5 | 6 => (USDC.to_owned(), 6),
-        k => {
-            // Nine made-up token mints (valid base58 keys), unpriced.
-            let mut bytes = [7u8; 32];
-            bytes[0] = u8::try_from(k * 10 + i % 3).unwrap();
-            (bs58::encode(bytes).into_string(), 6)
-        }
-    }
-}
-
-fn close(t: i64) -> String {
-    let n = (t / 3600).rem_euclid(400);
-    format!("{}.{:02}", 100 + n / 4, (n % 4) * 25)
-}
-
-async fn seed(state: &server::state::AppState, legs_wanted: usize) {
-    let store = state.store();
-    // Two legs per transaction: a movement and its fee.
-    let transactions = legs_wanted / 2;
-    let step = SPAN / i64::try_from(transactions).unwrap();
-    let start = NOW - SPAN;
-    let txs = (0..transactions).map(|i| {
-        let t = start + i64::try_from(i).unwrap() * step;
-        let signature = format!("bench{i:09}");
-        let (mint, decimals) = mint_of(i);
-        let incoming = i % 3 != 2;
-        let amount: i128 = if incoming { 2_000_000 } else { -1_000_000 } * 1000;
-        let leg = |index, operation_type, mint: String, amount, decimals| Leg {
-            signature: signature.clone(),
-            slot: u64::try_from(i).unwrap() + 1,
-            block_time: Some(t),
-            index,
-            operation_type,
-            mint,
-            amount,
-            decimals,
-            counterparties: Vec::new(),
-        };
-        let op = if incoming {
-            OperationType::TransferIn
-        } else {
-            OperationType::TransferOut
-        };
-        let legs = vec![
-            leg(0, op, mint, amount, decimals),
-            leg(1, OperationType::NetworkFee, "sol".into(), -5000, 9),
-        ];
-        (signature.clone(), t, legs)
-    });
-    support::seed::completed_scan(store, WALLET, NOW * 1000, txs).await;
-
-    for (granularity, step) in [(3600i64, 3600i64), (86_400, 86_400)] {
-        let first = (start - 86_400).div_euclid(86_400) * 86_400;
-        let points: Vec<(i64, String)> = (first..NOW)
-            .step_by(usize::try_from(step).unwrap())
-            .map(|b| (b, close(b)))
-            .collect();
-        store
-            .store_price_range("sol", granularity, (first, NOW), &points, "coinbase")
-            .await
-            .unwrap();
-    }
 }
 
 fn main() {
@@ -137,7 +66,7 @@ fn main() {
             .unwrap();
         let state = app.state().clone();
         let seeding = Instant::now();
-        seed(&state, legs).await;
+        seed_wallet(state.store(), legs, NOW).await;
         eprintln!(
             "seeded {} legs and the SOL series in {:.1} s",
             state.store().count_legs(WALLET).await.unwrap(),

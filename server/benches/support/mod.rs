@@ -1,6 +1,8 @@
-//! What the benchmarks share: the recorded fixtures' location, a scanned
-//! wallet seeded straight into the store, reading a process's peak RSS, and
-//! the one-line JSON report a measuring child prints.
+//! What the benchmarks share: the recorded fixtures' location, reading a
+//! process's peak RSS, the one-line JSON report a measuring child prints,
+//! a synthetic scanned wallet with its SOL price series ([`seed_wallet`],
+//! for value_history and read_path), and the completed scan under it
+//! ([`seed::completed_scan`], which bounds uses for a wallet of its own).
 //! (A directory module, so Cargo does not take it for a bench target.)
 
 use serde_json::Value;
@@ -40,4 +42,90 @@ pub fn child_report(output: &std::process::Output) -> Value {
             .expect("a JSON report line"),
     )
     .expect("the report is JSON")
+}
+
+/// The synthetic wallet [`seed_wallet`] writes.
+#[allow(dead_code)]
+pub const WALLET: &str = "71WDyyCsZwyEYDV91Qrb212rdg6woCHYQhFnmZUBxiJ6";
+#[allow(dead_code)]
+const USDC: &str = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
+/// Two years: the span [`seed_wallet`] spreads the legs over.
+#[allow(dead_code)]
+pub const SPAN: i64 = 730 * 86_400;
+
+#[allow(dead_code)]
+fn mint_of(i: usize) -> (String, u8) {
+    match i % 10 {
+        0..=4 => ("sol".to_owned(), 9),
+        5 | 6 => (USDC.to_owned(), 6),
+        k => {
+            // Nine made-up token mints (valid base58 keys), unpriced.
+            let mut bytes = [7u8; 32];
+            bytes[0] = u8::try_from(k * 10 + i % 3).unwrap();
+            (bs58::encode(bytes).into_string(), 6)
+        }
+    }
+}
+
+#[allow(dead_code)]
+fn close(t: i64) -> String {
+    let n = (t / 3600).rem_euclid(400);
+    format!("{}.{:02}", 100 + n / 4, (n % 4) * 25)
+}
+
+/// Seed `store` with a completed scan of [`WALLET`]: `legs_wanted / 2`
+/// transactions spread evenly over the [`SPAN`] before `now` (unix
+/// seconds, a day boundary), each a transfer (SOL half the time, USDC a
+/// fifth, nine made-up unpriced mints the rest; two in three incoming)
+/// plus its SOL fee; and the stored SOL series for the range (hourly and
+/// daily closes up to `now`, their ranges marked fetched, so no source is
+/// asked).
+#[allow(dead_code)]
+pub async fn seed_wallet(store: &server::store::Store, legs_wanted: usize, now: i64) {
+    use server::ledger::{Leg, OperationType};
+    // Two legs per transaction: a movement and its fee.
+    let transactions = legs_wanted / 2;
+    let step = SPAN / i64::try_from(transactions).unwrap();
+    let start = now - SPAN;
+    let txs = (0..transactions).map(|i| {
+        let t = start + i64::try_from(i).unwrap() * step;
+        let signature = format!("bench{i:09}");
+        let (mint, decimals) = mint_of(i);
+        let incoming = i % 3 != 2;
+        let amount: i128 = if incoming { 2_000_000 } else { -1_000_000 } * 1000;
+        let leg = |index, operation_type, mint: String, amount, decimals| Leg {
+            signature: signature.clone(),
+            slot: u64::try_from(i).unwrap() + 1,
+            block_time: Some(t),
+            index,
+            operation_type,
+            mint,
+            amount,
+            decimals,
+            counterparties: Vec::new(),
+        };
+        let op = if incoming {
+            OperationType::TransferIn
+        } else {
+            OperationType::TransferOut
+        };
+        let legs = vec![
+            leg(0, op, mint, amount, decimals),
+            leg(1, OperationType::NetworkFee, "sol".into(), -5000, 9),
+        ];
+        (signature.clone(), t, legs)
+    });
+    seed::completed_scan(store, WALLET, now * 1000, txs).await;
+
+    for (granularity, step) in [(3600i64, 3600i64), (86_400, 86_400)] {
+        let first = (start - 86_400).div_euclid(86_400) * 86_400;
+        let points: Vec<(i64, String)> = (first..now)
+            .step_by(usize::try_from(step).unwrap())
+            .map(|b| (b, close(b)))
+            .collect();
+        store
+            .store_price_range("sol", granularity, (first, now), &points, "coinbase")
+            .await
+            .unwrap();
+    }
 }

@@ -3,8 +3,19 @@
 //! SOL. The replay is the `basis` engine's (docs/cost-basis.md has every
 //! rule); this module values the legs at their block times
 //! (`prices::valuation`), hands them over and shapes the answer.
+//!
+//! A replay reads and values every leg of the wallet, so its answer is
+//! kept ([`ReplayCache`], one per store) per wallet, method and spam
+//! choice, with the ledger version it was made from (bumped in the same
+//! transaction as any leg written) and the fingerprint of the prices it
+//! used. A call whose wallet is at the same version and whose valuer, made
+//! as every call makes it, has the same fingerprint gets the kept answer:
+//! exactly what the replay would give again.
 
-use std::collections::BTreeMap;
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::{Arc, Mutex, PoisonError},
+};
 
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
@@ -233,21 +244,94 @@ pub async fn get_positions(
         "get_positions",
     )
     .await?;
+    let store = state.store();
+    // Read before the legs: legs written after this bump it, so a replay
+    // kept under it has every leg of that version (or more).
+    let version = store.ledger_version(address.as_str()).await?;
+    let cache = store.memo().get::<ReplayCache>();
+    let key = (address.as_str().to_owned(), method, exclude_spam);
+    if let Some(kept) = cache.get(&key).filter(|k| k.version == version) {
+        let valuer = valuer_for(state, kept.span, kept.mints.clone()).await?;
+        if valuer.fingerprint() == kept.fingerprint {
+            let mut positions = kept.positions.clone();
+            positions.payment = payment;
+            return Ok(positions);
+        }
+    }
     let legs = scanned_legs(state, &address).await?;
     let times = legs.iter().filter_map(|l| l.block_time);
-    let valuer = match (times.clone().min(), times.max()) {
-        (Some(a), Some(b)) => {
-            let mut mints: Vec<String> = legs.iter().map(|l| l.mint.clone()).collect();
-            mints.sort();
-            mints.dedup();
-            Valuer::prepare(state.store(), state.prices(), mints, (a, b), state.now_ms()).await?
-        }
-        _ => Valuer::default(),
-    };
+    let span = times.clone().min().zip(times.max());
+    let mut mints: Vec<String> = legs.iter().map(|l| l.mint.clone()).collect();
+    mints.sort();
+    mints.dedup();
+    let valuer = valuer_for(state, span, mints.clone()).await?;
     let (inputs, unpriced) = inputs(&legs, &valuer);
     let events = basis::events_from_legs(&inputs, exclude_spam);
     let replay = basis::replay(&events, method);
     let mut positions = view(address.as_str(), &replay, exclude_spam, unpriced);
+    cache.keep(
+        key,
+        Kept {
+            version,
+            span,
+            mints,
+            fingerprint: valuer.fingerprint(),
+            positions: positions.clone(),
+        },
+    );
     positions.payment = payment;
     Ok(positions)
+}
+
+/// The valuer of a wallet's legs: their mints over their span.
+async fn valuer_for(
+    state: &AppState,
+    span: Option<(i64, i64)>,
+    mints: Vec<String>,
+) -> Result<Valuer, AppError> {
+    Ok(match span {
+        Some(span) => {
+            Valuer::prepare(state.store(), state.prices(), mints, span, state.now_ms()).await?
+        }
+        None => Valuer::default(),
+    })
+}
+
+/// A replay's answer and what it was made from.
+struct Kept {
+    version: i64,
+    /// The legs' block-time span and mints, to make the valuer again.
+    span: Option<(i64, i64)>,
+    mints: Vec<String>,
+    fingerprint: u64,
+    positions: Positions,
+}
+
+/// The most answers kept; past it the cache starts over.
+const MAX_KEPT: usize = 256;
+
+/// The answers of replays made, per (wallet, method, exclude_spam).
+#[derive(Default)]
+pub struct ReplayCache(Mutex<HashMap<(String, Method, bool), Arc<Kept>>>);
+
+impl ReplayCache {
+    fn get(&self, key: &(String, Method, bool)) -> Option<Arc<Kept>> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)
+            .cloned()
+    }
+
+    fn keep(&self, key: (String, Method, bool), kept: Kept) {
+        let mut all = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if all.len() >= MAX_KEPT && !all.contains_key(&key) {
+            all.clear();
+        }
+        // A slower call that read an older version must not replace a
+        // newer answer.
+        if all.get(&key).is_none_or(|k| k.version <= kept.version) {
+            all.insert(key, Arc::new(kept));
+        }
+    }
 }

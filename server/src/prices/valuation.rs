@@ -7,13 +7,241 @@
 //! a backfill job), and the hourly one only when its gap is small enough
 //! to fetch inline. Nothing is fetched twice (see [`super::series`]). A leg
 //! in the hour that has not closed yet has no close: it is valued at spot.
+//!
+//! The closes read are kept in memory per store ([`SeriesCache`], keyed by
+//! mint and granularity) with the ranges they are final over: a range
+//! already asked of the source, whose points were stored in the same
+//! transaction as the range, never changes again. A span inside those
+//! ranges is valued without asking the database; anything else (a gap, or
+//! buckets that have not closed) goes the way it always did, and what it
+//! reads is added to the cache.
 
-use std::collections::{BTreeMap, HashMap};
+use std::{
+    collections::{BTreeMap, HashMap},
+    hash::{Hash, Hasher},
+    sync::{
+        Arc, Mutex, PoisonError,
+        atomic::{AtomicU64, Ordering},
+    },
+};
 
 use rust_decimal::Decimal;
 
 use super::{Granularity, Prices, series};
 use crate::{clock::UnixMillis, store::Store};
+
+/// What one process has read of a stored series: the ranges (bucket
+/// starts, `[start, end)`, sorted and disjoint) known final, and every
+/// close stored in them (and any other it happened to read).
+#[derive(Debug)]
+struct Snapshot {
+    /// Unique per content, so a valuer can say which closes it used.
+    id: u64,
+    final_ranges: Vec<(i64, i64)>,
+    closes: Arc<BTreeMap<i64, Decimal>>,
+}
+
+static NEXT_SNAPSHOT: AtomicU64 = AtomicU64::new(1);
+
+fn snapshot_id() -> u64 {
+    NEXT_SNAPSHOT.fetch_add(1, Ordering::Relaxed)
+}
+
+impl Snapshot {
+    fn empty() -> Self {
+        Self {
+            id: 0,
+            final_ranges: Vec::new(),
+            closes: Arc::default(),
+        }
+    }
+
+    /// Whether every bucket starting in `[from, to)` is final here.
+    fn covers(&self, from: i64, to: i64) -> bool {
+        from >= to || series::gaps(from, to, &self.final_ranges).is_empty()
+    }
+}
+
+/// `ranges` with `[from, to)` added, still sorted and disjoint.
+fn add_range(ranges: &[(i64, i64)], (from, to): (i64, i64)) -> Vec<(i64, i64)> {
+    let mut all: Vec<(i64, i64)> = ranges.to_vec();
+    all.push((from, to));
+    all.sort_unstable();
+    let mut out: Vec<(i64, i64)> = Vec::with_capacity(all.len());
+    for (a, b) in all {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// The stored closes this process has read, per mint and granularity.
+/// One per store (`Store::memo`).
+#[derive(Debug, Default)]
+pub struct SeriesCache(Mutex<HashMap<Granularity, HashMap<String, Arc<Snapshot>>>>);
+
+impl SeriesCache {
+    fn get(&self, mint: &str, granularity: Granularity) -> Arc<Snapshot> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&granularity)
+            .and_then(|m| m.get(mint))
+            .cloned()
+            .unwrap_or_else(|| Arc::new(Snapshot::empty()))
+    }
+
+    /// Add what was just read over `[from, to)`: the source ranges that
+    /// overlap it (read before the closes, so each has its closes) and the
+    /// closes. A new snapshot only when something is new.
+    fn merge(
+        &self,
+        mint: &str,
+        granularity: Granularity,
+        (from, to): (i64, i64),
+        ranges: &[(i64, i64)],
+        closes: BTreeMap<i64, Decimal>,
+    ) -> Arc<Snapshot> {
+        let mut all = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let series = all.entry(granularity).or_default();
+        let current = series
+            .get(mint)
+            .cloned()
+            .unwrap_or_else(|| Arc::new(Snapshot::empty()));
+        let mut final_ranges = current.final_ranges.clone();
+        for &(a, b) in ranges {
+            let (a, b) = (a.max(from), b.min(to));
+            if a < b {
+                final_ranges = add_range(&final_ranges, (a, b));
+            }
+        }
+        let new_closes = closes.iter().any(|(t, c)| current.closes.get(t) != Some(c));
+        if final_ranges == current.final_ranges && !new_closes {
+            return current;
+        }
+        let mut merged = (*current.closes).clone();
+        merged.extend(closes);
+        let snapshot = Arc::new(Snapshot {
+            id: snapshot_id(),
+            final_ranges,
+            closes: Arc::new(merged),
+        });
+        series.insert(mint.to_owned(), snapshot.clone());
+        snapshot
+    }
+}
+
+/// The closes of one series a valuer may use: those starting in
+/// `[from, to)`, from a shared snapshot and, for buckets not final there,
+/// as just read from the database.
+#[derive(Clone, Debug)]
+struct Closes {
+    snapshot: u64,
+    shared: Arc<BTreeMap<i64, Decimal>>,
+    read: BTreeMap<i64, Decimal>,
+    from: i64,
+    to: i64,
+}
+
+impl Closes {
+    fn whole(closes: BTreeMap<i64, Decimal>) -> Self {
+        Self {
+            snapshot: snapshot_id(),
+            shared: Arc::new(closes),
+            read: BTreeMap::new(),
+            from: i64::MIN,
+            to: i64::MAX,
+        }
+    }
+
+    fn get(&self, bucket: i64) -> Option<Decimal> {
+        if bucket < self.from || bucket >= self.to {
+            return None;
+        }
+        self.read
+            .get(&bucket)
+            .or_else(|| self.shared.get(&bucket))
+            .copied()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.read.is_empty() && self.shared.range(self.from..self.to).next().is_none()
+    }
+
+    fn fingerprint(&self, hasher: &mut impl Hasher) {
+        (self.snapshot, self.from, self.to).hash(hasher);
+        for (t, c) in &self.read {
+            (t, c).hash(hasher);
+        }
+    }
+}
+
+/// The closes of `mint` at `granularity` over `[start, end)`, making the
+/// series complete first ([`series::ensure`]) unless the cache already
+/// knows every closed bucket of the span to be final, in which case
+/// `ensure` would find nothing to do.
+#[allow(clippy::too_many_arguments)]
+async fn closes(
+    store: &Store,
+    prices: &Prices,
+    mint: &str,
+    granularity: Granularity,
+    (start, end): (i64, i64),
+    now: UnixMillis,
+    allow_job: bool,
+    backfill_job_id: &mut Option<String>,
+) -> Result<Closes, crate::store::StoreError> {
+    let cache = store.memo().get::<SeriesCache>();
+    let closed_end = granularity.floor(now.div_euclid(1000));
+    let known = cache.get(mint, granularity);
+    let (snapshot, read) = if known.covers(start, end.min(closed_end)) {
+        // Only buckets that have not closed can be missing here; nothing
+        // stores those, but read them as the database has them.
+        let open_from = start.max(closed_end);
+        let read = if known.covers(open_from, end) {
+            BTreeMap::new()
+        } else {
+            series::load(store, mint, granularity, open_from, end).await?
+        };
+        (known, read)
+    } else {
+        match series::ensure(
+            store,
+            prices,
+            mint,
+            granularity,
+            (start, end),
+            now,
+            allow_job,
+        )
+        .await
+        {
+            Ok(series::Filled::Backfilling(job)) => *backfill_job_id = Some(job),
+            Ok(series::Filled::Complete) => {}
+            Err(super::PriceError::Store(e)) => return Err(e),
+            Err(err) => {
+                tracing::warn!(mint, error = %err, "price series unavailable; legs stay unpriced");
+            }
+        }
+        let ranges = store
+            .price_ranges(mint, granularity.secs(), start, end)
+            .await?;
+        let closes = series::load(store, mint, granularity, start, end).await?;
+        (
+            cache.merge(mint, granularity, (start, end), &ranges, closes),
+            BTreeMap::new(),
+        )
+    };
+    Ok(Closes {
+        snapshot: snapshot.id,
+        shared: snapshot.closes.clone(),
+        read,
+        from: start,
+        to: end,
+    })
+}
 
 /// What to do about hourly series when preparing a [`Valuer`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,8 +257,8 @@ pub enum Hourly {
 /// Closes of the mints a set of legs needs, ready to value them.
 #[derive(Debug, Default)]
 pub struct Valuer {
-    hourly: HashMap<String, BTreeMap<i64, Decimal>>,
-    daily: HashMap<String, BTreeMap<i64, Decimal>>,
+    hourly: HashMap<String, Closes>,
+    daily: HashMap<String, Closes>,
     stablecoins: std::collections::HashSet<String>,
     /// Spot prices for legs in the hour that has not closed yet.
     spot: HashMap<String, Decimal>,
@@ -89,7 +317,7 @@ impl Valuer {
             for (granularity, allow_job) in wanted {
                 let start = granularity.floor(from);
                 let end = granularity.floor(to) + granularity.secs();
-                match series::ensure(
+                let closes = closes(
                     store,
                     prices,
                     &key,
@@ -97,17 +325,9 @@ impl Valuer {
                     (start, end),
                     now,
                     allow_job,
+                    &mut valuer.backfill_job_id,
                 )
-                .await
-                {
-                    Ok(series::Filled::Backfilling(job)) => valuer.backfill_job_id = Some(job),
-                    Ok(series::Filled::Complete) => {}
-                    Err(super::PriceError::Store(e)) => return Err(e),
-                    Err(err) => {
-                        tracing::warn!(mint = %key, error = %err, "price series unavailable; legs stay unpriced");
-                    }
-                }
-                let closes = series::load(store, &key, granularity, start, end).await?;
+                .await?;
                 match granularity {
                     Granularity::Day => valuer.daily.insert(key.clone(), closes),
                     Granularity::Hour => valuer.hourly.insert(key.clone(), closes),
@@ -144,9 +364,15 @@ impl Valuer {
         daily: HashMap<String, BTreeMap<i64, Decimal>>,
         stablecoins: std::collections::HashSet<String>,
     ) -> Self {
+        let whole = |series: HashMap<String, BTreeMap<i64, Decimal>>| {
+            series
+                .into_iter()
+                .map(|(mint, closes)| (mint, Closes::whole(closes)))
+                .collect()
+        };
         Self {
-            hourly,
-            daily,
+            hourly: whole(hourly),
+            daily: whole(daily),
             stablecoins,
             spot: HashMap::new(),
             open_from: i64::MAX,
@@ -161,12 +387,12 @@ impl Valuer {
             return Some(Decimal::ONE);
         }
         let hour = Granularity::Hour.floor(t);
-        if let Some(p) = self.hourly.get(key).and_then(|s| s.get(&hour)) {
-            return Some(*p);
+        if let Some(p) = self.hourly.get(key).and_then(|s| s.get(hour)) {
+            return Some(p);
         }
         let day = Granularity::Day.floor(t);
-        if let Some(p) = self.daily.get(key).and_then(|s| s.get(&day)) {
-            return Some(*p);
+        if let Some(p) = self.daily.get(key).and_then(|s| s.get(day)) {
+            return Some(p);
         }
         if t >= self.open_from {
             return self.spot.get(key).copied();
@@ -180,7 +406,7 @@ impl Valuer {
         if self.stablecoins.contains(key) {
             return Some(Decimal::ONE);
         }
-        self.daily.get(key).and_then(|s| s.get(&day)).copied()
+        self.daily.get(key).and_then(|s| s.get(day))
     }
 
     /// Whether `mint` has any price at all here.
@@ -189,6 +415,32 @@ impl Valuer {
         self.stablecoins.contains(key)
             || self.hourly.get(key).is_some_and(|s| !s.is_empty())
             || self.daily.get(key).is_some_and(|s| !s.is_empty())
+    }
+
+    /// What this valuer's prices came from: equal fingerprints of two
+    /// prepared valuers mean every price they give is the same (the same
+    /// snapshots of the same series over the same spans, the same closes
+    /// read beside them, the same spot prices from the same hour on, the
+    /// same stablecoins). What is computed from a valuer can be reused
+    /// while the fingerprint stays.
+    pub fn fingerprint(&self) -> u64 {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        for (kind, series) in [(0u8, &self.hourly), (1, &self.daily)] {
+            let mut mints: Vec<&String> = series.keys().collect();
+            mints.sort();
+            for mint in mints {
+                (kind, mint).hash(&mut hasher);
+                series[mint].fingerprint(&mut hasher);
+            }
+        }
+        let mut stablecoins: Vec<&String> = self.stablecoins.iter().collect();
+        stablecoins.sort();
+        stablecoins.hash(&mut hasher);
+        let mut spot: Vec<(&String, &Decimal)> = self.spot.iter().collect();
+        spot.sort();
+        spot.hash(&mut hasher);
+        self.open_from.hash(&mut hasher);
+        hasher.finish()
     }
 
     /// A leg's signed USD value: `amount` atomic units with `decimals`,
@@ -219,6 +471,59 @@ pub fn usd(amount: i128, decimals: u32, price: Decimal) -> Decimal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn final_ranges_merge_and_cover() {
+        assert_eq!(add_range(&[], (0, 10)), vec![(0, 10)]);
+        assert_eq!(add_range(&[(0, 10)], (10, 20)), vec![(0, 20)]);
+        assert_eq!(add_range(&[(0, 10), (30, 40)], (5, 35)), vec![(0, 40)]);
+        assert_eq!(add_range(&[(20, 30)], (0, 10)), vec![(0, 10), (20, 30)]);
+        let cache = SeriesCache::default();
+        let closes = BTreeMap::from([(0, Decimal::ONE), (3600, Decimal::TWO)]);
+        let first = cache.merge(
+            "sol",
+            Granularity::Hour,
+            (0, 7200),
+            &[(0, 3600)],
+            closes.clone(),
+        );
+        assert!(first.covers(0, 3600));
+        assert!(
+            !first.covers(0, 7200),
+            "only the part inside a source range is final"
+        );
+        assert!(first.covers(5, 5), "an empty span is covered");
+        // Nothing new: the same snapshot (the same fingerprint).
+        let again = cache.merge("sol", Granularity::Hour, (0, 7200), &[(0, 3600)], closes);
+        assert_eq!(again.id, first.id);
+        // A range stored later: a new snapshot that covers it.
+        let later = cache.merge(
+            "sol",
+            Granularity::Hour,
+            (0, 7200),
+            &[(0, 7200)],
+            BTreeMap::new(),
+        );
+        assert_ne!(later.id, first.id);
+        assert!(later.covers(0, 7200));
+        assert_eq!(cache.get("sol", Granularity::Hour).id, later.id);
+        assert_eq!(cache.get("sol", Granularity::Day).id, 0, "another series");
+    }
+
+    #[test]
+    fn closes_answer_only_inside_their_span() {
+        let closes = Closes {
+            snapshot: 1,
+            shared: Arc::new(BTreeMap::from([(0, Decimal::ONE), (7200, Decimal::TWO)])),
+            read: BTreeMap::from([(3600, Decimal::TEN)]),
+            from: 3600,
+            to: 7200,
+        };
+        assert_eq!(closes.get(0), None, "before the span");
+        assert_eq!(closes.get(3600), Some(Decimal::TEN));
+        assert_eq!(closes.get(7200), None, "the span's end is not in it");
+        assert!(!closes.is_empty());
+    }
 
     #[test]
     fn hourly_close_wins_over_daily() {

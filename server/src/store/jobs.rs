@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 
-use super::{Pool, Store, StoreError};
+use super::{Dialect, Pool, Store, StoreError};
 use crate::{clock::UnixMillis, ledger::Leg};
 
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
@@ -388,10 +388,33 @@ impl Store {
                     written += 1;
                 }
             }
+            if written > 0 {
+                // In the same transaction as the legs: a reader that sees
+                // the old version cannot have missed a leg of the new one.
+                sqlx::query(
+                    "INSERT INTO ledger_versions (wallet, version) VALUES ($1, 1) \
+                     ON CONFLICT (wallet) DO UPDATE SET version = ledger_versions.version + 1",
+                )
+                .bind(wallet)
+                .execute(&mut *tx)
+                .await?;
+            }
             tx.commit().await?;
             written
         });
         Ok(written)
+    }
+
+    /// A number that changes whenever legs of `wallet` are written (0 before
+    /// any): what is computed from a wallet's whole ledger is cached on it.
+    pub async fn ledger_version(&self, wallet: &str) -> Result<i64, StoreError> {
+        let version: Option<i64> = on_pool!(&self.pool, |pool| sqlx::query_scalar(
+            "SELECT version FROM ledger_versions WHERE wallet = $1"
+        )
+        .bind(wallet)
+        .fetch_optional(pool)
+        .await?);
+        Ok(version.unwrap_or(0))
     }
 
     /// Legs stored for a wallet (for tests and reports).
@@ -406,15 +429,23 @@ impl Store {
 
     /// A named server secret, created (32 random bytes, hex) on first use.
     /// Every instance on the same database sees the same one. Read first,
-    /// so the common case is one SELECT and no write.
+    /// so the common case is one SELECT and no write; a secret never changes
+    /// once stored, so after that it is answered from memory.
     pub async fn server_secret(&self, name: &str) -> Result<String, StoreError> {
+        if let Some(secret) = self.known.secret(name) {
+            return Ok(secret);
+        }
         let read = || async {
-            Ok::<Option<String>, StoreError>(on_pool!(&self.pool, |pool| sqlx::query_scalar(
+            let secret: Option<String> = on_pool!(&self.pool, |pool| sqlx::query_scalar(
                 "SELECT secret FROM server_secrets WHERE name = $1"
             )
             .bind(name)
             .fetch_optional(pool)
-            .await?))
+            .await?);
+            if let Some(secret) = &secret {
+                self.known.remember_secret(name, secret);
+            }
+            Ok::<Option<String>, StoreError>(secret)
         };
         if let Some(secret) = read().await? {
             return Ok(secret);
@@ -469,8 +500,13 @@ pub struct LedgerQuery {
 }
 
 impl Store {
-    /// Whether a scan of `wallet` has ended (completed or partial).
+    /// Whether a scan of `wallet` has ended (completed or partial). Once
+    /// true it stays true (an ended job never runs again and jobs are never
+    /// deleted), so a yes is remembered; a no is asked again each time.
     pub async fn wallet_scanned(&self, wallet: &str) -> Result<bool, StoreError> {
+        if self.known.scanned(wallet) {
+            return Ok(true);
+        }
         let n: i64 = on_pool!(&self.pool, |pool| {
             sqlx::query_scalar(
             "SELECT COUNT(*) FROM jobs WHERE address = $1 AND status IN ('completed', 'partial')"
@@ -479,14 +515,27 @@ impl Store {
         .fetch_one(pool)
         .await?
         });
+        if n > 0 {
+            self.known.remember_scanned(wallet);
+        }
         Ok(n > 0)
     }
 
     /// One page of a wallet's legs, newest first (slot, then signature,
     /// descending; legs of a transaction in their order).
     pub async fn ledger_page(&self, q: &LedgerQuery) -> Result<Vec<LegRow>, StoreError> {
+        // SQLite's driver hands every row, value by value, from its worker
+        // thread to the caller's, which costs more than reading it; so on
+        // SQLite the page comes back as one JSON array in one row.
+        let packed = self.dialect() == Dialect::Sqlite;
         Ok(on_pool!(&self.pool, |pool| {
-            let mut sql = sqlx::QueryBuilder::new(
+            let mut sql = sqlx::QueryBuilder::new(if packed {
+                "SELECT json_group_array(json_array(signature, leg_index, slot, block_time, \
+                 operation_type, mint, amount, decimals, counterparties)) FROM ("
+            } else {
+                ""
+            });
+            sql.push(
                 "SELECT signature, leg_index, slot, block_time, operation_type, mint, amount, decimals, \
                  counterparties FROM legs WHERE wallet = ",
             );
@@ -507,6 +556,10 @@ impl Store {
                 sql.push(" AND operation_type <> ").push_bind(op);
             }
             if let Some((slot, signature, index)) = &q.after {
+                // `slot <=` first: a bound the planner can seek to in
+                // `legs_newest` (the OR alone is not), so a page deep in a
+                // history is an index range scan like the first one.
+                sql.push(" AND slot <= ").push_bind(*slot);
                 sql.push(" AND (slot < ")
                     .push_bind(*slot)
                     .push(" OR (slot = ")
@@ -523,7 +576,52 @@ impl Store {
             }
             sql.push(" ORDER BY slot DESC, signature DESC, leg_index ASC LIMIT ")
                 .push_bind(i64::from(q.limit));
-            sql.build_query_as::<LegRow>().fetch_all(pool).await?
+            if packed {
+                sql.push(")");
+                let packed: String = sql.build_query_scalar().fetch_one(pool).await?;
+                unpack_legs(&packed)?
+            } else {
+                sql.build_query_as::<LegRow>().fetch_all(pool).await?
+            }
         }))
     }
+}
+
+/// The rows of a packed page (see `ledger_page`), newest first: an
+/// aggregate does not promise its input order, so they are sorted again.
+fn unpack_legs(packed: &str) -> Result<Vec<LegRow>, StoreError> {
+    type Packed = (
+        String,
+        i32,
+        i64,
+        Option<i64>,
+        String,
+        String,
+        String,
+        i32,
+        String,
+    );
+    let rows: Vec<Packed> = serde_json::from_str(packed)
+        .map_err(|e| StoreError::Database(sqlx::Error::Decode(Box::new(e))))?;
+    let mut rows: Vec<LegRow> = rows
+        .into_iter()
+        .map(|r| LegRow {
+            signature: r.0,
+            leg_index: r.1,
+            slot: r.2,
+            block_time: r.3,
+            operation_type: r.4,
+            mint: r.5,
+            amount: r.6,
+            decimals: r.7,
+            counterparties: r.8,
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.slot
+            .cmp(&a.slot)
+            .then_with(|| b.signature.cmp(&a.signature))
+            .then_with(|| a.leg_index.cmp(&b.leg_index))
+    });
+    Ok(rows)
 }

@@ -12,6 +12,11 @@
 //! is kept in process memory: an embedded SQLite database belongs to a single
 //! host, and a write per anonymous request would serialise every caller on
 //! the database lock.
+//!
+//! A `Store` also remembers what cannot change once read (`memo`): server
+//! secrets, which wallets have been scanned, settled receipts; and it keeps
+//! the caches of the layers above ([`Memo`]), so the paid read path asks
+//! the database only for what a request really needs.
 
 /// Run `$body` with `$conn` bound to the store's pool, whichever database it
 /// is. The body is type-checked once per driver, so one query text and one
@@ -26,13 +31,14 @@ macro_rules! on_pool {
 }
 
 mod jobs;
+mod memo;
 mod payments;
 mod prices;
 mod quotes;
 mod ratelimit;
 mod sessions;
 
-use std::{str::FromStr, time::Duration};
+use std::{str::FromStr, sync::Arc, time::Duration};
 
 use sqlx::{
     PgPool, SqlitePool,
@@ -41,6 +47,7 @@ use sqlx::{
 };
 
 pub use jobs::{Created, JobProgress, JobRecord, LedgerQuery, LegRow, TransactionLegs};
+pub use memo::Memo;
 pub use payments::{Intent, PaymentRecord};
 pub use prices::{AnalyticsLeg, BACKFILL_KIND, BACKFILL_QUOTE, PricePointRow};
 pub use quotes::QuoteRecord;
@@ -85,6 +92,8 @@ enum Pool {
 pub struct Store {
     pool: Pool,
     local_limits: ratelimit::LocalLimiter,
+    known: Arc<memo::Known>,
+    memo: Arc<Memo>,
 }
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
@@ -129,6 +138,8 @@ impl Store {
         Ok(Self {
             pool,
             local_limits: ratelimit::LocalLimiter::default(),
+            known: Arc::default(),
+            memo: Arc::default(),
         })
     }
 
@@ -147,6 +158,11 @@ impl Store {
             Pool::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await?,
         }
         Ok(())
+    }
+
+    /// The caches kept for this database by the layers above the store.
+    pub fn memo(&self) -> &Memo {
+        &self.memo
     }
 
     pub fn dialect(&self) -> Dialect {

@@ -171,6 +171,25 @@ impl Store {
             .await?))
     }
 
+    /// The wallet a settled payment's receipt covers for reads, and when
+    /// the receipt expires. A settled row never changes either (nor
+    /// leaves `settled`), so after the first read it is answered from
+    /// memory; an unknown receipt is asked again each time.
+    pub async fn receipt_read_grant(
+        &self,
+        receipt_hash: &str,
+    ) -> Result<Option<(String, Option<UnixMillis>)>, StoreError> {
+        if let Some(grant) = self.known.receipt(receipt_hash) {
+            return Ok(Some(grant));
+        }
+        let Some(p) = self.payment_by_receipt(receipt_hash).await? else {
+            return Ok(None);
+        };
+        self.known
+            .remember_receipt(receipt_hash, &p.wallet, p.expires_at);
+        Ok(Some((p.wallet, p.expires_at)))
+    }
+
     /// `pending` → `settled`. False when the row was no longer pending.
     pub async fn settle_payment(
         &self,

@@ -4,7 +4,11 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::{helpers::TestApp, ledger::scanned_priced, scans::WALLET};
+use crate::{
+    helpers::TestApp,
+    ledger::{scanned_priced, scanned_unpriced, write_transfer},
+    scans::WALLET,
+};
 
 async fn rest(app: &TestApp, path: &str) -> (StatusCode, Value) {
     let response = app.client.get(app.url(path)).send().await.unwrap();
@@ -246,5 +250,106 @@ async fn positions_replay_the_valued_ledger_under_each_method() {
         )
         .await;
     assert_eq!(never["structuredContent"]["code"], "not_found");
+    app.stop().await;
+}
+
+fn open_sol(body: &Value) -> rust_decimal::Decimal {
+    body["positions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["mint"] == "sol")
+        .map(|p| p["open_quantity"].as_str().unwrap().parse().unwrap())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn positions_are_replayed_again_once_legs_are_written() {
+    // A replay is kept per wallet, method and spam choice on the ledger
+    // version, which the transaction writing legs bumps.
+    let (app, _s, _p) = scanned_priced().await;
+    let positions = |method: &'static str| {
+        let app = &app;
+        async move {
+            ok(&app
+                .call_tool(
+                    "get_positions",
+                    json!({"address": WALLET, "method": method}),
+                )
+                .await)
+        }
+    };
+    let fifo = positions("fifo").await;
+    let lifo = positions("lifo").await;
+    assert_eq!(
+        positions("fifo").await,
+        fifo,
+        "the kept answer is the replay's"
+    );
+    let store = app.state.store();
+    let version = store.ledger_version(WALLET).await.unwrap();
+    assert!(version > 0, "the scan's writes bumped it");
+    let newest = store
+        .wallet_legs(WALLET)
+        .await
+        .unwrap()
+        .iter()
+        .filter_map(|l| l.block_time)
+        .max()
+        .unwrap();
+    write_transfer(
+        &app,
+        "added111111111111111111111111111",
+        1 << 40,
+        newest,
+        5_000_000_000,
+    )
+    .await;
+    assert_eq!(store.ledger_version(WALLET).await.unwrap(), version + 1);
+    let five = rust_decimal::Decimal::from(5);
+    for (method, before) in [("fifo", &fifo), ("lifo", &lifo)] {
+        let after = positions(method).await;
+        assert_eq!(open_sol(&after), open_sol(before) + five, "{method}");
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn positions_are_valued_again_once_closes_are_stored() {
+    // Kept answers also carry the fingerprint of the prices they were
+    // valued at: closes stored later (a backfill, another instance) are
+    // used by the next call.
+    let (app, _s) = scanned_unpriced().await;
+    let positions = || async {
+        ok(&app
+            .call_tool("get_positions", json!({"address": WALLET}))
+            .await)
+    };
+    let before = positions().await;
+    assert_eq!(positions().await, before);
+    let store = app.state.store();
+    let times: Vec<i64> = store
+        .wallet_legs(WALLET)
+        .await
+        .unwrap()
+        .iter()
+        .filter_map(|l| l.block_time)
+        .collect();
+    let first_day = times.iter().min().unwrap().div_euclid(86_400) * 86_400;
+    let end = (times.iter().max().unwrap().div_euclid(86_400) + 1) * 86_400;
+    let closes: Vec<(i64, String)> = (first_day..end)
+        .step_by(86_400)
+        .map(|d| (d, "100".to_owned()))
+        .collect();
+    store
+        .store_price_range("sol", 86_400, (first_day, end), &closes, "coinbase")
+        .await
+        .unwrap();
+    let after = positions().await;
+    assert!(
+        after["unpriced_legs"].as_u64().unwrap() < before["unpriced_legs"].as_u64().unwrap(),
+        "{before} {after}"
+    );
+    assert_eq!(open_sol(&after), open_sol(&before), "the same legs");
     app.stop().await;
 }

@@ -180,6 +180,155 @@ pub async fn scanned_priced() -> (
     (app, stand_in, prices)
 }
 
+/// A scanned wallet whose server's price sources are down (a closed port).
+pub async fn scanned_unpriced() -> (TestApp, crate::standin::StandIn) {
+    let stand_in = crate::standin::start(shared(0, Duration::ZERO)).await;
+    let rpc = stand_in.url.clone();
+    let app = crate::helpers::spawn_with(crate::helpers::Options {
+        configure: Box::new(move |c| {
+            crate::helpers::relaxed_limits(c);
+            crate::price_standin::configure(c, "http://127.0.0.1:9");
+            c.solana.rpc_url = rpc;
+            c.solana.retry_base_ms = 1;
+            c.solana.batch_size = 4;
+            c.worker.in_process = true;
+            c.worker.poll_ms = 20;
+        }),
+        ..crate::helpers::Options::default()
+    })
+    .await;
+    let job = scan_to_end(&app, "full").await;
+    assert_eq!(job["status"], "completed");
+    (app, stand_in)
+}
+
+/// Write one transaction of `lamports` into the wallet through the store,
+/// as a scan does.
+pub async fn write_transfer(app: &TestApp, signature: &str, slot: u64, t: i64, lamports: i128) {
+    use server::ledger::{Leg, OperationType};
+    let legs = [Leg {
+        signature: signature.to_owned(),
+        slot,
+        block_time: Some(t),
+        index: 0,
+        operation_type: OperationType::TransferIn,
+        mint: "sol".to_owned(),
+        amount: lamports,
+        decimals: 9,
+        counterparties: Vec::new(),
+    }];
+    let written = app
+        .state
+        .store()
+        .write_legs(
+            WALLET,
+            &[server::store::TransactionLegs {
+                signature,
+                slot,
+                block_time: Some(t),
+                failed: false,
+                legs: &legs,
+            }],
+        )
+        .await
+        .unwrap();
+    assert_eq!(written, 1);
+}
+
+fn unix(entry: &Value) -> i64 {
+    chrono::DateTime::parse_from_rfc3339(entry["block_time"].as_str().unwrap())
+        .unwrap()
+        .timestamp()
+}
+
+#[tokio::test]
+async fn legs_written_after_a_read_appear_on_the_next_read() {
+    let (app, _s, _p) = scanned_priced().await;
+    let all = ledger(&app, json!({"limit": 1000})).await["structuredContent"]["entries"].clone();
+    let first = ledger(&app, json!({"limit": 2})).await["structuredContent"].clone();
+    let newest = first["entries"][0].clone();
+    let cursor = first["next_cursor"].as_str().unwrap().to_owned();
+    let slot = newest["slot"].as_u64().unwrap() + 1;
+    write_transfer(
+        &app,
+        "newer1111111111111111111111111111",
+        slot,
+        unix(&newest),
+        3_000_000_000,
+    )
+    .await;
+    let again = ledger(&app, json!({"limit": 2})).await["structuredContent"].clone();
+    let added = &again["entries"][0];
+    assert_eq!(added["signature"], "newer1111111111111111111111111111");
+    assert_eq!(added["amount"], "3000000000");
+    // Valued from the series the first read stored, like its neighbour.
+    let hour = unix(&newest) - unix(&newest).rem_euclid(3600);
+    let close: rust_decimal::Decimal = crate::price_standin::close_at(hour).parse().unwrap();
+    assert_eq!(
+        added["usd_value"],
+        (close * rust_decimal::Decimal::from(3))
+            .normalize()
+            .to_string()
+    );
+    assert_eq!(again["entries"][1], newest);
+    // A cursor made before the write still pages on from where it was.
+    let next = ledger(&app, json!({"limit": 2, "cursor": cursor})).await;
+    assert_eq!(next["isError"], false, "{next}");
+    assert_eq!(next["structuredContent"]["entries"][0], all[2]);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn closes_stored_after_a_read_value_the_next_read() {
+    // The source was down for the first read; a later fill of the series
+    // (a backfill, another instance) prices the same legs on the next.
+    let (app, _s) = scanned_unpriced().await;
+    let sol = |v: &Value| -> Vec<Value> {
+        v["structuredContent"]["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["mint"] == "sol")
+            .cloned()
+            .collect()
+    };
+    let before = sol(&ledger(&app, json!({"limit": 1000})).await);
+    assert!(!before.is_empty());
+    assert!(
+        before.iter().all(|e| e["priced"] == false),
+        "no source, no price"
+    );
+    let times: Vec<i64> = before.iter().map(unix).collect();
+    let first_day = times.iter().min().unwrap().div_euclid(86_400) * 86_400;
+    let end = (times.iter().max().unwrap().div_euclid(86_400) + 1) * 86_400;
+    let closes: Vec<(i64, String)> = (first_day..end)
+        .step_by(86_400)
+        .map(|d| (d, "100".to_owned()))
+        .collect();
+    app.state
+        .store()
+        .store_price_range("sol", 86_400, (first_day, end), &closes, "coinbase")
+        .await
+        .unwrap();
+    let after = sol(&ledger(&app, json!({"limit": 1000})).await);
+    assert_eq!(after.len(), before.len());
+    for e in &after {
+        assert_eq!(e["priced"], true, "{e}");
+        let amount = rust_decimal::Decimal::from_i128_with_scale(
+            e["amount"].as_str().unwrap().parse().unwrap(),
+            9,
+        );
+        assert_eq!(
+            e["usd_value"],
+            (amount * rust_decimal::Decimal::from(100))
+                .round_dp(6)
+                .normalize()
+                .to_string()
+        );
+    }
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn legs_are_valued_at_their_block_time_and_a_usd_floor_filters() {
     use rust_decimal::Decimal;

@@ -686,6 +686,42 @@ async fn the_full_exchange_over_mcp_settles_once_and_the_receipt_reads_again() {
 }
 
 #[tokio::test]
+async fn a_receipt_covers_reads_until_it_expires_and_not_a_moment_longer() {
+    // The store remembers a settled receipt's wallet and expiry after the
+    // first read; the expiry is still checked against the clock each call.
+    let (paid, clock, challenge) = scanned_at(|c| c.x402.receipt_ttl_secs = 3600).await;
+    let value = paid.build(&paid.payment_for(&challenge["structuredContent"]["x402"]));
+    let result = paid.read_with(&value, &quote_of(&challenge)).await;
+    assert_eq!(result["isError"], false, "{result}");
+    let receipt = result["structuredContent"]["payment"]["receipt"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let read = |tool: &'static str| {
+        let receipt = receipt.clone();
+        let app = &paid.app;
+        async move {
+            app.call_tool(tool, json!({"address": WALLET, "receipt": receipt}))
+                .await
+        }
+    };
+    for tool in ["get_ledger", "get_positions", "get_ledger"] {
+        let covered = read(tool).await;
+        assert_eq!(covered["isError"], false, "{covered}");
+    }
+    clock.advance_ms(3_599_000);
+    assert_eq!(read("get_ledger").await["isError"], false);
+    clock.advance_ms(1_000);
+    for tool in ["get_ledger", "get_positions"] {
+        let expired = read(tool).await;
+        let sc = &expired["structuredContent"];
+        assert_eq!(sc["code"], "payment_required", "{expired}");
+        assert_eq!(sc["error"], "invalid_receipt", "{expired}");
+    }
+    assert_eq!(paid.sent(), 2, "the scan's payment and the read's");
+}
+
+#[tokio::test]
 async fn rest_answers_402_and_an_x_payment_header_settles() {
     let (paid, _) = scanned().await;
     let url = paid
