@@ -24,14 +24,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
-use support::peak_rss_kib;
+use support::{env_usize, peak_rss_kib};
 
 use std::{sync::Arc, time::Instant};
 
 use serde_json::{Value, json};
 use server::{
     clock::ManualClock,
-    config::Config,
     ledger::{Leg, OperationType},
     startup::Application,
 };
@@ -41,12 +40,6 @@ const WALLET: &str = "71WDyyCsZwyEYDV91Qrb212rdg6woCHYQhFnmZUBxiJ6";
 const NOW: i64 = 1_796_083_200;
 const GENESIS: i64 = 1_584_316_800;
 
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn mint(k: usize) -> String {
     let mut bytes = [9u8; 32];
@@ -126,21 +119,9 @@ fn main() {
         .unwrap();
     runtime.block_on(async {
         let dir = tempfile::tempdir().unwrap();
-        let mut config = Config {
-            database_url: format!("sqlite://{}/bench.db", dir.path().display()),
-            listen: "127.0.0.1:0".parse().unwrap(),
-            ..Config::default()
-        };
-        config.worker.in_process = false;
+        let mut config = support::offline_config(dir.path());
         config.rate_limit.anon_rps = 1_000_000.0;
         config.rate_limit.anon_burst = 1_000_000;
-        for url in [
-            &mut config.prices.coinbase_url,
-            &mut config.prices.coinbase_exchange_url,
-            &mut config.prices.jupiter_url,
-        ] {
-            *url = "http://127.0.0.1:9".to_owned();
-        }
         let app = Application::build(config, Arc::new(ManualClock::new(NOW * 1000 + 1_800_000)))
             .await
             .unwrap();

@@ -28,14 +28,8 @@ use std::{
 };
 
 use server::config::DatabaseConfig;
-use support::{WALLET, seed_wallet};
+use support::{WALLET, env_usize, seed_wallet};
 
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// What wrk measured, and the server's CPU over it.
 #[derive(Clone, Debug)]

@@ -17,7 +17,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
-use support::{WALLET, peak_rss_kib, seed_wallet};
+use support::{WALLET, env_usize, peak_rss_kib, seed_wallet};
 
 use std::{sync::Arc, time::Instant};
 
@@ -25,19 +25,12 @@ use server::{
     analytics::value_history::{GetValueHistoryArgs, get_value_history},
     auth::Principal,
     clock::ManualClock,
-    config::Config,
     startup::Application,
 };
 
 /// 2026-09-01T00:00:00Z.
 const NOW: i64 = 1_788_220_800;
 
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn main() {
     let legs = env_usize("VH_LEGS", 100_000);
@@ -48,19 +41,7 @@ fn main() {
         .unwrap();
     runtime.block_on(async {
         let dir = tempfile::tempdir().unwrap();
-        let mut config = Config {
-            database_url: format!("sqlite://{}/bench.db", dir.path().display()),
-            listen: "127.0.0.1:0".parse().unwrap(),
-            ..Config::default()
-        };
-        config.worker.in_process = false;
-        for url in [
-            &mut config.prices.coinbase_url,
-            &mut config.prices.coinbase_exchange_url,
-            &mut config.prices.jupiter_url,
-        ] {
-            *url = "http://127.0.0.1:9".to_owned();
-        }
+        let config = support::offline_config(dir.path());
         let app = Application::build(config, Arc::new(ManualClock::new(NOW * 1000 + 1_800_000)))
             .await
             .unwrap();

@@ -14,6 +14,36 @@ pub mod seed;
 #[allow(dead_code)] // basis and value_history make their own data
 pub mod recorded;
 
+/// A whole-number setting from the environment, or `default`.
+#[allow(dead_code)]
+pub fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The configuration of a server a benchmark runs in-process: a SQLite
+/// file in `dir`, a free loopback port, no in-process workers, and the
+/// price sources at a closed port so nothing leaves the machine.
+#[allow(dead_code)]
+pub fn offline_config(dir: &std::path::Path) -> server::config::Config {
+    let mut config = server::config::Config {
+        database_url: format!("sqlite://{}/bench.db", dir.display()),
+        listen: "127.0.0.1:0".parse().unwrap(),
+        ..server::config::Config::default()
+    };
+    config.worker.in_process = false;
+    for url in [
+        &mut config.prices.coinbase_url,
+        &mut config.prices.coinbase_exchange_url,
+        &mut config.prices.jupiter_url,
+    ] {
+        *url = "http://127.0.0.1:9".to_owned();
+    }
+    config
+}
+
 /// This process's peak resident set (`VmHWM` in `/proc/self/status`), KiB.
 #[allow(dead_code)] // decode measures time only
 pub fn peak_rss_kib() -> u64 {
