@@ -40,7 +40,6 @@ const WALLET: &str = "71WDyyCsZwyEYDV91Qrb212rdg6woCHYQhFnmZUBxiJ6";
 const NOW: i64 = 1_796_083_200;
 const GENESIS: i64 = 1_584_316_800;
 
-
 fn mint(k: usize) -> String {
     let mut bytes = [9u8; 32];
     bytes[..8].copy_from_slice(&(k as u64 + 1).to_le_bytes());

@@ -30,7 +30,6 @@ use std::{
 use server::config::DatabaseConfig;
 use support::{WALLET, env_usize, seed_wallet};
 
-
 /// What wrk measured, and the server's CPU over it.
 #[derive(Clone, Debug)]
 struct Measured {

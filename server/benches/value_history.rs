@@ -31,7 +31,6 @@ use server::{
 /// 2026-09-01T00:00:00Z.
 const NOW: i64 = 1_788_220_800;
 
-
 fn main() {
     let legs = env_usize("VH_LEGS", 100_000);
     let runs = env_usize("VH_RUNS", 5);

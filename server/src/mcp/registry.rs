@@ -122,6 +122,10 @@ type Handler = dyn Fn(ToolContext, Value) -> BoxFuture<Result<ToolOutput, CallEr
 pub struct ToolDef {
     pub meta: ToolMeta,
     pub input_schema: Value,
+    /// The arguments as the REST twin takes them: a GET route takes the
+    /// X-PAYMENT header rather than the payment and quote_id arguments.
+    /// Built once: the REST edge checks every request against it.
+    pub rest_schema: Value,
     pub output_schema: Value,
     handler: Box<Handler>,
 }
@@ -196,9 +200,17 @@ impl ToolDef {
                 })
             })
         };
+        let mut rest_schema = input_schema.clone();
+        if meta.rest.is_some_and(|r| r.method == "GET")
+            && let Some(props) = rest_schema["properties"].as_object_mut()
+        {
+            props.remove("payment");
+            props.remove("quote_id");
+        }
         Self {
             meta,
             input_schema,
+            rest_schema,
             output_schema: output_schema::<O>(),
             handler: Box::new(handler),
         }

@@ -16,7 +16,35 @@
 //! rule ("limit: must be an integer from 1 to 1000"), never a Rust type.
 //! The REST twins run their query parameters through the same check.
 
+use std::{
+    collections::HashMap,
+    sync::{LazyLock, RwLock},
+};
+
+use regex::Regex;
 use serde_json::{Map, Value, json};
+
+/// Compiled `pattern`s. The patterns are the schemas' own (a handful, fixed
+/// at start), and compiling one cost more than the rest of a ledger page's
+/// argument check, so each is compiled once.
+static PATTERNS: LazyLock<RwLock<HashMap<String, Option<Regex>>>> =
+    LazyLock::new(|| RwLock::new(HashMap::new()));
+
+/// Whether `text` matches the schema `pattern` (an invalid pattern matches
+/// nothing).
+fn matches_pattern(pattern: &str, text: &str) -> bool {
+    if let Ok(compiled) = PATTERNS.read()
+        && let Some(re) = compiled.get(pattern)
+    {
+        return re.as_ref().is_some_and(|re| re.is_match(text));
+    }
+    let re = Regex::new(pattern).ok();
+    let matched = re.as_ref().is_some_and(|re| re.is_match(text));
+    if let Ok(mut compiled) = PATTERNS.write() {
+        compiled.insert(pattern.to_owned(), re);
+    }
+    matched
+}
 
 /// Whether a schema describes what a client sends or what it receives.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -200,10 +228,8 @@ pub fn refusal(schema: &Value, args: &mut Value, tool: &str) -> Result<(), Refus
     let Value::Object(given) = args else {
         return Err(shape("arguments must be a JSON object".to_owned()));
     };
-    let properties = schema["properties"]
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
+    let no_properties = Map::new();
+    let properties = schema["properties"].as_object().unwrap_or(&no_properties);
     let mut names: Vec<&String> = given.keys().collect();
     names.sort();
     for name in names {
@@ -294,7 +320,7 @@ pub fn admits(schema: &Value, value: &mut Value) -> bool {
             return false;
         }
         if let Some(pattern) = schema["pattern"].as_str()
-            && !regex::Regex::new(pattern).is_ok_and(|re| re.is_match(text))
+            && !matches_pattern(pattern, text)
         {
             return false;
         }

@@ -541,19 +541,6 @@ pub async fn health(State(state): State<AppState>) -> Response {
     }
 }
 
-/// A tool's arguments as its REST twin takes them: a GET route takes the
-/// X-PAYMENT header rather than the payment and quote_id arguments.
-fn rest_schema(tool: &ToolDef) -> Value {
-    let mut schema = tool.input_schema.clone();
-    if tool.meta.rest.is_some_and(|r| r.method == "GET")
-        && let Some(props) = schema["properties"].as_object_mut()
-    {
-        props.remove("payment");
-        props.remove("quote_id");
-    }
-    schema
-}
-
 fn rest_tool<'a>(state: &'a AppState, name: &str) -> Result<&'a ToolDef, AppError> {
     state
         .registry()
@@ -606,7 +593,7 @@ fn query_args<T: DeserializeOwned>(
     path: &[(&str, &str)],
     raw: Option<String>,
 ) -> Result<T, AppError> {
-    let schema = rest_schema(rest_tool(state, tool)?);
+    let schema = &rest_tool(state, tool)?.rest_schema;
     let query = raw.unwrap_or_default();
     let pairs: Vec<(String, String)> = serde_urlencoded::from_str(&query)
         .map_err(|_| AppError::invalid_params("query: not a URL-encoded query string"))?;
@@ -621,7 +608,7 @@ fn query_args<T: DeserializeOwned>(
         let value = from_text(&schema["properties"][&name], &text);
         args.insert(name, value);
     }
-    schema::check(&schema, &mut Value::Object(args), tool).map_err(AppError::invalid_params)?;
+    schema::check(schema, &mut Value::Object(args), tool).map_err(AppError::invalid_params)?;
     serde_urlencoded::from_str(&query).map_err(|e| {
         tracing::error!(tool, error = %e, "a query the schema admitted failed to parse");
         AppError::invalid_params("query: does not match the parameters")
@@ -634,11 +621,11 @@ fn body_args<T: DeserializeOwned>(
     tool: &str,
     mut body: Value,
 ) -> Result<T, AppError> {
-    let schema = rest_schema(rest_tool(state, tool)?);
+    let schema = &rest_tool(state, tool)?.rest_schema;
     if !body.is_object() {
         return Err(AppError::invalid_params("body: must be a JSON object"));
     }
-    schema::check(&schema, &mut body, tool).map_err(AppError::invalid_params)?;
+    schema::check(schema, &mut body, tool).map_err(AppError::invalid_params)?;
     serde_json::from_value(body).map_err(|e| {
         tracing::error!(tool, error = %e, "a body the schema admitted failed to parse");
         AppError::invalid_params("body: does not match the arguments")
@@ -660,7 +647,7 @@ fn complete(doc: &mut Value) {
         let Some(op) = doc["paths"][route.path][&method].as_object_mut() else {
             continue;
         };
-        let mut schema = rest_schema(tool);
+        let mut schema = tool.rest_schema.clone();
         mark_keys(&mut schema);
         if schema["properties"]
             .as_object()
