@@ -6,8 +6,8 @@ and must still be refused):
   * `format: solana-pubkey`: base58 of exactly 32 bytes (the pattern beside
     it says only which characters and how many);
   * a time range: `from` not after `to`, and at most 20000 buckets of the
-    granularity on value and price history, whose `to` is not before
-    Solana's genesis day (2020-03-16; an earlier `from` is clamped to it);
+    granularity on value and price history (counted from Solana's genesis
+    day, 2020-03-16, to which an earlier `from` or `to` is clamped);
   * a ledger cursor is a token the server signed for one wallet and one set
     of filters (any other is refused as invalid_params), so none is made up.
 """
@@ -67,9 +67,7 @@ def filter_query(ctx, query):
     if start and end and start > end:
         return False
     if series:
-        if end < GENESIS:
-            return False
-        start = max(start, GENESIS)
+        start, end = max(start, GENESIS), max(end, GENESIS)
         bucket = 3600 if query.get("granularity") == "1h" else 86400
         if (end - start).total_seconds() / bucket > MAX_BUCKETS:
             return False

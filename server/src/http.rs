@@ -215,6 +215,9 @@ impl<T: DeserializeOwned> FromRequest<AppState> for JsonBody<T> {
     type Rejection = Response;
 
     async fn from_request(request: Request, _state: &AppState) -> Result<Self, Response> {
+        // A form or a no-cors fetch (what another site's page can send
+        // without a preflight) is refused before a byte is read.
+        check_json_content_type(request.headers(), true).map_err(IntoResponse::into_response)?;
         let bytes = read_body(request.into_body(), REST_MAX_BODY_BYTES).await?;
         serde_json::from_slice(&bytes)
             .map(JsonBody)
@@ -435,10 +438,10 @@ pub async fn api_edge(State(state): State<AppState>, request: Request, next: Nex
         && !request.method().is_safe()
         && request.extensions().get::<MatchedPath>().is_some()
     {
-        let headers = request.headers();
-        if let Err(err) =
-            check_browser(&state, headers).and_then(|()| check_json_content_type(headers, true))
-        {
+        // The browser guard runs before any handler; the media type is the
+        // body extractor's (`JsonBody`), so a method the route does not
+        // serve is still a 405.
+        if let Err(err) = check_browser(&state, request.headers()) {
             return err.into_response();
         }
     }

@@ -182,7 +182,8 @@ pub const SOLANA_GENESIS_SECS: i64 = 1_584_316_800;
 
 /// Parse from/to with a default span before `to` (now by default).
 ///
-/// A `from` before Solana's genesis day is clamped to it: buckets before it
+/// A `from` before Solana's genesis day is clamped to it (and so is a `to`
+/// before it): buckets before it
 /// can hold nothing, and without the clamp a range from 1970 cost thousands
 /// of empty points per call (a batch of them answered about 100 MB). Buckets
 /// after now are never built (the series stop at now), so `to` needs none.
@@ -198,11 +199,6 @@ pub fn range(
         .transpose()
         .map_err(|why| invalid(format!("to: {why}")))?
         .unwrap_or(now_secs);
-    if to < SOLANA_GENESIS_SECS {
-        return Err(invalid(
-            "to: before 2020-03-16, Solana's genesis day; nothing is older",
-        ));
-    }
     let from = from
         .filter(|t| !t.trim().is_empty())
         .map(|t| parse_time(t, false))
@@ -210,6 +206,8 @@ pub fn range(
         .map_err(|why| invalid(format!("from: {why}")))?
         .unwrap_or(to - default_days * 86_400)
         .max(SOLANA_GENESIS_SECS);
+    // A range wholly before genesis holds nothing: it answers genesis.
+    let to = to.max(SOLANA_GENESIS_SECS);
     if from > to {
         return Err(invalid("from is after to"));
     }

@@ -702,6 +702,12 @@ fn complete(doc: &mut Value) {
                         responses.entry("413").or_insert_with(
                             || json!({"description": "The body is over the size limit"}),
                         );
+                        responses.entry("415").or_insert_with(|| {
+                            json!({"description": "The body is not Content-Type: application/json (UTF-8)"})
+                        });
+                        responses.entry("403").or_insert_with(|| {
+                            json!({"description": "A cross-site browser request or a foreign Origin"})
+                        });
                     }
                 }
                 for (status, response) in responses.iter_mut() {
