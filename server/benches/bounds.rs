@@ -24,7 +24,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
-use support::{env_usize, peak_rss_kib};
+use support::{env_usize, peak_rss_kib, rss_kib};
 
 use std::{sync::Arc, time::Instant};
 
@@ -85,15 +85,6 @@ async fn seed(state: &server::state::AppState, mints: usize) {
 /// Forget this process's peak RSS, so the next reading is the phase's.
 fn reset_peak() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
-fn current_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 struct Phase {
@@ -192,7 +183,7 @@ fn main() {
         ] {
             let mut times = Vec::new();
             let mut response_bytes = 0;
-            let before = current_rss_kib();
+            let before = rss_kib();
             reset_peak();
             for _ in 0..runs {
                 let started = Instant::now();

@@ -47,10 +47,22 @@ pub fn offline_config(dir: &std::path::Path) -> server::config::Config {
 /// This process's peak resident set (`VmHWM` in `/proc/self/status`), KiB.
 #[allow(dead_code)] // decode measures time only
 pub fn peak_rss_kib() -> u64 {
+    status_kib("VmHWM")
+}
+
+/// This process's resident set now (`VmRSS`), KiB.
+#[allow(dead_code)]
+pub fn rss_kib() -> u64 {
+    status_kib("VmRSS")
+}
+
+/// One `kB` field of `/proc/self/status`; 0 where it cannot be read.
+#[allow(dead_code)]
+fn status_kib(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .unwrap_or_default()
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
 }
