@@ -34,4 +34,5 @@ pub mod state;
 pub mod store;
 pub mod telemetry;
 pub mod v1;
+pub mod values;
 pub mod worker;

@@ -12,7 +12,8 @@ pub mod value_history;
 
 use crate::{
     error::AppError,
-    ledger::{SOL, page::parse_time},
+    ledger::SOL,
+    values::parse_time,
     solana::WalletAddress,
     state::AppState,
 };

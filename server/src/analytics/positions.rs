@@ -28,7 +28,7 @@ use crate::{
     basis::{self, LegInput, Method, Replay, Totals},
     error::AppError,
     ledger::OperationType,
-    payments::quote::rfc3339,
+    values::rfc3339,
     prices::valuation::Valuer,
     state::AppState,
 };

@@ -22,7 +22,7 @@ use crate::{
     auth::Principal,
     error::AppError,
     ledger::SOL,
-    payments::quote::rfc3339,
+    values::rfc3339,
     prices::{
         Granularity, Prices,
         api::range,

@@ -99,8 +99,8 @@ pub struct X402Config {
 impl Default for X402Config {
     fn default() -> Self {
         Self {
-            network: crate::payments::x402::MAINNET.to_owned(),
-            asset: crate::payments::x402::USDC_MAINNET.to_owned(),
+            network: crate::solana::MAINNET.to_owned(),
+            asset: crate::solana::USDC_MAINNET.to_owned(),
             asset_decimals: 6,
             treasury: None,
             fee_payer_keyfile: None,
@@ -120,7 +120,7 @@ impl Default for X402Config {
 pub struct PriceTier {
     pub name: String,
     pub max_signatures: Option<u64>,
-    pub price_usd: crate::payments::Usd,
+    pub price_usd: crate::values::Usd,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -129,13 +129,13 @@ pub struct PricingConfig {
     /// How long a quote stays valid.
     pub quote_ttl_secs: u64,
     /// A read of an already-scanned wallet.
-    pub cached_read_usd: crate::payments::Usd,
+    pub cached_read_usd: crate::values::Usd,
     /// A preview scan (the most recent signatures).
-    pub preview_usd: crate::payments::Usd,
+    pub preview_usd: crate::values::Usd,
     /// How many recent signatures a preview covers.
     pub preview_signatures: usize,
     /// The least an incremental scan costs (a wallet that has not moved).
-    pub incremental_min_usd: crate::payments::Usd,
+    pub incremental_min_usd: crate::values::Usd,
     /// Signature pages (1000 each) counted to estimate a wallet's size.
     pub estimate_max_pages: usize,
     /// Scan tiers, smallest first; the last should have no maximum.
@@ -144,7 +144,7 @@ pub struct PricingConfig {
 
 impl Default for PricingConfig {
     fn default() -> Self {
-        let usd = crate::payments::Usd::from_micros;
+        let usd = crate::values::Usd::from_micros;
         let tier = |name: &str, max: Option<u64>, micros| PriceTier {
             name: name.to_owned(),
             max_signatures: max,

@@ -15,7 +15,8 @@ use crate::{
     config::PaymentsMode,
     error::{AppError, Code},
     ids,
-    payments::{self, Presented, Resource, Scope, Usd, quote::rfc3339},
+    payments::{self, Presented, Resource, Scope},
+    values::{Usd, rfc3339},
     state::AppState,
     store::{Created, JobRecord},
 };

@@ -11,7 +11,8 @@ use super::{
 use crate::{
     auth::Principal,
     error::AppError,
-    payments::{self, PaymentBlock, Presented, quote::rfc3339},
+    payments::{self, PaymentBlock, Presented},
+    values::{parse_time, rfc3339},
     prices::valuation::Valuer,
     solana::WalletAddress,
     state::AppState,
@@ -112,24 +113,6 @@ pub struct LedgerPage {
     /// The payment this call settled (or replayed), with its receipt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub payment: Option<PaymentBlock>,
-}
-
-/// RFC 3339 or YYYY-MM-DD as unix seconds; a bare date is the start of
-/// that day (UTC), or its last second when `end_of_day`.
-pub fn parse_time(text: &str, end_of_day: bool) -> Result<i64, String> {
-    let text = text.trim();
-    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
-        return Ok(t.timestamp());
-    }
-    let date = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
-        .map_err(|_| format!("{text:?} is neither RFC 3339 nor YYYY-MM-DD"))?;
-    let time = if end_of_day {
-        chrono::NaiveTime::from_hms_opt(23, 59, 59)
-    } else {
-        chrono::NaiveTime::from_hms_opt(0, 0, 0)
-    }
-    .ok_or("time of day")?;
-    Ok(date.and_time(time).and_utc().timestamp())
 }
 
 fn invalid(message: impl Into<String>) -> AppError {
@@ -344,18 +327,4 @@ pub async fn get_ledger(
         next_cursor,
         payment,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn times_read_as_rfc3339_or_dates() {
-        assert_eq!(parse_time("2026-09-01T10:00:00Z", false), Ok(1_788_256_800));
-        assert_eq!(parse_time("2026-09-01", false), Ok(1_788_220_800));
-        assert_eq!(parse_time("2026-09-01", true), Ok(1_788_307_199));
-        assert!(parse_time("yesterday", false).is_err());
-        assert!(parse_time("2026-13-01", false).is_err());
-    }
 }

@@ -5,14 +5,13 @@
 //! (a [`PaymentBlock`] on success, a `payment_required` [`AppError`]
 //! carrying the challenge otherwise). docs/payments.md tells the whole story.
 
-pub mod money;
 pub mod quote;
 pub mod receipt;
 pub mod settle;
 pub mod verify;
 pub mod x402;
 
-pub use money::Usd;
+pub use crate::values::Usd;
 pub use quote::{Quote, Scope};
 pub use receipt::Receipt;
 pub use settle::Runtime;

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::money::Usd;
+use crate::values::{Usd, rfc3339};
 use crate::{
     config::{PriceTier, PricingConfig},
     ids,
@@ -246,12 +246,6 @@ pub async fn quote_wallet(
     })
 }
 
-/// Milliseconds since the epoch as RFC 3339 UTC, to the second.
-pub fn rfc3339(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-        .unwrap_or_default()
-}
 
 #[cfg(test)]
 mod tests {

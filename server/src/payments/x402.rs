@@ -11,10 +11,7 @@ use serde_json::{Value, json};
 
 use super::verify::Refusal;
 
-/// CAIP-2 id of Solana mainnet (genesis hash prefix).
-pub const MAINNET: &str = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d";
-/// USDC on mainnet.
-pub const USDC_MAINNET: &str = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
+pub use crate::solana::{MAINNET, USDC_MAINNET};
 
 /// One priced thing a challenge asks for.
 #[derive(Clone, Debug)]

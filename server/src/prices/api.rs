@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 use super::{Granularity, Prices, Source, series};
 use crate::{
     error::{AppError, Code},
-    ledger::{SOL, page::parse_time},
-    payments::quote::rfc3339,
+    ledger::SOL,
+    values::parse_time,
+    values::rfc3339,
     solana::WalletAddress,
     state::AppState,
 };

@@ -1,0 +1,10 @@
+//! Value types every layer may use: money ([`Usd`]) and time (parsing and
+//! writing it). They sit below the domain and the surfaces alike, so
+//! `config` can price things and a REST edge can parse a bound without
+//! importing the modules that act on them.
+
+pub mod money;
+pub mod time;
+
+pub use money::Usd;
+pub use time::{TimeBound, parse_time, rfc3339};
