@@ -52,18 +52,21 @@ fn main() {
             state.store().count_legs(WALLET).await.unwrap(),
             seeding.elapsed().as_secs_f64()
         );
-        let args = || GetValueHistoryArgs {
-            address: WALLET.into(),
-            granularity: Some("1h".into()),
-            from: Some("2024-09-01".into()),
-            to: Some("2026-08-31T23:59:59Z".into()),
-            ..GetValueHistoryArgs::default()
+        // Read as the edge reads a call's arguments.
+        let args = || -> GetValueHistoryArgs {
+            serde_json::from_value(serde_json::json!({
+                "address": WALLET,
+                "granularity": "1h",
+                "from": "2024-09-01",
+                "to": "2026-08-31T23:59:59Z",
+            }))
+            .unwrap()
         };
         let mut times = Vec::new();
         let mut last = None;
         for _ in 0..runs {
             let started = Instant::now();
-            let history = get_value_history(&state, &Principal::Anonymous, args(), &Default::default())
+            let history = get_value_history(&state.reads(), &Principal::Anonymous, args(), &Default::default())
                 .await
                 .unwrap();
             times.push(started.elapsed().as_secs_f64());

@@ -16,7 +16,7 @@ use crate::{
     clock::SystemClock,
     config::Config,
     startup::{Application, shutdown_signal},
-    state::{AppState, Inner},
+    state::{Parts, Services},
     store::Store,
     telemetry,
 };
@@ -109,20 +109,17 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
             let rpc = crate::solana::RpcClient::new(config.solana.rpc_settings())?;
             let payments = crate::payments::Runtime::load(&config.x402)?;
             let prices = crate::prices::Prices::new(&config.prices)?;
-            let state = AppState::new(Inner {
+            let services = Services::new(Parts {
                 payments,
                 rpc,
                 prices,
-                leptos: crate::site::leptos_options(config.listen),
-                registry: crate::mcp::tools::registry(),
                 public_url,
                 store: store.clone(),
                 clock: Arc::new(SystemClock),
-                hydrate: false,
                 config,
             });
             let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-            let worker = tokio::spawn(crate::worker::run(state, stop_rx));
+            let worker = tokio::spawn(crate::worker::run(services, stop_rx));
             shutdown_signal().await;
             let _ = stop_tx.send(true);
             let _ = worker.await;

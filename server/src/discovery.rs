@@ -9,28 +9,7 @@ use axum::{
 };
 use serde_json::{Value, json};
 
-use crate::{
-    auth::{PaymentsModeView, PaymentsView},
-    config::PaymentsMode,
-    mcp,
-    state::AppState,
-    v1,
-};
-
-/// How this server takes payment: off, x402, or x402 without the treasury
-/// and fee payer it needs (every paid call then answers
-/// `payments_not_configured`).
-pub fn payments_view(state: &AppState) -> PaymentsView {
-    let mode = match state.config().payments {
-        PaymentsMode::Off => PaymentsModeView::Off,
-        PaymentsMode::X402 if state.payments().ready().is_some() => PaymentsModeView::X402,
-        PaymentsMode::X402 => PaymentsModeView::PaymentsNotConfigured,
-    };
-    PaymentsView {
-        mode,
-        network: (mode != PaymentsModeView::Off).then(|| state.config().x402.network.clone()),
-    }
-}
+use crate::{mcp, state::AppState};
 
 /// `GET /.well-known/mcp/server-card.json`.
 pub async fn server_card(State(state): State<AppState>) -> Response {
@@ -54,8 +33,8 @@ pub fn server_card_json(state: &AppState) -> Value {
             "schemes": ["bearer"],
             "protectedResourceMetadata": format!("{public}/.well-known/oauth-protected-resource"),
         },
-        "instructions": mcp::instructions(&payments_view(state)),
-        "tools": state.registry().iter().map(|t| t.listing()).collect::<Vec<_>>(),
+        "instructions": mcp::instructions(&state.payments_view()),
+        "tools": crate::mcp::tools::registry().iter().map(|t| t.listing()).collect::<Vec<_>>(),
     })
 }
 
@@ -96,9 +75,9 @@ pub fn llms_txt_text(state: &AppState) -> String {
          Payments: {payments}.\n\n\
          ## Tools\n\n",
         versions = mcp::version::SUPPORTED.join(", "),
-        payments = payments_view(state).sentence(),
+        payments = state.payments_view().sentence(),
     );
-    for tool in state.registry().iter() {
+    for tool in crate::mcp::tools::registry().iter() {
         let paid = if tool.meta.tier.is_paid() {
             " (paid)"
         } else {
@@ -124,9 +103,4 @@ pub fn llms_txt_text(state: &AppState) -> String {
          - [Tools, for people]({public}/tools)\n"
     ));
     out
-}
-
-/// `GET /v1/openapi.json`.
-pub async fn openapi(State(state): State<AppState>) -> Response {
-    axum::Json(v1::openapi_json(state.public_url())).into_response()
 }

@@ -152,20 +152,39 @@ pub fn client_ip(state: &AppState, peer: SocketAddr, headers: &axum::http::Heade
     peer.ip()
 }
 
-/// The caller of a REST request: who they are and what they present to pay.
+/// The caller of a request: who they are and what they present to pay.
 pub struct Caller(pub Principal, pub crate::payments::Presented);
+
+/// The one credential check of `/v1` and `/mcp`: the bearer resolved to its
+/// principal (an unknown or revoked one is 401 with the challenge, never a
+/// downgrade), and anonymous callers, or callers whose bearer failed, held
+/// to the anonymous budget of their IP, so guessing tokens is rate limited
+/// too. `peer` is absent only for requests that did not come over a socket
+/// (in-process tests); they are not limited.
+pub async fn admit(
+    state: &AppState,
+    peer: Option<SocketAddr>,
+    headers: &HeaderMap,
+) -> Result<Caller, Response> {
+    let resolved = resolve(headers);
+    if !matches!(&resolved, Ok(p) if !p.is_anonymous())
+        && let Some(peer) = peer
+    {
+        limit_anonymous(state, client_ip(state, peer, headers)).await?;
+    }
+    let principal = resolved.map_err(|err| unauthenticated(state, err))?;
+    Ok(Caller(principal, presented(headers)))
+}
 
 impl FromRequestParts<AppState> for Caller {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
-        let principal = resolve(&parts.headers).map_err(|err| unauthenticated(state, err))?;
-        if matches!(principal, Principal::Anonymous)
-            && let Some(ConnectInfo(peer)) = parts.extensions.get::<ConnectInfo<SocketAddr>>()
-        {
-            limit_anonymous(state, client_ip(state, *peer, &parts.headers)).await?;
-        }
-        Ok(Caller(principal, presented(&parts.headers)))
+        let peer = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|ConnectInfo(peer)| *peer);
+        admit(state, peer, &parts.headers).await
     }
 }
 

@@ -11,6 +11,7 @@
 
 #![recursion_limit = "256"]
 
+pub mod access;
 pub mod analytics;
 pub mod auth;
 pub mod basis;
@@ -27,6 +28,7 @@ pub mod mcp;
 pub mod params;
 pub mod payments;
 pub mod prices;
+pub mod reads;
 pub mod site;
 pub mod solana;
 pub mod startup;

@@ -15,8 +15,7 @@ use serde::{Deserialize, Deserializer, de};
 
 use crate::{basis::Method, ledger::OperationType};
 
-/// Base58 characters: every Solana public key is 32 to 44 of them.
-pub const BASE58_KEY: &str = "[1-9A-HJ-NP-Za-km-z]{32,44}";
+pub use crate::solana::address::BASE58_KEY;
 
 macro_rules! schema_type {
     ($(#[$doc:meta])* $name:ident, $schema:expr) => {
@@ -35,15 +34,8 @@ macro_rules! schema_type {
     };
 }
 
-schema_type!(
-    /// A wallet's base58 public key.
-    Address,
-    json_schema!({
-        "type": "string",
-        "title": "a base58 public key",
-        "pattern": format!("^{BASE58_KEY}$"),
-    })
-);
+/// A wallet's base58 public key.
+pub type Address = crate::solana::WalletAddress;
 
 schema_type!(
     /// A mint filter: "sol" for native SOL, else a token mint.
@@ -67,16 +59,8 @@ schema_type!(
     })
 );
 
-schema_type!(
-    /// A time bound: an RFC 3339 time or a date (a whole UTC day).
-    TimeBound,
-    json_schema!({
-        "anyOf": [
-            {"type": "string", "format": "date-time"},
-            {"type": "string", "format": "date"},
-        ],
-    })
-);
+/// A time bound: an RFC 3339 time or a date (a whole UTC day).
+pub type TimeBound = crate::values::TimeBound;
 
 schema_type!(
     /// A cost-basis method.
@@ -107,6 +91,17 @@ schema_type!(
     Denomination,
     json_schema!({"type": "string", "enum": ["usd", "sol"]})
 );
+
+/// An optional cost-basis method read from its name, refused in words (not
+/// serde's "unknown variant", which reads as a shape error).
+pub fn optional_method<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Method>, D::Error> {
+    match Option::<String>::deserialize(d)? {
+        None => Ok(None),
+        Some(text) => Method::parse(text.trim()).map(Some).ok_or_else(|| {
+            de::Error::custom(format!("{text:?} is none of fifo, lifo, hifo, average"))
+        }),
+    }
+}
 
 /// A USD floor: legs worth less than this are left out. A JSON number of at
 /// least 0 (a query parameter's decimal text on REST). A JSON number

@@ -20,7 +20,7 @@ use crate::{
     error::AppError,
     mcp,
     site::{self, backend_context, shell_fn},
-    state::{AppState, Inner},
+    state::{AppState, Parts, Services},
     store::{Store, StoreError},
     v1, worker,
 };
@@ -76,18 +76,16 @@ impl Application {
         let hydrate = site::hydration_available(config.site_root.as_ref());
         let rpc = crate::solana::RpcClient::new(config.solana.rpc_settings())?;
         let prices = crate::prices::Prices::new(&config.prices)?;
-        let state = AppState::new(Inner {
+        let services = Services::new(Parts {
             payments,
             rpc,
             prices,
-            leptos: site::leptos_options(local),
-            registry: mcp::tools::registry(),
             public_url,
             store,
             clock,
-            hydrate,
             config,
         });
+        let state = AppState::new(services, site::leptos_options(local), hydrate);
         Ok(Self { listener, state })
     }
 
@@ -114,7 +112,7 @@ impl Application {
             .config()
             .worker
             .in_process
-            .then(|| tokio::spawn(worker::run(state.clone(), stop_rx.clone())));
+            .then(|| tokio::spawn(worker::run(state.services().clone(), stop_rx.clone())));
 
         tracing::info!(
             addr = ?self.local_addr(),
@@ -204,7 +202,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/wallets/{address}/flows", get(v1::wallet_flows))
         .route("/v1/prices", get(v1::prices))
         .route("/v1/prices/history", get(v1::price_history))
-        .route("/v1/openapi.json", get(discovery::openapi))
+        .route("/v1/openapi.json", get(v1::openapi))
         .route("/llms.txt", get(discovery::llms_txt))
         .route(
             "/.well-known/mcp/server-card.json",

@@ -1,19 +1,27 @@
-//! The application state every handler and tool receives: configuration,
-//! the store, the clock and the tool registry. Cheap to clone.
+//! The running service's parts, in two layers.
+//!
+//! [`Services`] is what the domain is served from: configuration, the
+//! store, the Solana RPC client, the payments runtime, the price sources
+//! and the clock. It hands each domain call the small context that call
+//! takes ([`Services::paywall`], [`Services::reads`], [`Services::runner`]),
+//! so no domain module sees the whole. A worker process builds only this.
+//!
+//! [`AppState`] is the surfaces' state: the services plus what only the
+//! portal needs (Leptos options, whether a hydration bundle exists). The
+//! tool registry is no part of either: it is built once and borrowed
+//! (`mcp::tools::registry`). Both are cheap to clone.
 
-use std::sync::Arc;
+use std::{ops::Deref, sync::Arc};
 
 use leptos::prelude::LeptosOptions;
 
-use crate::{
-    clock::Clock, config::Config, mcp::registry::Registry, prices::Prices, solana::RpcClient,
-    store::Store,
-};
+use crate::{clock::Clock, config::Config, prices::Prices, solana::RpcClient, store::Store};
 
+/// What the domain is served from.
 #[derive(Clone)]
-pub struct AppState(Arc<Inner>);
+pub struct Services(Arc<Parts>);
 
-pub struct Inner {
+pub struct Parts {
     pub config: Config,
     pub public_url: String,
     pub store: Store,
@@ -22,15 +30,11 @@ pub struct Inner {
     pub payments: crate::payments::Runtime,
     pub prices: Prices,
     pub clock: Arc<dyn Clock>,
-    pub registry: Registry,
-    pub leptos: LeptosOptions,
-    /// Whether a wasm bundle is available, so pages carry hydration scripts.
-    pub hydrate: bool,
 }
 
-impl AppState {
-    pub fn new(inner: Inner) -> Self {
-        Self(Arc::new(inner))
+impl Services {
+    pub fn new(parts: Parts) -> Self {
+        Self(Arc::new(parts))
     }
 
     pub fn config(&self) -> &Config {
@@ -61,21 +65,103 @@ impl AppState {
         self.0.clock.now_ms()
     }
 
-    pub fn registry(&self) -> &Registry {
-        &self.0.registry
+    /// The paywall's part: pricing, challenges, settlement, access.
+    pub fn paywall(&self) -> crate::payments::Paywall<'_> {
+        let parts = &*self.0;
+        crate::payments::Paywall {
+            store: &parts.store,
+            rpc: &parts.rpc,
+            runtime: &parts.payments,
+            mode: parts.config.payments,
+            x402: &parts.config.x402,
+            pricing: &parts.config.pricing,
+            public_url: &parts.public_url,
+            clock: &*parts.clock,
+        }
+    }
+
+    /// A paid read's part: the paywall and the price sources.
+    pub fn reads(&self) -> crate::reads::Reads<'_> {
+        crate::reads::Reads {
+            paywall: self.paywall(),
+            prices: &self.0.prices,
+        }
+    }
+
+    /// The free price tools' part.
+    pub fn price_query(&self) -> crate::prices::api::PriceQuery<'_> {
+        crate::prices::api::PriceQuery {
+            store: &self.0.store,
+            prices: &self.0.prices,
+            now_ms: self.now_ms(),
+        }
+    }
+
+    /// The job runner's part: what scans and price backfills use.
+    pub fn runner(&self) -> crate::jobs::Runner<'_> {
+        let parts = &*self.0;
+        crate::jobs::Runner {
+            store: &parts.store,
+            rpc: &parts.rpc,
+            prices: &parts.prices,
+            clock: &*parts.clock,
+            worker: &parts.config.worker,
+            solana: &parts.config.solana,
+            preview_signatures: parts.config.pricing.preview_signatures,
+        }
+    }
+
+    /// How this server takes payment, as every surface states it.
+    pub fn payments_view(&self) -> crate::payments::PaymentsView {
+        crate::payments::view::view(
+            self.0.config.payments,
+            &self.0.payments,
+            &self.0.config.x402.network,
+        )
+    }
+}
+
+/// The surfaces' state: the services, and what the portal needs.
+#[derive(Clone)]
+pub struct AppState {
+    services: Services,
+    leptos: Arc<LeptosOptions>,
+    /// Whether a wasm bundle is available, so pages carry hydration scripts.
+    hydrate: bool,
+}
+
+impl AppState {
+    pub fn new(services: Services, leptos: LeptosOptions, hydrate: bool) -> Self {
+        Self {
+            services,
+            leptos: Arc::new(leptos),
+            hydrate,
+        }
+    }
+
+    pub fn services(&self) -> &Services {
+        &self.services
     }
 
     pub fn leptos(&self) -> &LeptosOptions {
-        &self.0.leptos
+        &self.leptos
     }
 
     pub fn hydrate(&self) -> bool {
-        self.0.hydrate
+        self.hydrate
+    }
+}
+
+impl Deref for AppState {
+    type Target = Services;
+
+    fn deref(&self) -> &Services {
+        &self.services
     }
 }
 
 impl axum::extract::FromRef<AppState> for LeptosOptions {
     fn from_ref(state: &AppState) -> Self {
-        state.0.leptos.clone()
+        (*state.leptos).clone()
     }
 }

@@ -14,14 +14,16 @@ use rust_decimal::Decimal;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Leg, bounds, mint_filter, parse_address, registry::Namer, scanned_legs};
-use crate::payments::Presented;
+use super::{Leg, mint_filter, registry::Namer, scanned_legs};
 use crate::{
     auth::Principal,
     error::AppError,
     ledger::{CounterpartyKind, Direction},
+    payments::Presented,
     prices::valuation::Valuer,
-    state::AppState,
+    reads::{ReadKind, Reads},
+    solana::WalletAddress,
+    values::TimeBound,
 };
 
 pub const DEFAULT_TOP: u32 = 10;
@@ -29,35 +31,23 @@ pub const DEFAULT_TOP: u32 = 10;
 pub const OTHER: &str = "other";
 
 /// The arguments of `get_flows`.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct GetFlowsArgs {
     /// The wallet's base58 public key.
-    #[schemars(with = "crate::params::Address")]
-    pub address: String,
+    pub address: WalletAddress,
     /// Inclusive lower bound on block time: RFC 3339 or YYYY-MM-DD.
-    #[serde(default)]
-    #[schemars(with = "Option<crate::params::TimeBound>")]
-    pub from: Option<String>,
+    #[serde(default, deserialize_with = "crate::values::time::optional_bound")]
+    pub from: Option<TimeBound>,
     /// Keep only transfers of this mint (sol for native SOL).
     #[serde(default)]
     #[schemars(with = "Option<crate::params::Mint>")]
     pub mint: Option<String>,
-    /// Base64 X-PAYMENT built for the payment_required challenge (x402
-    /// exact scheme); name its quote in quote_id.
-    #[serde(default)]
-    pub payment: Option<String>,
-    /// The quoteId of the challenge the payment was built for
-    /// (structuredContent.x402.accepts[0].extra.quoteId).
-    #[serde(default)]
-    pub quote_id: Option<String>,
-    /// Receipt token of the payment that covers reads of this wallet.
-    #[serde(default)]
-    pub receipt: Option<String>,
+    #[serde(flatten)]
+    pub pay: crate::payments::PayArgs,
     /// Inclusive upper bound on block time: RFC 3339 or YYYY-MM-DD.
-    #[serde(default)]
-    #[schemars(with = "Option<crate::params::TimeBound>")]
-    pub to: Option<String>,
+    #[serde(default, deserialize_with = "crate::values::time::optional_bound")]
+    pub to: Option<TimeBound>,
     /// Counterparties kept per direction before the rest collapse into
     /// other; default 10, 0 keeps all.
     #[serde(default)]
@@ -254,32 +244,25 @@ fn edge(address: &str, cp: &str, direction: Direction, mint: &str, agg: &Agg) ->
 
 /// `get_flows` for the MCP tool and the REST route alike.
 pub async fn get_flows(
-    state: &AppState,
+    reads: &Reads<'_>,
     principal: &Principal,
     args: GetFlowsArgs,
     presented: &Presented,
 ) -> Result<Flows, AppError> {
-    let address = parse_address(&args.address)?;
-    let (from, to) = bounds(args.from.as_deref(), args.to.as_deref())?;
+    let address = args.address;
+    let (from, to) = crate::values::time::range(args.from.as_ref(), args.to.as_ref())
+        .map_err(AppError::invalid_params)?;
     let mint = mint_filter(args.mint.as_deref())?;
     let top = args.top.unwrap_or(DEFAULT_TOP);
     // Every argument is checked; only now may the call be paid for.
-    let presented = Presented::merge(
-        args.payment.as_deref(),
-        args.quote_id.as_deref(),
-        args.receipt.as_deref(),
-        presented,
-    );
-    let payment = crate::payments::authorize_wallet_read(
-        state,
-        principal,
-        &address,
-        &presented,
-        "flows",
-        "get_flows",
-    )
-    .await?;
-    let legs: Vec<Leg> = scanned_legs(state, &address)
+    let kind = ReadKind {
+        route: "flows",
+        tool: "get_flows",
+    };
+    let payment = reads
+        .authorize(principal, &address, &args.pay, presented, kind)
+        .await?;
+    let legs: Vec<Leg> = scanned_legs(reads, &address)
         .await?
         .into_iter()
         .filter(|l| {
@@ -290,15 +273,12 @@ pub async fn get_flows(
         })
         .collect();
     let times = legs.iter().filter_map(|l| l.block_time);
-    let valuer = match (times.clone().min(), times.max()) {
-        (Some(a), Some(b)) => {
-            let mut mints: Vec<String> = legs.iter().map(|l| l.mint.clone()).collect();
-            mints.sort();
-            mints.dedup();
-            Valuer::prepare(state.store(), state.prices(), mints, (a, b), state.now_ms()).await?
-        }
-        _ => Valuer::default(),
-    };
+    let mut mints: Vec<String> = legs.iter().map(|l| l.mint.clone()).collect();
+    mints.sort();
+    mints.dedup();
+    let valuer = reads
+        .valuer(mints, times.clone().min().zip(times.max()))
+        .await?;
     let mut flows = compute(address.as_str(), &legs, &valuer, &Namer::default(), top);
     flows.payment = payment;
     Ok(flows)

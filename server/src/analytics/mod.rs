@@ -10,13 +10,7 @@ pub mod positions;
 pub mod registry;
 pub mod value_history;
 
-use crate::{
-    error::AppError,
-    ledger::SOL,
-    values::parse_time,
-    solana::WalletAddress,
-    state::AppState,
-};
+use crate::{error::AppError, ledger::SOL, reads::Reads, solana::WalletAddress};
 
 /// A leg as the analytics use it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,43 +46,19 @@ fn invalid(message: impl Into<String>) -> AppError {
 
 /// A scanned wallet's legs, oldest first; a wallet never scanned is
 /// not_found.
-async fn scanned_legs(state: &AppState, address: &WalletAddress) -> Result<Vec<Leg>, AppError> {
-    if !state.store().wallet_scanned(address.as_str()).await? {
+async fn scanned_legs(reads: &Reads<'_>, address: &WalletAddress) -> Result<Vec<Leg>, AppError> {
+    if !reads.store().wallet_scanned(address.as_str()).await? {
         return Err(AppError::not_found(
             "this wallet has never been scanned: quote_wallet, scan_wallet, poll get_job, then read",
         ));
     }
-    Ok(state
+    Ok(reads
         .store()
         .wallet_legs(address.as_str())
         .await?
         .into_iter()
         .filter_map(Leg::from_row)
         .collect())
-}
-
-fn parse_address(text: &str) -> Result<WalletAddress, AppError> {
-    WalletAddress::parse(text).map_err(|why| invalid(format!("address: {why}")))
-}
-
-/// Optional inclusive time bounds.
-fn bounds(from: Option<&str>, to: Option<&str>) -> Result<(Option<i64>, Option<i64>), AppError> {
-    let from = from
-        .filter(|t| !t.trim().is_empty())
-        .map(|t| parse_time(t, false))
-        .transpose()
-        .map_err(|why| invalid(format!("from: {why}")))?;
-    let to = to
-        .filter(|t| !t.trim().is_empty())
-        .map(|t| parse_time(t, true))
-        .transpose()
-        .map_err(|why| invalid(format!("to: {why}")))?;
-    if let (Some(f), Some(t)) = (from, to)
-        && f > t
-    {
-        return Err(invalid("from is after to"));
-    }
-    Ok((from, to))
 }
 
 fn mint_filter(text: Option<&str>) -> Result<Option<String>, AppError> {

@@ -21,44 +21,35 @@ use rust_decimal::Decimal;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Leg, parse_address, scanned_legs};
-use crate::payments::Presented;
+use super::{Leg, scanned_legs};
 use crate::{
     auth::Principal,
     basis::{self, LegInput, Method, Replay, Totals},
     error::AppError,
     ledger::OperationType,
-    values::rfc3339,
+    payments::Presented,
     prices::valuation::Valuer,
-    state::AppState,
+    reads::{ReadKind, Reads},
+    solana::WalletAddress,
+    values::rfc3339,
 };
 
 /// The arguments of `get_positions`.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct GetPositionsArgs {
     /// The wallet's base58 public key.
-    #[schemars(with = "crate::params::Address")]
-    pub address: String,
+    pub address: WalletAddress,
     /// Leave airdrop_spam legs out of the replay; default true.
     #[serde(default)]
     #[schemars(extend("default" = true))]
     pub exclude_spam: Option<bool>,
     /// fifo | lifo | hifo | average; default fifo.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::params::optional_method")]
     #[schemars(with = "Option<crate::params::CostMethod>", extend("default" = "fifo"))]
-    pub method: Option<String>,
-    /// Base64 X-PAYMENT built for the payment_required challenge (x402
-    /// exact scheme); name its quote in quote_id.
-    #[serde(default)]
-    pub payment: Option<String>,
-    /// The quoteId of the challenge the payment was built for
-    /// (structuredContent.x402.accepts[0].extra.quoteId).
-    #[serde(default)]
-    pub quote_id: Option<String>,
-    /// Receipt token of the payment that covers reads of this wallet.
-    #[serde(default)]
-    pub receipt: Option<String>,
+    pub method: Option<Method>,
+    #[serde(flatten)]
+    pub pay: crate::payments::PayArgs,
 }
 
 /// Realized figures in USD (decimal strings) over the complete rows.
@@ -215,56 +206,43 @@ pub fn view(address: &str, replay: &Replay, exclude_spam: bool, unpriced_legs: u
 
 /// `get_positions` for the MCP tool and the REST route alike.
 pub async fn get_positions(
-    state: &AppState,
+    reads: &Reads<'_>,
     principal: &Principal,
     args: GetPositionsArgs,
     presented: &Presented,
 ) -> Result<Positions, AppError> {
-    let address = parse_address(&args.address)?;
-    let method = match args.method.as_deref().map(str::trim) {
-        None | Some("") => Method::Fifo,
-        Some(m) => Method::parse(&m.to_ascii_lowercase()).ok_or_else(|| {
-            AppError::invalid_params(format!("method {m:?}: fifo, lifo, hifo or average"))
-        })?,
-    };
+    let address = args.address;
+    let method = args.method.unwrap_or_default();
     let exclude_spam = args.exclude_spam.unwrap_or(true);
     // Every argument is checked; only now may the call be paid for.
-    let presented = Presented::merge(
-        args.payment.as_deref(),
-        args.quote_id.as_deref(),
-        args.receipt.as_deref(),
-        presented,
-    );
-    let payment = crate::payments::authorize_wallet_read(
-        state,
-        principal,
-        &address,
-        &presented,
-        "positions",
-        "get_positions",
-    )
-    .await?;
-    let store = state.store();
+    let kind = ReadKind {
+        route: "positions",
+        tool: "get_positions",
+    };
+    let payment = reads
+        .authorize(principal, &address, &args.pay, presented, kind)
+        .await?;
+    let store = reads.store();
     // Read before the legs: legs written after this bump it, so a replay
     // kept under it has every leg of that version (or more).
     let version = store.ledger_version(address.as_str()).await?;
     let cache = store.memo().get::<ReplayCache>();
     let key = (address.as_str().to_owned(), method, exclude_spam);
     if let Some(kept) = cache.get(&key).filter(|k| k.version == version) {
-        let valuer = valuer_for(state, kept.span, kept.mints.clone()).await?;
+        let valuer = reads.valuer(kept.mints.clone(), kept.span).await?;
         if valuer.fingerprint() == kept.fingerprint {
             let mut positions = kept.positions.clone();
             positions.payment = payment;
             return Ok(positions);
         }
     }
-    let legs = scanned_legs(state, &address).await?;
+    let legs = scanned_legs(reads, &address).await?;
     let times = legs.iter().filter_map(|l| l.block_time);
     let span = times.clone().min().zip(times.max());
     let mut mints: Vec<String> = legs.iter().map(|l| l.mint.clone()).collect();
     mints.sort();
     mints.dedup();
-    let valuer = valuer_for(state, span, mints.clone()).await?;
+    let valuer = reads.valuer(mints.clone(), span).await?;
     let (inputs, unpriced) = inputs(&legs, &valuer);
     let events = basis::events_from_legs(&inputs, exclude_spam);
     let replay = basis::replay(&events, method);
@@ -281,20 +259,6 @@ pub async fn get_positions(
     );
     positions.payment = payment;
     Ok(positions)
-}
-
-/// The valuer of a wallet's legs: their mints over their span.
-async fn valuer_for(
-    state: &AppState,
-    span: Option<(i64, i64)>,
-    mints: Vec<String>,
-) -> Result<Valuer, AppError> {
-    Ok(match span {
-        Some(span) => {
-            Valuer::prepare(state.store(), state.prices(), mints, span, state.now_ms()).await?
-        }
-        None => Valuer::default(),
-    })
 }
 
 /// A replay's answer and what it was made from.

@@ -16,55 +16,45 @@ use rust_decimal::Decimal;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Leg, parse_address, scanned_legs};
-use crate::payments::Presented;
+use super::{Leg, scanned_legs};
 use crate::{
     auth::Principal,
     error::AppError,
     ledger::SOL,
-    values::rfc3339,
+    payments::Presented,
     prices::{
         Granularity, Prices,
         api::range,
         valuation::{Hourly, Valuer, usd},
     },
-    state::AppState,
+    reads::{ReadKind, Reads},
+    solana::WalletAddress,
+    values::TimeBound,
+    values::rfc3339,
 };
 
 /// The arguments of `get_value_history`.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct GetValueHistoryArgs {
     /// The wallet's base58 public key.
-    #[schemars(with = "crate::params::Address")]
-    pub address: String,
+    pub address: WalletAddress,
     /// usd (default) or sol; both values are always returned.
     #[serde(default)]
     #[schemars(with = "Option<crate::params::Denomination>", extend("default" = "usd"))]
     pub denominate: Option<String>,
     /// Start, RFC 3339 or YYYY-MM-DD; default 90 days before to.
-    #[serde(default)]
-    #[schemars(with = "Option<crate::params::TimeBound>")]
-    pub from: Option<String>,
+    #[serde(default, deserialize_with = "crate::values::time::optional_bound")]
+    pub from: Option<TimeBound>,
     /// 1d (default) or 1h.
     #[serde(default)]
     #[schemars(with = "Option<crate::params::GranularityName>", extend("default" = "1d"))]
     pub granularity: Option<String>,
-    /// Base64 X-PAYMENT built for the payment_required challenge (x402
-    /// exact scheme); name its quote in quote_id.
-    #[serde(default)]
-    pub payment: Option<String>,
-    /// The quoteId of the challenge the payment was built for
-    /// (structuredContent.x402.accepts[0].extra.quoteId).
-    #[serde(default)]
-    pub quote_id: Option<String>,
-    /// Receipt token of the payment that covers reads of this wallet.
-    #[serde(default)]
-    pub receipt: Option<String>,
+    #[serde(flatten)]
+    pub pay: crate::payments::PayArgs,
     /// End, RFC 3339 or YYYY-MM-DD; default now.
-    #[serde(default)]
-    #[schemars(with = "Option<crate::params::TimeBound>")]
-    pub to: Option<String>,
+    #[serde(default, deserialize_with = "crate::values::time::optional_bound")]
+    pub to: Option<TimeBound>,
 }
 
 /// One mint held at a point.
@@ -240,12 +230,12 @@ fn price(valuer: &Valuer, p: &Params, mint: &str, bucket: i64, open: bool) -> Op
 
 /// `get_value_history` for the MCP tool and the REST route alike.
 pub async fn get_value_history(
-    state: &AppState,
+    reads: &Reads<'_>,
     principal: &Principal,
     args: GetValueHistoryArgs,
     presented: &Presented,
 ) -> Result<ValueHistory, AppError> {
-    let address = parse_address(&args.address)?;
+    let address = args.address;
     let granularity = Granularity::parse(args.granularity.as_deref())
         .ok_or_else(|| AppError::invalid_params("granularity must be 1d or 1h"))?;
     let denominate = match args.denominate.as_deref().map(str::trim) {
@@ -257,31 +247,23 @@ pub async fn get_value_history(
             )));
         }
     };
-    let now = state.now_ms();
+    let now = reads.now_ms();
     let now_secs = now.div_euclid(1000);
-    let (from, to) = range(args.from.as_deref(), args.to.as_deref(), 90, now_secs)?;
+    let (from, to) = range(args.from.as_ref(), args.to.as_ref(), 90, now_secs)?;
     if (to - from) / granularity.secs() > MAX_POINTS {
         return Err(AppError::invalid_params(format!(
             "from/to: at most {MAX_POINTS} points per call; narrow from/to or use 1d"
         )));
     }
     // Every argument is checked; only now may the call be paid for.
-    let presented = Presented::merge(
-        args.payment.as_deref(),
-        args.quote_id.as_deref(),
-        args.receipt.as_deref(),
-        presented,
-    );
-    let payment = crate::payments::authorize_wallet_read(
-        state,
-        principal,
-        &address,
-        &presented,
-        "value-history",
-        "get_value_history",
-    )
-    .await?;
-    let legs = scanned_legs(state, &address).await?;
+    let kind = ReadKind {
+        route: "value-history",
+        tool: "get_value_history",
+    };
+    let payment = reads
+        .authorize(principal, &address, &args.pay, presented, kind)
+        .await?;
+    let legs = scanned_legs(reads, &address).await?;
     let mut mints: Vec<String> = legs.iter().map(|l| l.mint.clone()).collect();
     mints.push(SOL.to_owned());
     mints.sort();
@@ -291,8 +273,8 @@ pub async fn get_value_history(
         Granularity::Day => Hourly::Skip,
     };
     let valuer = Valuer::prepare_with(
-        state.store(),
-        state.prices(),
+        reads.store(),
+        reads.prices,
         mints.clone(),
         (from, to),
         now,
@@ -305,8 +287,8 @@ pub async fn get_value_history(
             .filter(|m| valuer.knows(m))
             .map(|m| Prices::canonical(m).to_owned())
             .collect();
-        state
-            .prices()
+        reads
+            .prices
             .spot(&priced, now)
             .await
             .into_iter()

@@ -9,6 +9,10 @@
 //! accounts work; until then no bearer can resolve, so every bearer is
 //! refused. [`resolve_bearer`] is the one seam where token lookup plugs in.
 
+pub mod ping;
+
+pub use ping::{PingResult, ping};
+
 use serde::Serialize;
 
 use crate::error::{AppError, Code};
@@ -71,96 +75,9 @@ fn resolve_bearer(token: &str) -> Result<Principal, AppError> {
     ))
 }
 
-/// The result of `ping`, shared by the MCP tool and `GET /v1/ping`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
-pub struct PingResult {
-    /// Always true.
-    pub ok: bool,
-    /// Who this credential resolves to.
-    pub principal: Principal,
-    /// How this server takes payment for paid tools.
-    pub payments: PaymentsView,
-}
-
-/// How paid tools are paid for on this server, as `ping`, `llms.txt` and
-/// the MCP instructions tell it (built by `discovery::payments_view`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
-pub struct PaymentsView {
-    pub mode: PaymentsModeView,
-    /// The CAIP-2 network payments settle on (x402 modes only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub network: Option<String>,
-}
-
-/// off (paid tools answer without charge), x402 (they answer with an x402 challenge) or payments_not_configured (no treasury or fee payer: nothing can be paid).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum PaymentsModeView {
-    Off,
-    X402,
-    PaymentsNotConfigured,
-}
-
-impl PaymentsView {
-    /// The network as people name it.
-    pub fn network_name(&self) -> String {
-        match self.network.as_deref() {
-            Some(crate::payments::x402::MAINNET) => "Solana mainnet".to_owned(),
-            // CAIP-2 names a cluster by its genesis hash, cut to 32 characters.
-            Some("solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1") => "Solana devnet".to_owned(),
-            Some(other) => other.to_owned(),
-            None => "Solana".to_owned(),
-        }
-    }
-
-    /// One clause saying what a paid tool does here.
-    pub fn sentence(&self) -> String {
-        match self.mode {
-            PaymentsModeView::Off => {
-                "payments are off on this server: paid tools answer without charge".to_owned()
-            }
-            PaymentsModeView::X402 => format!(
-                "paid tools answer with an x402 challenge (USDC on {})",
-                self.network_name()
-            ),
-            PaymentsModeView::PaymentsNotConfigured => {
-                "payments are on but not configured on this server (no treasury or fee payer): \
-                 paid tools answer payment_required with status payments_not_configured"
-                    .to_owned()
-            }
-        }
-    }
-}
-
-/// `ping`: answers ok, the principal and the payment mode.
-pub fn ping(principal: &Principal, payments: PaymentsView) -> PingResult {
-    PingResult {
-        ok: true,
-        principal: principal.clone(),
-        payments,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn payments_name_the_network_people_know() {
-        let x402 = |network: &str| PaymentsView {
-            mode: PaymentsModeView::X402,
-            network: Some(network.to_owned()),
-        };
-        assert_eq!(
-            x402(crate::payments::x402::MAINNET).sentence(),
-            "paid tools answer with an x402 challenge (USDC on Solana mainnet)"
-        );
-        assert!(
-            x402("solana:other")
-                .sentence()
-                .ends_with("(USDC on solana:other)")
-        );
-    }
 
     #[test]
     fn no_header_is_anonymous() {

@@ -15,10 +15,9 @@ use crate::{
     config::PaymentsMode,
     error::{AppError, Code},
     ids,
-    payments::{self, Presented, Resource, Scope},
-    values::{Usd, rfc3339},
-    state::AppState,
+    payments::{self, Paywall, Presented, Resource, Scope},
     store::{Created, JobRecord},
+    values::{Usd, rfc3339},
 };
 
 /// The arguments of `scan_wallet` and the body of `POST /v1/scans`.
@@ -96,8 +95,8 @@ pub struct JobView {
     pub payment: Option<crate::payments::PaymentBlock>,
 }
 
-async fn view(state: &AppState, job: JobRecord) -> Result<JobView, AppError> {
-    let quote = state.store().quote(&job.quote_id).await?;
+async fn view(pw: &Paywall<'_>, job: JobRecord) -> Result<JobView, AppError> {
+    let quote = pw.store.quote(&job.quote_id).await?;
     let (tier, price) = quote
         .map(|q| {
             (
@@ -137,22 +136,18 @@ async fn view(state: &AppState, job: JobRecord) -> Result<JobView, AppError> {
 
 /// `scan_wallet`: start the scan a live quote priced.
 pub async fn start_scan(
-    state: &AppState,
+    pw: &Paywall<'_>,
     principal: &Principal,
     args: ScanWalletArgs,
     presented: &Presented,
 ) -> Result<JobView, AppError> {
-    let quote = state
-        .store()
-        .quote(args.quote_id.trim())
-        .await?
-        .ok_or_else(|| {
-            AppError::new(
-                Code::QuoteNotFound,
-                "no such quote; get one with quote_wallet",
-            )
-        })?;
-    let now = state.now_ms();
+    let quote = pw.store.quote(args.quote_id.trim()).await?.ok_or_else(|| {
+        AppError::new(
+            Code::QuoteNotFound,
+            "no such quote; get one with quote_wallet",
+        )
+    })?;
+    let now = pw.now_ms();
     let presented = Presented::merge(
         args.payment.as_deref(),
         None,
@@ -162,8 +157,8 @@ pub async fn start_scan(
     // A payment taken before answers as a replay (the job it started),
     // whatever the quote's age or the wallet's running scan.
     let replay = match &presented.payment {
-        Some(payment) if state.config().payments != PaymentsMode::Off => {
-            payments::settle::is_known(state, payment).await?
+        Some(payment) if pw.mode != PaymentsMode::Off => {
+            payments::settle::is_known(pw, payment).await?
         }
         _ => false,
     };
@@ -181,11 +176,11 @@ pub async fn start_scan(
         ));
     }
     // Refuse what cannot start before anything is charged.
-    if !replay && let Some(job) = state.store().running_job_for(&quote.address).await? {
+    if !replay && let Some(job) = pw.store.running_job_for(&quote.address).await? {
         return Err(already_running(&job));
     }
     let grant = payments::authorize_scan(
-        state,
+        pw,
         principal,
         &quote,
         &presented,
@@ -196,32 +191,32 @@ pub async fn start_scan(
     )
     .await?;
     if let Some(job_id) = &grant.existing_job {
-        return answer_existing(state, job_id, grant.payment).await;
+        return answer_existing(pw, job_id, grant.payment).await;
     }
     let stop_at = match scope {
-        Scope::Incremental => state.store().newest_known_signature(&quote.address).await?,
+        Scope::Incremental => pw.store.newest_known_signature(&quote.address).await?,
         _ => None,
     };
     let id = ids::new_id("job_", now);
     if let Some((payment_id, previous)) = &grant.entitlement
-        && !state
-            .store()
+        && !pw
+            .store
             .consume_entitlement(payment_id, previous.as_deref(), &id)
             .await?
     {
         // A concurrent presentation of the same payment spent it first:
         // answer the job it started.
-        let spent = state.store().payment(payment_id).await?;
+        let spent = pw.store.payment(payment_id).await?;
         return match (spent.and_then(|p| p.consumed_job_id), grant.payment) {
-            (Some(job_id), Some(block)) => answer_existing(state, &job_id, Some(block)).await,
+            (Some(job_id), Some(block)) => answer_existing(pw, &job_id, Some(block)).await,
             _ => Err(AppError::new(
                 Code::EntitlementConsumed,
                 "this receipt's scan already ran; the receipt still reads the wallet",
             )),
         };
     }
-    match state
-        .store()
+    match pw
+        .store
         .create_scan_job(
             &id,
             &quote.address,
@@ -234,14 +229,14 @@ pub async fn start_scan(
     {
         Created::Job(job) => {
             tracing::info!(job = %job.id, address = %job.address, scope = %job.scope, "scan queued");
-            let mut view = view(state, job).await?;
+            let mut view = view(pw, job).await?;
             view.payment = grant.payment;
             Ok(view)
         }
         Created::AlreadyRunning(job) => {
             // The entitlement stays unspent: its receipt starts the scan later.
             if let Some((payment_id, _)) = &grant.entitlement {
-                state.store().release_entitlement(payment_id, &id).await?;
+                pw.store.release_entitlement(payment_id, &id).await?;
             }
             let mut err = already_running(&job);
             if let Some(block) = grant.payment {
@@ -264,16 +259,16 @@ fn already_running(job: &JobRecord) -> AppError {
 }
 
 async fn answer_existing(
-    state: &AppState,
+    pw: &Paywall<'_>,
     job_id: &str,
     payment: Option<crate::payments::PaymentBlock>,
 ) -> Result<JobView, AppError> {
-    let job = state
-        .store()
+    let job = pw
+        .store
         .job(job_id)
         .await?
         .ok_or_else(|| AppError::internal("paid job", &job_id))?;
-    let mut view = view(state, job).await?;
+    let mut view = view(pw, job).await?;
     view.payment = payment;
     Ok(view)
 }
@@ -282,7 +277,7 @@ async fn answer_existing(
 /// unguessable capability) reads it; with accounts and receipts, only the
 /// job's account, an admin, or the scan's receipt.
 pub async fn get_job(
-    state: &AppState,
+    pw: &Paywall<'_>,
     principal: &Principal,
     args: GetJobArgs,
     presented: &Presented,
@@ -291,68 +286,66 @@ pub async fn get_job(
     if !ids::is_id("job_", args.job_id.trim()) {
         return Err(not_found());
     }
-    let job = state
-        .store()
+    let job = pw
+        .store
         .job(args.job_id.trim())
         .await?
         .ok_or_else(not_found)?;
     let receipt = args.receipt.as_deref().or(presented.receipt.as_deref());
-    if !may_read_job(state, principal, &job, receipt).await? {
+    if !pw.access().job_read(principal, &job, receipt).await? {
         return Err(not_found());
     }
-    view(state, job).await
+    view(pw, job).await
 }
 
-/// Who may read a job: the receipt of the payment it was started on (and,
-/// with accounts, the job's own account or an admin). With payments off
-/// nothing is paid and no receipt exists, so the unguessable job id is the
-/// credential.
-async fn may_read_job(
-    state: &AppState,
-    principal: &Principal,
-    job: &JobRecord,
-    receipt: Option<&str>,
-) -> Result<bool, AppError> {
-    match principal {
-        Principal::Anonymous => {}
-    }
-    if state.config().payments == PaymentsMode::Off {
-        return Ok(true);
-    }
-    match receipt {
-        Some(receipt) => payments::receipt_started(state, receipt, job).await,
-        None => Ok(false),
+/// What running jobs takes: the store, the RPC client a scan reads the
+/// chain with, the price sources a backfill asks, the clock, and the
+/// worker and Solana settings.
+#[derive(Clone, Copy)]
+pub struct Runner<'a> {
+    pub store: &'a crate::store::Store,
+    pub rpc: &'a crate::solana::RpcClient,
+    pub prices: &'a crate::prices::Prices,
+    pub clock: &'a dyn crate::clock::Clock,
+    pub worker: &'a crate::config::WorkerConfig,
+    pub solana: &'a crate::config::SolanaConfig,
+    pub preview_signatures: usize,
+}
+
+impl Runner<'_> {
+    fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
     }
 }
 
 /// The worker's side: claim the next job and run it to its end. Returns
 /// whether a job was found.
 pub async fn run_next(
-    state: &AppState,
+    run: &Runner<'_>,
     owner: &str,
     should_stop: &(dyn Fn() -> bool + Send + Sync),
 ) -> Result<bool, crate::store::StoreError> {
     let settings = scan::ScanSettings {
-        lease_ms: i64::try_from(state.config().worker.lease_secs * 1000).unwrap_or(60_000),
-        page_size: state.config().solana.signatures_page_size,
-        fetch_batch: state.config().solana.batch_size,
-        preview_signatures: state.config().pricing.preview_signatures,
+        lease_ms: i64::try_from(run.worker.lease_secs * 1000).unwrap_or(60_000),
+        page_size: run.solana.signatures_page_size,
+        fetch_batch: run.solana.batch_size,
+        preview_signatures: run.preview_signatures,
     };
-    let Some(job) = state
-        .store()
-        .claim_job(owner, state.now_ms(), settings.lease_ms)
+    let Some(job) = run
+        .store
+        .claim_job(owner, run.now_ms(), settings.lease_ms)
         .await?
     else {
         return Ok(false);
     };
     if job.kind == crate::store::BACKFILL_KIND {
-        return run_backfill(state, owner, &job, settings.lease_ms).await;
+        return run_backfill(run, owner, &job, settings.lease_ms).await;
     }
     tracing::info!(job = %job.id, attempt = job.attempts, "scan claimed");
-    let now = || state.now_ms();
+    let now = || run.now_ms();
     let ctx = scan::ScanContext {
-        store: state.store(),
-        rpc: state.rpc(),
+        store: run.store,
+        rpc: run.rpc,
         settings: &settings,
         owner,
         now: &now,
@@ -368,7 +361,7 @@ pub async fn run_next(
         ),
         Err(scan::ScanError::Stopped) => {
             // A safe point: hand the job back for the next worker.
-            state.store().release_job(&job.id, owner).await?;
+            run.store.release_job(&job.id, owner).await?;
             tracing::info!(job = %job.id, "scan paused for shutdown");
             return Ok(true);
         }
@@ -386,9 +379,8 @@ pub async fn run_next(
         Err(scan::ScanError::Store(e)) => return Err(e),
         Err(e @ scan::ScanError::BadScope(_)) => ("failed", Some(e.to_string())),
     };
-    state
-        .store()
-        .finish_job(&job.id, owner, status, error.as_deref(), state.now_ms())
+    run.store
+        .finish_job(&job.id, owner, status, error.as_deref(), run.now_ms())
         .await?;
     tracing::info!(job = %job.id, status, "scan ended");
     Ok(true)
@@ -398,16 +390,15 @@ pub async fn run_next(
 /// source that fails ends the job failed; reading the series again starts
 /// a fresh one for what is still missing.
 async fn run_backfill(
-    state: &AppState,
+    run: &Runner<'_>,
     owner: &str,
     job: &JobRecord,
     lease_ms: i64,
 ) -> Result<bool, crate::store::StoreError> {
     use crate::prices::{PriceError, series};
     tracing::info!(job = %job.id, series = %job.address, attempt = job.attempts, "price backfill claimed");
-    let now = || state.now_ms();
-    let outcome =
-        series::run_backfill(state.store(), state.prices(), job, owner, &now, lease_ms).await;
+    let now = || run.now_ms();
+    let outcome = series::run_backfill(run.store, run.prices, job, owner, &now, lease_ms).await;
     let (status, error) = match outcome {
         Ok(series::BackfillOutcome::Completed) => ("completed", None),
         Ok(series::BackfillOutcome::LeaseLost) => {
@@ -427,9 +418,8 @@ async fn run_backfill(
             )
         }
     };
-    state
-        .store()
-        .finish_job(&job.id, owner, status, error.as_deref(), state.now_ms())
+    run.store
+        .finish_job(&job.id, owner, status, error.as_deref(), run.now_ms())
         .await?;
     tracing::info!(job = %job.id, status, "price backfill ended");
     Ok(true)

@@ -11,12 +11,18 @@ use super::{
 use crate::{
     auth::Principal,
     error::AppError,
-    payments::{self, PaymentBlock, Presented},
-    values::{parse_time, rfc3339},
+    payments::{PayArgs, PaymentBlock, Presented},
     prices::valuation::Valuer,
+    reads::{ReadKind, Reads},
     solana::WalletAddress,
-    state::AppState,
     store::{LedgerQuery, LegRow},
+    values::{TimeBound, rfc3339, time::optional_bound},
+};
+
+/// The paywall names this read so.
+const READ: ReadKind = ReadKind {
+    route: "ledger",
+    tool: "get_ledger",
 };
 
 pub const DEFAULT_LIMIT: u32 = 100;
@@ -24,12 +30,11 @@ pub const MAX_LIMIT: u32 = 1000;
 
 /// The arguments of `get_ledger`; the REST route takes the same as query
 /// parameters (`exclude` comma-separated).
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct GetLedgerArgs {
     /// The wallet's base58 public key.
-    #[schemars(with = "crate::params::Address")]
-    pub address: String,
+    pub address: WalletAddress,
     /// next_cursor from the previous page.
     #[serde(default)]
     pub cursor: Option<String>,
@@ -38,9 +43,8 @@ pub struct GetLedgerArgs {
     #[schemars(with = "Option<Vec<crate::params::Operation>>")]
     pub exclude: Option<Vec<String>>,
     /// Inclusive lower bound on block time: RFC 3339 or YYYY-MM-DD.
-    #[serde(default)]
-    #[schemars(with = "Option<crate::params::TimeBound>")]
-    pub from: Option<String>,
+    #[serde(default, deserialize_with = "optional_bound")]
+    pub from: Option<TimeBound>,
     /// Add each leg's counterparties: who paid the wallet or was paid by it
     /// (address, direction in|out, kind wallet|program|token_account).
     #[serde(default)]
@@ -61,21 +65,11 @@ pub struct GetLedgerArgs {
     #[serde(default)]
     #[schemars(with = "Option<crate::params::Operation>")]
     pub operation_type: Option<String>,
-    /// Base64 X-PAYMENT built for the payment_required challenge (x402
-    /// exact scheme); name its quote in quote_id.
-    #[serde(default)]
-    pub payment: Option<String>,
-    /// The quoteId of the challenge the payment was built for
-    /// (structuredContent.x402.accepts[0].extra.quoteId).
-    #[serde(default)]
-    pub quote_id: Option<String>,
-    /// Receipt token of the payment that covers reads of this wallet.
-    #[serde(default)]
-    pub receipt: Option<String>,
+    #[serde(flatten)]
+    pub pay: PayArgs,
     /// Inclusive upper bound on block time: RFC 3339 or YYYY-MM-DD.
-    #[serde(default)]
-    #[schemars(with = "Option<crate::params::TimeBound>")]
-    pub to: Option<String>,
+    #[serde(default, deserialize_with = "optional_bound")]
+    pub to: Option<TimeBound>,
 }
 
 /// One leg as the ledger shows it.
@@ -142,20 +136,11 @@ fn row_value(valuer: &Valuer, row: &LegRow) -> Option<rust_decimal::Decimal> {
 }
 
 /// Prepare to value `rows`.
-async fn valuer_for(state: &AppState, rows: &[LegRow]) -> Result<Valuer, AppError> {
+async fn valuer_for(reads: &Reads<'_>, rows: &[LegRow]) -> Result<Valuer, AppError> {
     let times = rows.iter().filter_map(|r| r.block_time);
-    let (Some(from), Some(to)) = (times.clone().min(), times.max()) else {
-        return Ok(Valuer::default());
-    };
+    let span = times.clone().min().zip(times.max());
     let mints: Vec<String> = rows.iter().map(|r| r.mint.clone()).collect();
-    Ok(Valuer::prepare(
-        state.store(),
-        state.prices(),
-        mints,
-        (from, to),
-        state.now_ms(),
-    )
-    .await?)
+    reads.valuer(mints, span).await
 }
 
 fn entry(row: LegRow, usd: Option<rust_decimal::Decimal>, with_counterparties: bool) -> Entry {
@@ -177,36 +162,20 @@ fn entry(row: LegRow, usd: Option<rust_decimal::Decimal>, with_counterparties: b
 
 /// `get_ledger` for the MCP tool and the REST route alike.
 pub async fn get_ledger(
-    state: &AppState,
+    reads: &Reads<'_>,
     principal: &Principal,
     args: GetLedgerArgs,
     presented: &Presented,
 ) -> Result<LedgerPage, AppError> {
-    let address =
-        WalletAddress::parse(&args.address).map_err(|why| invalid(format!("address: {why}")))?;
+    let address = args.address;
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
         return Err(invalid(format!(
             "limit: must be an integer from 1 to {MAX_LIMIT}"
         )));
     }
-    let from = args
-        .from
-        .as_deref()
-        .map(|t| parse_time(t, false))
-        .transpose()
-        .map_err(|why| invalid(format!("from: {why}")))?;
-    let to = args
-        .to
-        .as_deref()
-        .map(|t| parse_time(t, true))
-        .transpose()
-        .map_err(|why| invalid(format!("to: {why}")))?;
-    if let (Some(from), Some(to)) = (from, to)
-        && from > to
-    {
-        return Err(invalid("from is after to"));
-    }
+    let (from, to) =
+        crate::values::time::range(args.from.as_ref(), args.to.as_ref()).map_err(invalid)?;
     let mint = match args.mint.as_deref().map(str::trim) {
         None | Some("") => None,
         Some(m) if m.eq_ignore_ascii_case(SOL) => Some(SOL.to_owned()),
@@ -238,7 +207,7 @@ pub async fn get_ledger(
         &excluded,
         min_usd.as_deref().unwrap_or(""),
     ]);
-    let secret = state.store().server_secret("ledger-cursor").await?;
+    let secret = reads.store().server_secret("ledger-cursor").await?;
     let after = match args.cursor.as_deref().filter(|c| !c.trim().is_empty()) {
         None => None,
         Some(c) => {
@@ -252,21 +221,9 @@ pub async fn get_ledger(
         }
     };
     // Every argument is checked; only now may the call be paid for.
-    let presented = Presented::merge(
-        args.payment.as_deref(),
-        args.quote_id.as_deref(),
-        args.receipt.as_deref(),
-        presented,
-    );
-    let payment = payments::authorize_wallet_read(
-        state,
-        principal,
-        &address,
-        &presented,
-        "ledger",
-        "get_ledger",
-    )
-    .await?;
+    let payment = reads
+        .authorize(principal, &address, &args.pay, presented, READ)
+        .await?;
     let mut query = LedgerQuery {
         wallet: address.to_string(),
         from,
@@ -283,9 +240,9 @@ pub async fn get_ledger(
     let floor = args.min_usd_value.map(crate::params::MinUsd::decimal);
     let mut rows: Vec<(LegRow, Option<rust_decimal::Decimal>)> = Vec::new();
     loop {
-        let batch = state.store().ledger_page(&query).await?;
+        let batch = reads.store().ledger_page(&query).await?;
         let exhausted = batch.len() < query.limit as usize;
-        let valuer = valuer_for(state, &batch).await?;
+        let valuer = valuer_for(reads, &batch).await?;
         if let Some(last) = batch.last() {
             query.after = Some((last.slot, last.signature.clone(), last.leg_index));
         }

@@ -115,7 +115,7 @@ pub fn initialize_result(negotiated: &str, state: &crate::state::AppState) -> Va
         "protocolVersion": negotiated,
         "capabilities": { "tools": { "listChanged": false } },
         "serverInfo": server_info(),
-        "instructions": instructions(&crate::discovery::payments_view(state)),
+        "instructions": instructions(&state.payments_view()),
     })
 }
 
@@ -130,7 +130,7 @@ pub async fn legacy_request(
 ) -> Response {
     match method {
         "ping" => jsonrpc::result(id, json!({})),
-        "tools/list" => jsonrpc::result(id, ctx.state.registry().list()),
+        "tools/list" => jsonrpc::result(id, crate::mcp::tools::registry().list()),
         "tools/call" => match call_tool(ctx, &id, params, version).await {
             Ok(result) => jsonrpc::result(id, result),
             Err(error) => error,
@@ -172,13 +172,13 @@ pub async fn stateless_request(
                 "supportedVersions": version::STATELESS_SUPPORTED,
                 "capabilities": { "tools": { "listChanged": false } },
                 "serverInfo": server_info(),
-                "instructions": instructions(&crate::discovery::payments_view(&ctx.state)),
+                "instructions": instructions(&ctx.state.payments_view()),
                 "ttlMs": LIST_TTL_MS,
                 "cacheScope": "public",
             })),
         ),
         "tools/list" => {
-            let mut list = ctx.state.registry().list();
+            let mut list = crate::mcp::tools::registry().list();
             if let Some(obj) = list.as_object_mut() {
                 obj.insert("ttlMs".to_owned(), json!(LIST_TTL_MS));
                 obj.insert("cacheScope".to_owned(), json!("public"));
@@ -320,8 +320,7 @@ pub async fn call_tool(
             ));
         }
     };
-    let state = ctx.state.clone();
-    let Some(tool) = state.registry().get(&name) else {
+    let Some(tool) = crate::mcp::tools::registry().get(&name) else {
         return Err(invalid(format!("Unknown tool: {name}")));
     };
     let args = params.remove("arguments").unwrap_or(Value::Null);

@@ -15,7 +15,13 @@
 use serde::{Deserialize, de::IgnoredAny};
 use serde_json::{Value, json};
 
-use super::registry::RestRoute;
+/// The REST route that answers the same as a tool: where a linked result
+/// is read in full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RestRoute {
+    pub method: &'static str,
+    pub path: &'static str,
+}
 
 /// Results up to 256 KiB of JSON are inline; larger ones are linked.
 pub const INLINE_LIMIT: usize = 256 * 1024;

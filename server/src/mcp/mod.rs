@@ -33,8 +33,8 @@ pub const SERVER_TITLE: &str = "Ledger";
 /// Instructions for a model, sent on initialize and discover: they say
 /// whether this server charges, since a model told to pay that meets no
 /// challenge (or one that cannot be paid) is misled.
-pub fn instructions(payments: &crate::auth::PaymentsView) -> String {
-    use crate::auth::PaymentsModeView;
+pub fn instructions(payments: &crate::payments::PaymentsView) -> String {
+    use crate::payments::PaymentsModeView;
     let paying = match payments.mode {
         PaymentsModeView::X402 => format!(
             "Paid tools answer payment_required with an x402 challenge (USDC on {}) in \

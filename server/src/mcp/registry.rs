@@ -79,12 +79,7 @@ impl Annotations {
     };
 }
 
-/// The REST route that answers the same as a tool.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RestRoute {
-    pub method: &'static str,
-    pub path: &'static str,
-}
+pub use super::inline::RestRoute;
 
 /// What a tool's handler gets besides its arguments.
 #[derive(Clone)]
@@ -264,20 +259,52 @@ fn read_arguments<I: DeserializeOwned>(
     tool: &str,
 ) -> Result<I, CallError> {
     let checked = schema::refusal(schema, &mut args, tool);
-    let read = serde_json::from_value::<I>(args);
+    let read = read_value::<I>(args, tool);
     match (checked, read) {
         (Ok(()), Ok(input)) => Ok(input),
-        (Err(refusal), Err(_)) => Err(CallError::InvalidArguments(refusal.message)),
-        (Err(refusal), Ok(_)) if refusal.shape => Err(CallError::InvalidArguments(refusal.message)),
-        (Err(refusal), Ok(_)) => Err(CallError::Tool(AppError::invalid_params(refusal.message))),
-        (Ok(()), Err(err)) => {
-            // The schema admitted what the struct cannot read: a schema bug.
-            tracing::error!(tool, error = %err, "arguments admitted by the schema failed to parse");
-            Err(CallError::InvalidArguments(
-                "arguments do not match the input schema".to_owned(),
-            ))
+        // What the argument types cannot read at all is a protocol error;
+        // a value of the right type that breaks its rule (including one a
+        // newtype refused) is the tool's refusal.
+        (Err(refusal), Err(ArgumentError::Shape)) => {
+            Err(CallError::InvalidArguments(refusal.message))
         }
+        (Err(refusal), _) if refusal.shape => Err(CallError::InvalidArguments(refusal.message)),
+        (Err(refusal), _) => Err(CallError::Tool(AppError::invalid_params(refusal.message))),
+        (Ok(()), Err(ArgumentError::Value(message))) => {
+            Err(CallError::Tool(AppError::invalid_params(message)))
+        }
+        (Ok(()), Err(ArgumentError::Shape)) => Err(CallError::InvalidArguments(
+            "arguments do not match the input schema".to_owned(),
+        )),
     }
+}
+
+/// Why arguments the schema admitted were not read.
+#[derive(Debug)]
+pub enum ArgumentError {
+    /// A value its type refused (a key that is not 32 bytes, a date that
+    /// does not exist): the argument and the reason, for the caller.
+    Value(String),
+    /// The schema admitted what the type cannot read: a schema bug, logged.
+    Shape,
+}
+
+/// Read checked arguments into their type. The newtypes parsed at the edge
+/// (`WalletAddress`, `TimeBound`, …) refuse with a reason of their own; the
+/// argument is named from the path the error was raised at. A refusal in
+/// serde's own words would name a Rust type, so it is logged instead.
+pub fn read_value<I: DeserializeOwned>(args: Value, tool: &str) -> Result<I, ArgumentError> {
+    serde_path_to_error::deserialize::<_, I>(args).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner().to_string();
+        let serde_words = ["invalid type", "expected", "unknown field", "missing field", "variant"];
+        if serde_words.iter().any(|w| inner.contains(w)) {
+            tracing::error!(tool, path, error = %inner, "arguments admitted by the schema failed to parse");
+            ArgumentError::Shape
+        } else {
+            ArgumentError::Value(format!("{path}: {inner}"))
+        }
+    })
 }
 
 /// The registry: tools by name, listed in name order.

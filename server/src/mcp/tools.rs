@@ -22,19 +22,23 @@ use crate::{
 };
 
 /// Every tool this server offers.
-pub fn registry() -> Registry {
-    Registry::new([
-        ping(),
-        quote_wallet(),
-        scan_wallet(),
-        get_job(),
-        get_ledger(),
-        get_prices(),
-        get_price_history(),
-        get_positions(),
-        get_value_history(),
-        get_flows(),
-    ])
+/// Every tool, built once: the surfaces borrow it, nothing owns it.
+pub fn registry() -> &'static Registry {
+    static REGISTRY: std::sync::LazyLock<Registry> = std::sync::LazyLock::new(|| {
+        Registry::new([
+            ping(),
+            quote_wallet(),
+            scan_wallet(),
+            get_job(),
+            get_ledger(),
+            get_prices(),
+            get_price_history(),
+            get_positions(),
+            get_value_history(),
+            get_flows(),
+        ])
+    });
+    &REGISTRY
 }
 
 fn get_ledger() -> ToolDef {
@@ -76,7 +80,7 @@ fn get_ledger() -> ToolDef {
             )
         },
         |ctx, args: GetLedgerArgs| async move {
-            ledger::page::get_ledger(&ctx.state, &ctx.principal, args, &ctx.presented).await
+            ledger::page::get_ledger(&ctx.state.reads(), &ctx.principal, args, &ctx.presented).await
         },
     )
 }
@@ -118,7 +122,7 @@ fn get_positions() -> ToolDef {
         },
         |ctx, args: GetPositionsArgs| async move {
             crate::analytics::positions::get_positions(
-                &ctx.state,
+                &ctx.state.reads(),
                 &ctx.principal,
                 args,
                 &ctx.presented,
@@ -185,7 +189,7 @@ fn get_value_history() -> ToolDef {
         },
         |ctx, args: GetValueHistoryArgs| async move {
             crate::analytics::value_history::get_value_history(
-                &ctx.state,
+                &ctx.state.reads(),
                 &ctx.principal,
                 args,
                 &ctx.presented,
@@ -222,8 +226,13 @@ fn get_flows() -> ToolDef {
             )
         },
         |ctx, args: GetFlowsArgs| async move {
-            crate::analytics::flows::get_flows(&ctx.state, &ctx.principal, args, &ctx.presented)
-                .await
+            crate::analytics::flows::get_flows(
+                &ctx.state.reads(),
+                &ctx.principal,
+                args,
+                &ctx.presented,
+            )
+            .await
         },
     )
 }
@@ -256,7 +265,9 @@ fn get_prices() -> ToolDef {
                 .collect();
             format!("Prices: {}.", parts.join("; "))
         },
-        |ctx, args: GetPricesArgs| async move { crate::prices::api::get_prices(&ctx.state, args).await },
+        |ctx, args: GetPricesArgs| async move {
+            crate::prices::api::get_prices(&ctx.state.price_query(), args).await
+        },
     )
 }
 
@@ -298,7 +309,7 @@ fn get_price_history() -> ToolDef {
             )
         },
         |ctx, args: GetPriceHistoryArgs| async move {
-            crate::prices::api::get_price_history(&ctx.state, args).await
+            crate::prices::api::get_price_history(&ctx.state.price_query(), args).await
         },
     )
 }
@@ -351,7 +362,7 @@ fn scan_wallet() -> ToolDef {
         },
         job_summary,
         |ctx, args: ScanWalletArgs| async move {
-            jobs::start_scan(&ctx.state, &ctx.principal, args, &ctx.presented).await
+            jobs::start_scan(&ctx.state.paywall(), &ctx.principal, args, &ctx.presented).await
         },
     )
 }
@@ -374,7 +385,7 @@ fn get_job() -> ToolDef {
         },
         job_summary,
         |ctx, args: GetJobArgs| async move {
-            jobs::get_job(&ctx.state, &ctx.principal, args, &ctx.presented).await
+            jobs::get_job(&ctx.state.paywall(), &ctx.principal, args, &ctx.presented).await
         },
     )
 }
@@ -438,7 +449,7 @@ fn quote_wallet() -> ToolDef {
                 q.expires_at,
             )
         },
-        |ctx, args: QuoteWalletArgs| async move { payments::quote(&ctx.state, args).await },
+        |ctx, args: QuoteWalletArgs| async move { payments::quote(&ctx.state.paywall(), args).await },
     )
 }
 
@@ -469,11 +480,6 @@ fn ping() -> ToolDef {
                 out.payments.sentence()
             ),
         },
-        |ctx, _args: PingArgs| async move {
-            Ok(auth::ping(
-                &ctx.principal,
-                crate::discovery::payments_view(&ctx.state),
-            ))
-        },
+        |ctx, _args: PingArgs| async move { Ok(auth::ping(&ctx.principal, ctx.state.payments_view())) },
     )
 }

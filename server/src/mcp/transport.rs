@@ -32,7 +32,6 @@ use super::{
 use crate::{
     auth::Principal,
     error::{AppError, Code},
-    http::unauthenticated,
     state::AppState,
     store::NewSession,
 };
@@ -61,7 +60,8 @@ async fn handle_post(
 ) -> Result<Response, Response> {
     let refuse = IntoResponse::into_response;
     crate::http::check_browser(state, headers).map_err(refuse)?;
-    let principal = admit(state, peer, headers).await?;
+    let crate::http::Caller(principal, presented) =
+        crate::http::admit(state, Some(peer), headers).await?;
     crate::http::check_json_content_type(headers, false).map_err(refuse)?;
     let sse = wants_sse(headers).map_err(refuse)?;
     let bytes = crate::http::read_body(body, state.config().mcp.max_body_bytes).await?;
@@ -93,7 +93,7 @@ async fn handle_post(
     let ctx = ToolContext {
         state: state.clone(),
         principal,
-        presented: crate::http::presented(headers),
+        presented,
     };
 
     match body {
@@ -293,7 +293,7 @@ pub fn describe(state: &AppState) -> Value {
         "methods": ["POST"],
         "protocolVersions": version::SUPPORTED,
         "authentication": "optional: Authorization: Bearer lm_… (MCP token) or lk_… (API key); anonymous otherwise",
-        "tools": state.registry().iter().map(|t| t.meta.name).collect::<Vec<_>>(),
+        "tools": crate::mcp::tools::registry().iter().map(|t| t.meta.name).collect::<Vec<_>>(),
         "serverCard": format!("{}/.well-known/mcp/server-card.json", state.public_url()),
         "documentation": format!("{}/llms.txt", state.public_url()),
     })
@@ -327,21 +327,6 @@ pub async fn delete(State(state): State<AppState>, headers: HeaderMap) -> Respon
         }
     };
     run.await.unwrap_or_else(|refusal| refusal)
-}
-
-/// Resolve the bearer and apply the anonymous rate limit. A request whose
-/// bearer is refused is counted against its IP first, so guessing tokens is
-/// as limited as any anonymous traffic.
-async fn admit(
-    state: &AppState,
-    peer: SocketAddr,
-    headers: &HeaderMap,
-) -> Result<Principal, Response> {
-    let resolved = crate::http::resolve(headers);
-    if !matches!(&resolved, Ok(p) if !p.is_anonymous()) {
-        crate::http::limit_anonymous(state, crate::http::client_ip(state, peer, headers)).await?;
-    }
-    resolved.map_err(|err| unauthenticated(state, err))
 }
 
 /// Whether to answer as one SSE `message` event: when the client accepts

@@ -9,12 +9,14 @@ pub mod quote;
 pub mod receipt;
 pub mod settle;
 pub mod verify;
+pub mod view;
 pub mod x402;
 
 pub use crate::values::Usd;
 pub use quote::{Quote, Scope};
 pub use receipt::Receipt;
 pub use settle::Runtime;
+pub use view::{PaymentsModeView, PaymentsView};
 pub use x402::PaymentBlock;
 
 use serde_json::json;
@@ -23,21 +25,53 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::{
+    access::Access,
     auth::Principal,
-    config::PaymentsMode,
+    clock::Clock,
+    config::{PaymentsMode, PricingConfig, X402Config},
     error::{AppError, Code},
-    solana::WalletAddress,
-    state::AppState,
-    store::{JobRecord, PaymentRecord, QuoteRecord},
+    solana::{RpcClient, WalletAddress},
+    store::{JobRecord, PaymentRecord, QuoteRecord, Store},
 };
+
+/// What pricing, challenging and settling need, and nothing more: the
+/// store, the Solana RPC client, our fee payer and treasury, the payments
+/// settings, the public URL the challenge names, and the clock. The
+/// surface hands one to each call (`AppState::paywall`).
+#[derive(Clone, Copy)]
+pub struct Paywall<'a> {
+    pub store: &'a Store,
+    pub rpc: &'a RpcClient,
+    pub runtime: &'a Runtime,
+    pub mode: PaymentsMode,
+    pub x402: &'a X402Config,
+    pub pricing: &'a PricingConfig,
+    pub public_url: &'a str,
+    pub clock: &'a dyn Clock,
+}
+
+impl Paywall<'_> {
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    /// Who may read what, as this paywall's store and settings decide it.
+    pub fn access(&self) -> Access<'_> {
+        Access {
+            store: self.store,
+            payments_off: self.mode == PaymentsMode::Off,
+            now_ms: self.now_ms(),
+        }
+    }
+}
 
 /// The arguments of `quote_wallet` and the body of `POST /v1/quotes`.
 #[derive(Debug, Deserialize, JsonSchema, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QuoteWalletArgs {
     /// The wallet's base58 public key.
-    #[schemars(with = "crate::params::Address")]
-    pub address: String,
+    #[schema(value_type = String)]
+    pub address: WalletAddress,
     /// preview | full | incremental | refresh | read; default full.
     #[serde(default)]
     #[schema(value_type = Option<String>)]
@@ -61,16 +95,47 @@ impl From<quote::QuoteError> for AppError {
 }
 
 /// `quote_wallet` for the MCP tool and the REST route alike.
-pub async fn quote(state: &AppState, args: QuoteWalletArgs) -> Result<Quote, AppError> {
-    let address = WalletAddress::parse(&args.address)
-        .map_err(|why| AppError::invalid_params(format!("address: {why}")))?;
+pub async fn quote(pw: &Paywall<'_>, args: QuoteWalletArgs) -> Result<Quote, AppError> {
+    let address = args.address;
     let quoting = quote::Quoting {
-        rpc: state.rpc(),
-        store: state.store(),
-        pricing: &state.config().pricing,
-        now_ms: state.now_ms(),
+        rpc: pw.rpc,
+        store: pw.store,
+        pricing: pw.pricing,
+        now_ms: pw.now_ms(),
     };
     Ok(quote::quote_wallet(quoting, address, args.scope.unwrap_or_default()).await?)
+}
+
+/// The payment arguments every paid tool takes, flattened into its
+/// arguments: a payment built for a challenge (with the quote it names),
+/// or the receipt of an earlier one. On REST a GET carries only the
+/// receipt (a payment travels in the `X-PAYMENT` header).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+pub struct PayArgs {
+    /// Base64 X-PAYMENT built for the payment_required challenge (x402
+    /// exact scheme); name its quote in quote_id.
+    #[serde(default)]
+    pub payment: Option<String>,
+    /// The quoteId of the challenge the payment was built for
+    /// (structuredContent.x402.accepts[0].extra.quoteId).
+    #[serde(default)]
+    pub quote_id: Option<String>,
+    /// Receipt token of the payment that covers reads of this wallet.
+    #[serde(default)]
+    pub receipt: Option<String>,
+}
+
+impl PayArgs {
+    /// What the call presents: these arguments, falling back to what the
+    /// request's headers carried.
+    pub fn presented(&self, headers: &Presented) -> Presented {
+        Presented::merge(
+            self.payment.as_deref(),
+            self.quote_id.as_deref(),
+            self.receipt.as_deref(),
+            headers,
+        )
+    }
 }
 
 /// What a caller presented to pay for a call: the tool's `payment`,
@@ -129,13 +194,13 @@ pub struct Resource<'a> {
 }
 
 fn requirement(
-    state: &AppState,
+    pw: &Paywall<'_>,
     quote: &QuoteRecord,
     resource: &Resource<'_>,
 ) -> Option<x402::Requirement> {
-    let (fee_payer, treasury) = state.payments().ready()?;
+    let (fee_payer, treasury) = pw.runtime.ready()?;
     use solana_signer::Signer;
-    let config = &state.config().x402;
+    let config = pw.x402;
     let what = match quote.scope.as_str() {
         "read" => "read".to_owned(),
         scope => format!("{scope} scan"),
@@ -160,12 +225,12 @@ fn requirement(
 /// `payment_required` with the challenge for `quote`; `refused` names why
 /// a presented payment or receipt was not accepted.
 pub fn challenge(
-    state: &AppState,
+    pw: &Paywall<'_>,
     quote: &QuoteRecord,
     resource: &Resource<'_>,
     refused: Option<(&str, &str)>,
 ) -> AppError {
-    let Some(req) = requirement(state, quote, resource) else {
+    let Some(req) = requirement(pw, quote, resource) else {
         let mut err = not_configured();
         if let Some((code, _)) = refused
             && code != "payments_not_configured"
@@ -192,7 +257,7 @@ pub fn challenge(
     let mut err = AppError::new(Code::PaymentRequired, message)
         .with("x402", req.body(error))
         .with_text(text)
-        .with_header("PAYMENT-REQUIRED", req.v2_header(state.public_url(), error));
+        .with_header("PAYMENT-REQUIRED", req.v2_header(pw.public_url, error));
     if let Some(error) = error {
         err = err.with("error", json!(error));
     }
@@ -200,19 +265,18 @@ pub fn challenge(
 }
 
 async fn fresh_read_quote(
-    state: &AppState,
+    pw: &Paywall<'_>,
     wallet: &WalletAddress,
 ) -> Result<QuoteRecord, AppError> {
     let q = quote(
-        state,
+        pw,
         QuoteWalletArgs {
-            address: wallet.as_str().to_owned(),
+            address: wallet.clone(),
             scope: Some(Scope::Read),
         },
     )
     .await?;
-    state
-        .store()
+    pw.store
         .quote(&q.quote_id)
         .await?
         .ok_or_else(|| AppError::internal("fresh quote", &"vanished"))
@@ -230,12 +294,12 @@ fn refused(code: &str, why: &str) -> Refused {
 /// refused (answered with a fresh challenge), or a failure that is nobody's
 /// fault (answered as it is).
 async fn settle_or_refuse(
-    state: &AppState,
+    pw: &Paywall<'_>,
     payment: &str,
     quote: &QuoteRecord,
     entitlement: settle::Entitlement,
 ) -> Result<Result<settle::Settled, Refused>, AppError> {
-    match settle::settle(state, payment, quote, entitlement).await {
+    match settle::settle(pw, payment, quote, entitlement).await {
         Ok(settled) => Ok(Ok(settled)),
         Err(settle::SettleError::Refused(r)) => Ok(Err((r.code().to_owned(), r.to_string()))),
         Err(settle::SettleError::QuoteAlreadyPaid) => Ok(Err(refused(
@@ -255,12 +319,12 @@ async fn settle_or_refuse(
 /// otherwise why not (`mismatch` when it names a payment for something
 /// else).
 async fn check_receipt(
-    state: &AppState,
+    pw: &Paywall<'_>,
     receipt: &str,
     covers: impl Fn(&PaymentRecord) -> bool,
     mismatch: (&str, &str),
 ) -> Result<Result<PaymentRecord, Refused>, AppError> {
-    Ok(match live_receipt(state, receipt).await? {
+    Ok(match pw.access().live_receipt(receipt).await? {
         Some(p) if covers(&p) => Ok(p),
         Some(_) => Err(refused(mismatch.0, mismatch.1)),
         None => Err(refused(
@@ -273,7 +337,7 @@ async fn check_receipt(
 /// Answer with a fresh challenge for `quote`, logging why an offered
 /// credential was refused.
 fn refuse(
-    state: &AppState,
+    pw: &Paywall<'_>,
     quote: &QuoteRecord,
     resource: &Resource<'_>,
     why: Option<Refused>,
@@ -282,88 +346,43 @@ fn refuse(
     if let Some((code, reason)) = why {
         tracing::info!(quote = %quote.id, wallet = %quote.address, code, reason, "payment refused");
     }
-    challenge(state, quote, resource, why)
-}
-
-/// A receipt's payment, when it is settled and still live.
-async fn live_receipt(state: &AppState, receipt: &str) -> Result<Option<PaymentRecord>, AppError> {
-    let Some(receipt) = Receipt::parse(receipt) else {
-        return Ok(None);
-    };
-    let now = state.now_ms();
-    Ok(state
-        .store()
-        .payment_by_receipt(&receipt.hash())
-        .await?
-        .filter(|p| p.expires_at.is_none_or(|e| e > now)))
-}
-
-/// Whether a presented receipt covers reads of `wallet` now: what
-/// [`check_receipt`] decides for a read, from the receipt's wallet and
-/// expiry alone (which a settled payment never changes, so the store may
-/// answer them from memory; the expiry is checked against the clock on
-/// every call).
-async fn read_receipt(
-    state: &AppState,
-    receipt: &str,
-    wallet: &WalletAddress,
-) -> Result<Result<(), Refused>, AppError> {
-    let grant = match Receipt::parse(receipt) {
-        Some(receipt) => state.store().receipt_read_grant(&receipt.hash()).await?,
-        None => None,
-    };
-    let now = state.now_ms();
-    Ok(
-        match grant.filter(|(_, expires)| expires.is_none_or(|e| e > now)) {
-            Some((covered, _)) if covered == wallet.as_str() => Ok(()),
-            Some(_) => Err(refused(
-                "receipt_not_for_wallet",
-                "the receipt covers another wallet",
-            )),
-            None => Err(refused(
-                "invalid_receipt",
-                "the receipt is unknown or expired",
-            )),
-        },
-    )
+    challenge(pw, quote, resource, why)
 }
 
 /// The paywall of a paid read of `wallet` (get_ledger and every read tool).
 /// `Ok(None)`: covered without a payment (payments off, an owner read, a
 /// receipt). `Ok(Some(block))`: a payment settled (or replayed) for it.
 pub async fn authorize_read(
-    state: &AppState,
+    pw: &Paywall<'_>,
     principal: &Principal,
     wallet: &WalletAddress,
     presented: &Presented,
     resource: Resource<'_>,
 ) -> Result<Option<PaymentBlock>, AppError> {
     // A wallet never scanned cannot be read at any price.
-    if !state.store().wallet_scanned(wallet.as_str()).await? {
+    if !pw.store.wallet_scanned(wallet.as_str()).await? {
         return Err(AppError::not_found(
             "this wallet has never been scanned: quote_wallet, scan_wallet, poll get_job, then read",
         ));
     }
-    if state.config().payments == PaymentsMode::Off || owner_read(principal, wallet) {
-        return Ok(None);
-    }
-    let mut why: Option<Refused> = None;
-    if let Some(receipt) = &presented.receipt {
-        match read_receipt(state, receipt, wallet).await? {
-            Ok(()) => return Ok(None),
-            Err(refusal) => why = Some(refusal),
-        }
-    }
+    let mut why: Option<Refused> = match pw
+        .access()
+        .wallet_read(principal, wallet, presented.receipt.as_deref())
+        .await?
+    {
+        Ok(_) => return Ok(None),
+        Err(refusal) => refusal.map(|r| refused(r.code, r.why)),
+    };
     if let Some(payment) = &presented.payment {
-        if state.payments().ready().is_none() {
+        if pw.runtime.ready().is_none() {
             return Err(not_configured());
         }
         let quote_id = presented
             .quote_id
             .clone()
-            .or_else(|| memo_of(payment, &state.config().x402.network));
+            .or_else(|| memo_of(payment, &pw.x402.network));
         let quote = match quote_id {
-            Some(id) => state.store().quote(id.trim()).await?,
+            Some(id) => pw.store.quote(id.trim()).await?,
             None => None,
         };
         let checked = match quote {
@@ -377,8 +396,8 @@ pub async fn authorize_read(
             )),
             // A payment already taken (settled or in flight) answers as a
             // replay even once its quote has expired.
-            Some(q) if q.expires_at <= state.now_ms() => {
-                if settle::is_known(state, payment).await? {
+            Some(q) if q.expires_at <= pw.now_ms() => {
+                if settle::is_known(pw, payment).await? {
                     Ok(q)
                 } else {
                     Err(refused(
@@ -390,7 +409,7 @@ pub async fn authorize_read(
             Some(q) => Ok(q),
         };
         let settled = match checked {
-            Ok(q) => settle_or_refuse(state, payment, &q, settle::Entitlement::Read).await?,
+            Ok(q) => settle_or_refuse(pw, payment, &q, settle::Entitlement::Read).await?,
             Err(refusal) => Err(refusal),
         };
         match settled {
@@ -398,15 +417,15 @@ pub async fn authorize_read(
             Err(refusal) => why = Some(refusal),
         }
     }
-    let fresh = fresh_read_quote(state, wallet).await?;
-    Err(refuse(state, &fresh, &resource, why))
+    let fresh = fresh_read_quote(pw, wallet).await?;
+    Err(refuse(pw, &fresh, &resource, why))
 }
 
 /// [`authorize_read`] for the REST route `/v1/wallets/{wallet}/{route}`
 /// and its MCP tool `tool`, with what the call's arguments and headers
 /// presented.
 pub async fn authorize_wallet_read(
-    state: &AppState,
+    pw: &Paywall<'_>,
     principal: &Principal,
     wallet: &WalletAddress,
     presented: &Presented,
@@ -415,21 +434,13 @@ pub async fn authorize_wallet_read(
 ) -> Result<Option<PaymentBlock>, AppError> {
     let path = format!("/v1/wallets/{wallet}/{route}");
     authorize_read(
-        state,
+        pw,
         principal,
         wallet,
         presented,
         Resource { path: &path, tool },
     )
     .await
-}
-
-/// The seam for owner reads: a signed-in account watching the wallet reads
-/// it free. Accounts arrive with the accounts work; today nobody owns one.
-fn owner_read(principal: &Principal, _wallet: &WalletAddress) -> bool {
-    match principal {
-        Principal::Anonymous => false,
-    }
 }
 
 /// The quote id a payment's memo names, for callers (raw x402 clients)
@@ -462,13 +473,13 @@ pub struct ScanGrant {
 
 /// The paywall of `scan_wallet` for `quote`.
 pub async fn authorize_scan(
-    state: &AppState,
+    pw: &Paywall<'_>,
     _principal: &Principal,
     quote: &QuoteRecord,
     presented: &Presented,
     resource: Resource<'_>,
 ) -> Result<ScanGrant, AppError> {
-    if state.config().payments == PaymentsMode::Off {
+    if pw.mode == PaymentsMode::Off {
         return Ok(ScanGrant::default());
     }
     let mut why: Option<Refused> = None;
@@ -480,13 +491,13 @@ pub async fn authorize_scan(
             "receipt_not_for_scan",
             "the receipt does not cover a scan of this wallet and scope",
         );
-        match check_receipt(state, receipt, covers, mismatch).await? {
-            Ok(p) => return spend(state, p, None).await,
+        match check_receipt(pw, receipt, covers, mismatch).await? {
+            Ok(p) => return spend(pw, p, None).await,
             Err(refusal) => why = Some(refusal),
         }
     }
     if let Some(payment) = &presented.payment {
-        if state.payments().ready().is_none() {
+        if pw.runtime.ready().is_none() {
             return Err(not_configured());
         }
         let settled = if presented
@@ -499,21 +510,21 @@ pub async fn authorize_scan(
                 "quote_id names another quote than the scan's",
             ))
         } else {
-            settle_or_refuse(state, payment, quote, settle::Entitlement::Scan).await?
+            settle_or_refuse(pw, payment, quote, settle::Entitlement::Scan).await?
         };
         match settled {
-            Ok(settled) => return spend(state, settled.record, Some(settled.block)).await,
+            Ok(settled) => return spend(pw, settled.record, Some(settled.block)).await,
             Err(refusal) => why = Some(refusal),
         }
     }
-    Err(refuse(state, quote, &resource, why))
+    Err(refuse(pw, quote, &resource, why))
 }
 
 /// Decide how a scan entitlement is spent: fresh, again after a job that
 /// failed on our side, or already spent (a replay of the paying call
 /// answers its job; a receipt answers `entitlement_consumed`).
 async fn spend(
-    state: &AppState,
+    pw: &Paywall<'_>,
     p: PaymentRecord,
     block: Option<PaymentBlock>,
 ) -> Result<ScanGrant, AppError> {
@@ -524,7 +535,7 @@ async fn spend(
             existing_job: None,
         });
     };
-    let job: Option<JobRecord> = state.store().job(&job_id).await?;
+    let job: Option<JobRecord> = pw.store.job(&job_id).await?;
     match job {
         None => Ok(ScanGrant {
             payment: block,
@@ -554,17 +565,6 @@ async fn spend(
     }
 }
 
-/// Whether `receipt` is the receipt of the payment `job` was started on.
-pub async fn receipt_started(
-    state: &AppState,
-    receipt: &str,
-    job: &JobRecord,
-) -> Result<bool, AppError> {
-    Ok(live_receipt(state, receipt)
-        .await?
-        .is_some_and(|p| p.consumed_job_id.as_deref() == Some(job.id.as_str())))
-}
-
 /// One payment as its payer's account lists it (`GET /v1/payments`). The
 /// receipt itself is never stored, so it is not listed.
 #[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema, utoipa::ToSchema)]
@@ -585,7 +585,7 @@ pub struct PaymentView {
 /// `GET /v1/payments`: a signed-in account's payments. An anonymous payer
 /// has only the payment block its call answered with.
 pub async fn list_payments(
-    _state: &AppState,
+    _pw: &Paywall<'_>,
     principal: &Principal,
 ) -> Result<Vec<PaymentView>, AppError> {
     match principal {

@@ -98,16 +98,6 @@ pub struct Quote {
     pub cached_read_usd: Usd,
 }
 
-impl schemars::JsonSchema for WalletAddress {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "WalletAddress".into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({"type": "string", "description": "a base58 Solana public key"})
-    }
-}
-
 /// Why a quote could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum QuoteError {
@@ -245,7 +235,6 @@ pub async fn quote_wallet(
         cached_read_usd: pricing.cached_read_usd,
     })
 }
-
 
 #[cfg(test)]
 mod tests {

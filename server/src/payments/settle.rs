@@ -27,6 +27,7 @@ use solana_pubkey::Pubkey;
 use solana_signer::Signer;
 
 use super::{
+    Paywall,
     receipt::Receipt,
     verify::{self, Expected, Refusal, Verified},
     x402::{self, PaymentBlock},
@@ -35,7 +36,6 @@ use crate::{
     error::AppError,
     ids,
     solana::{RpcCost, RpcError},
-    state::AppState,
     store::{Intent, PaymentRecord, QuoteRecord},
 };
 
@@ -137,13 +137,12 @@ fn rpc_unavailable(context: &str, e: &RpcError) -> SettleError {
     ))
 }
 
-async fn receipt_secret(state: &AppState) -> Result<Vec<u8>, SettleError> {
-    let rt = state.payments();
+async fn receipt_secret(pw: &Paywall<'_>) -> Result<Vec<u8>, SettleError> {
+    let rt = pw.runtime;
     let secret = rt
         .receipt_secret
         .get_or_try_init(|| async {
-            state
-                .store()
+            pw.store
                 .server_secret("receipts")
                 .await
                 .map(String::into_bytes)
@@ -165,22 +164,22 @@ fn hash_bytes(hex: &str) -> Option<[u8; 32]> {
 }
 
 /// The receipt of a payment row.
-pub async fn receipt_of(state: &AppState, p: &PaymentRecord) -> Result<Receipt, SettleError> {
-    let secret = receipt_secret(state).await?;
+pub async fn receipt_of(pw: &Paywall<'_>, p: &PaymentRecord) -> Result<Receipt, SettleError> {
+    let secret = receipt_secret(pw).await?;
     let hash = hash_bytes(&p.message_hash)
         .ok_or_else(|| SettleError::App(AppError::internal("payment hash", &p.message_hash)))?;
     Ok(Receipt::derive(&secret, &hash))
 }
 
 async fn block_of(
-    state: &AppState,
+    pw: &Paywall<'_>,
     p: &PaymentRecord,
     replayed: bool,
 ) -> Result<PaymentBlock, SettleError> {
     Ok(PaymentBlock {
         settled: true,
         transaction: p.signature.clone(),
-        receipt: receipt_of(state, p).await?.as_str().to_owned(),
+        receipt: receipt_of(pw, p).await?.as_str().to_owned(),
         network: p.network.clone(),
         payer: p.payer.clone(),
         replayed,
@@ -201,19 +200,19 @@ pub fn atomic_amount(price_micros: i64, decimals: u8) -> u64 {
 
 /// Verify, settle and record `payment` for `quote`.
 pub async fn settle(
-    state: &AppState,
+    pw: &Paywall<'_>,
     payment: &str,
     quote: &QuoteRecord,
     entitlement: Entitlement,
 ) -> Result<Settled, SettleError> {
-    let config = &state.config().x402;
-    let Some((fee_payer, treasury)) = state.payments().ready() else {
+    let config = pw.x402;
+    let Some((fee_payer, treasury)) = pw.runtime.ready() else {
         return Err(SettleError::App(super::not_configured()));
     };
     let value = x402::parse_payment(payment, &config.network)?;
     let expected = Expected {
         fee_payer: fee_payer.pubkey(),
-        asset: state.payments().asset(),
+        asset: pw.runtime.asset(),
         decimals: config.asset_decimals,
         pay_to: treasury,
         amount: atomic_amount(quote.price_micros, config.asset_decimals),
@@ -223,12 +222,12 @@ pub async fn settle(
     };
     let verified = verify::verify(&value.transaction, &expected)?;
     let hash = verified.message_hash_hex();
-    if let Some(seen) = state.store().payment_by_message(&hash).await? {
-        return answer_seen(state, seen).await;
+    if let Some(seen) = pw.store.payment_by_message(&hash).await? {
+        return answer_seen(pw, seen).await;
     }
 
     let cost = RpcCost::default();
-    let rpc = state.rpc();
+    let rpc = pw.rpc;
     let fresh = rpc
         .is_blockhash_valid(&verified.recent_blockhash, &cost)
         .await
@@ -248,7 +247,7 @@ pub async fn settle(
     }
 
     let (wire, signature) = co_sign(&verified, fee_payer);
-    let now = state.now_ms();
+    let now = pw.now_ms();
     let lease_ms = i64::try_from(config.confirm_timeout_secs * 1000 + 15_000).unwrap_or(60_000);
     let record = PaymentRecord {
         id: ids::new_id("pay_", now),
@@ -278,17 +277,17 @@ pub async fn settle(
         settled_at: None,
         expires_at: None,
     };
-    match state.store().record_payment_intent(&record).await? {
+    match pw.store.record_payment_intent(&record).await? {
         Intent::New => {}
-        Intent::Same(seen) => return answer_seen(state, *seen).await,
+        Intent::Same(seen) => return answer_seen(pw, *seen).await,
         Intent::QuotePaid(_) => return Err(SettleError::QuoteAlreadyPaid),
         Intent::PayerBusy(_) => return Err(SettleError::PayerBusy),
     }
     tracing::info!(payment = %record.id, quote = %quote.id, %signature, payer = %record.payer, "payment: sending");
-    match send_and_confirm(state, &record, &cost).await {
-        Outcome::Landed => finish_settled(state, &record, false).await,
+    match send_and_confirm(pw, &record, &cost).await {
+        Outcome::Landed => finish_settled(pw, &record, false).await,
         Outcome::Failed(why) => {
-            state.store().fail_payment(&record.id, &why).await?;
+            pw.store.fail_payment(&record.id, &why).await?;
             tracing::warn!(payment = %record.id, %why, "payment: failed on chain");
             Err(Refusal::SettlementFailed(why).into())
         }
@@ -297,7 +296,7 @@ pub async fn settle(
             // and hand it to recovery at once: it is failed only when the
             // chain confirms it can no longer land, so a transaction that
             // lands after all is still settled and never paid twice.
-            state.store().expire_payment_lease(&record.id).await?;
+            pw.store.expire_payment_lease(&record.id).await?;
             Err(Refusal::SettlementFailed(
                 "the Solana node refused to take the transaction".to_owned(),
             )
@@ -313,15 +312,15 @@ pub async fn settle(
 
 /// Whether `payment` was taken before (settled, in flight or failed): its
 /// answer is a replay, whatever its quote's age.
-pub async fn is_known(state: &AppState, payment: &str) -> Result<bool, AppError> {
-    let network = &state.config().x402.network;
+pub async fn is_known(pw: &Paywall<'_>, payment: &str) -> Result<bool, AppError> {
+    let network = &pw.x402.network;
     let Ok(value) = x402::parse_payment(payment, network) else {
         return Ok(false);
     };
     let Some(hash) = verify::message_hash_of(&value.transaction) else {
         return Ok(false);
     };
-    Ok(state.store().payment_by_message(&hash).await?.is_some())
+    Ok(pw.store.payment_by_message(&hash).await?.is_some())
 }
 
 /// Put our signature in the fee payer's slot of the bytes the payer
@@ -343,8 +342,8 @@ enum Outcome {
     Unknown,
 }
 
-async fn send_and_confirm(state: &AppState, p: &PaymentRecord, cost: &RpcCost) -> Outcome {
-    let rpc = state.rpc();
+async fn send_and_confirm(pw: &Paywall<'_>, p: &PaymentRecord, cost: &RpcCost) -> Outcome {
+    let rpc = pw.rpc;
     if let Err(e) = rpc.send_transaction(&p.wire_tx, cost).await {
         // A refusal from the node almost certainly means it will not land;
         // a transport failure may hide a send that happened. Either way the
@@ -357,7 +356,7 @@ async fn send_and_confirm(state: &AppState, p: &PaymentRecord, cost: &RpcCost) -
     }
     // Confirmation only: deciding that a transaction can never land is left
     // to recovery, which waits until that is certain.
-    let timeout = Duration::from_secs(state.config().x402.confirm_timeout_secs);
+    let timeout = Duration::from_secs(pw.x402.confirm_timeout_secs);
     let poll = async {
         loop {
             match rpc.signature_status(&p.signature, cost).await {
@@ -387,19 +386,18 @@ fn blockhash_of(wire_b64: &str) -> Option<String> {
 }
 
 async fn finish_settled(
-    state: &AppState,
+    pw: &Paywall<'_>,
     p: &PaymentRecord,
     replayed: bool,
 ) -> Result<Settled, SettleError> {
-    let receipt = receipt_of(state, p).await?;
-    let now = state.now_ms();
-    let ttl = i64::try_from(state.config().x402.receipt_ttl_secs * 1000).unwrap_or(i64::MAX / 4);
-    state
-        .store()
+    let receipt = receipt_of(pw, p).await?;
+    let now = pw.now_ms();
+    let ttl = i64::try_from(pw.x402.receipt_ttl_secs * 1000).unwrap_or(i64::MAX / 4);
+    pw.store
         .settle_payment(&p.id, &receipt.hash(), now, now + ttl)
         .await?;
-    let record = state
-        .store()
+    let record = pw
+        .store
         .payment(&p.id)
         .await?
         .ok_or_else(|| SettleError::App(AppError::internal("payment", &"vanished")))?;
@@ -407,15 +405,15 @@ async fn finish_settled(
         return Err(Refusal::SettlementFailed(record.error.unwrap_or_default()).into());
     }
     tracing::info!(payment = %p.id, signature = %p.signature, "payment: settled");
-    let block = block_of(state, &record, replayed).await?;
+    let block = block_of(pw, &record, replayed).await?;
     Ok(Settled { record, block })
 }
 
 /// A payment presented again: its first outcome, waiting while it is in
 /// flight (bounded by the confirmation timeout).
-async fn answer_seen(state: &AppState, mut seen: PaymentRecord) -> Result<Settled, SettleError> {
-    let deadline = tokio::time::Instant::now()
-        + Duration::from_secs(state.config().x402.confirm_timeout_secs + 5);
+async fn answer_seen(pw: &Paywall<'_>, mut seen: PaymentRecord) -> Result<Settled, SettleError> {
+    let deadline =
+        tokio::time::Instant::now() + Duration::from_secs(pw.x402.confirm_timeout_secs + 5);
     loop {
         match seen.status.as_str() {
             "settled" => {
@@ -423,15 +421,14 @@ async fn answer_seen(state: &AppState, mut seen: PaymentRecord) -> Result<Settle
                 // rebuild its payment value; its receipt is answered again
                 // only shortly after it settled (the window in which its
                 // payer may be retrying), never after.
-                let window =
-                    i64::try_from(state.config().x402.replay_window_secs * 1000).unwrap_or(0);
+                let window = i64::try_from(pw.x402.replay_window_secs * 1000).unwrap_or(0);
                 if seen
                     .settled_at
-                    .is_none_or(|at| state.now_ms() > at.saturating_add(window))
+                    .is_none_or(|at| pw.now_ms() > at.saturating_add(window))
                 {
                     return Err(Refusal::AlreadySettled.into());
                 }
-                let block = block_of(state, &seen, true).await?;
+                let block = block_of(pw, &seen, true).await?;
                 return Ok(Settled {
                     record: seen,
                     block,
@@ -449,8 +446,8 @@ async fn answer_seen(state: &AppState, mut seen: PaymentRecord) -> Result<Settle
             )));
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
-        seen = state
-            .store()
+        seen = pw
+            .store
             .payment(&seen.id)
             .await?
             .ok_or_else(|| SettleError::App(AppError::internal("payment", &"vanished")))?;
@@ -463,15 +460,11 @@ const EXPIRED_AFTER_MS: i64 = 180_000;
 
 /// Finish pending payments nobody holds any more, from the chain. Runs at
 /// start and with the worker's maintenance. Returns how many it finished.
-pub async fn recover(state: &AppState) -> Result<usize, crate::store::StoreError> {
-    let lease_ms =
-        i64::try_from(state.config().x402.confirm_timeout_secs * 1000 + 15_000).unwrap_or(60_000);
-    let stale = state
-        .store()
-        .claim_stale_payments(state.now_ms(), lease_ms)
-        .await?;
+pub async fn recover(pw: &Paywall<'_>) -> Result<usize, crate::store::StoreError> {
+    let lease_ms = i64::try_from(pw.x402.confirm_timeout_secs * 1000 + 15_000).unwrap_or(60_000);
+    let stale = pw.store.claim_stale_payments(pw.now_ms(), lease_ms).await?;
     let cost = RpcCost::default();
-    let rpc = state.rpc();
+    let rpc = pw.rpc;
     let mut finished = 0;
     for p in stale {
         let status = match rpc.signature_status(&p.signature, &cost).await {
@@ -487,11 +480,11 @@ pub async fn recover(state: &AppState) -> Result<usize, crate::store::StoreError
                     "the transaction failed on chain: {}",
                     s.err.unwrap_or_default()
                 );
-                if state.store().fail_payment(&p.id, &why).await? {
+                if pw.store.fail_payment(&p.id, &why).await? {
                     finished += 1;
                 }
             }
-            Some(s) if s.confirmed => match finish_settled(state, &p, false).await {
+            Some(s) if s.confirmed => match finish_settled(pw, &p, false).await {
                 Ok(_) => finished += 1,
                 Err(e) => tracing::warn!(payment = %p.id, ?e, "payment recovery: settle failed"),
             },
@@ -505,7 +498,7 @@ pub async fn recover(state: &AppState) -> Result<usize, crate::store::StoreError
                 // was checked fresh when the payment was taken; past
                 // `EXPIRED_AFTER_MS` no transaction carrying it can land,
                 // whatever a lagging node says.
-                let surely_expired = state.now_ms() - p.created_at > EXPIRED_AFTER_MS;
+                let surely_expired = pw.now_ms() - p.created_at > EXPIRED_AFTER_MS;
                 match live {
                     Some(true) => {
                         // Never seen by the chain and still able to land:
@@ -517,8 +510,8 @@ pub async fn recover(state: &AppState) -> Result<usize, crate::store::StoreError
                     Some(false) if surely_expired => {
                         // Look once more: it may have landed meanwhile.
                         if let Ok(None) = rpc.signature_status(&p.signature, &cost).await
-                            && state
-                                .store()
+                            && pw
+                                .store
                                 .fail_payment(&p.id, "the transaction expired before it landed")
                                 .await?
                         {

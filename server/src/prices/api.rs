@@ -8,11 +8,20 @@ use super::{Granularity, Prices, Source, series};
 use crate::{
     error::{AppError, Code},
     ledger::SOL,
-    values::parse_time,
-    values::rfc3339,
     solana::WalletAddress,
-    state::AppState,
+    store::Store,
+    values::TimeBound,
+    values::rfc3339,
 };
+
+/// What the free price tools read: the store (kept series), the price
+/// sources, and the time now.
+#[derive(Clone, Copy)]
+pub struct PriceQuery<'a> {
+    pub store: &'a Store,
+    pub prices: &'a super::Prices,
+    pub now_ms: i64,
+}
 
 /// The arguments of `get_prices`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -60,7 +69,7 @@ pub fn parse_mint(text: Option<&str>) -> Result<String, AppError> {
 }
 
 /// `get_prices`.
-pub async fn get_prices(state: &AppState, args: GetPricesArgs) -> Result<PricesView, AppError> {
+pub async fn get_prices(q: &PriceQuery<'_>, args: GetPricesArgs) -> Result<PricesView, AppError> {
     let asked: Vec<String> = match args.mints {
         Some(m) if !m.is_empty() => m
             .iter()
@@ -71,12 +80,12 @@ pub async fn get_prices(state: &AppState, args: GetPricesArgs) -> Result<PricesV
     if asked.len() > 100 {
         return Err(invalid("at most 100 mints per call"));
     }
-    let now = state.now_ms();
+    let now = q.now_ms;
     let canonical: Vec<String> = asked
         .iter()
         .map(|m| Prices::canonical(m).to_owned())
         .collect();
-    let answer = state.prices().spot_checked(&canonical, now).await;
+    let answer = q.prices.spot_checked(&canonical, now).await;
     let found = &answer.found;
     let at = rfc3339(now);
     Ok(PricesView {
@@ -112,9 +121,8 @@ pub async fn get_prices(state: &AppState, args: GetPricesArgs) -> Result<PricesV
 #[serde(deny_unknown_fields)]
 pub struct GetPriceHistoryArgs {
     /// Start, RFC 3339 or YYYY-MM-DD; default 30 days before to.
-    #[serde(default)]
-    #[schemars(with = "Option<crate::params::TimeBound>")]
-    pub from: Option<String>,
+    #[serde(default, deserialize_with = "crate::values::time::optional_bound")]
+    pub from: Option<TimeBound>,
     /// 1d (default) or 1h.
     #[serde(default)]
     #[schemars(with = "Option<crate::params::GranularityName>", extend("default" = "1d"))]
@@ -124,9 +132,8 @@ pub struct GetPriceHistoryArgs {
     #[schemars(with = "Option<crate::params::MintOrSol>")]
     pub mint: Option<String>,
     /// End, RFC 3339 or YYYY-MM-DD; default now.
-    #[serde(default)]
-    #[schemars(with = "Option<crate::params::TimeBound>")]
-    pub to: Option<String>,
+    #[serde(default, deserialize_with = "crate::values::time::optional_bound")]
+    pub to: Option<TimeBound>,
 }
 
 /// How much of a range has a price.
@@ -189,22 +196,14 @@ pub const SOLANA_GENESIS_SECS: i64 = 1_584_316_800;
 /// of empty points per call (a batch of them answered about 100 MB). Buckets
 /// after now are never built (the series stop at now), so `to` needs none.
 pub fn range(
-    from: Option<&str>,
-    to: Option<&str>,
+    from: Option<&TimeBound>,
+    to: Option<&TimeBound>,
     default_days: i64,
     now_secs: i64,
 ) -> Result<(i64, i64), AppError> {
-    let to = to
-        .filter(|t| !t.trim().is_empty())
-        .map(|t| parse_time(t, true))
-        .transpose()
-        .map_err(|why| invalid(format!("to: {why}")))?
-        .unwrap_or(now_secs);
+    let to = to.map(TimeBound::end).unwrap_or(now_secs);
     let from = from
-        .filter(|t| !t.trim().is_empty())
-        .map(|t| parse_time(t, false))
-        .transpose()
-        .map_err(|why| invalid(format!("from: {why}")))?
+        .map(TimeBound::start)
         .unwrap_or(to - default_days * 86_400)
         .max(SOLANA_GENESIS_SECS);
     // A range wholly before genesis holds nothing: it answers genesis.
@@ -217,21 +216,21 @@ pub fn range(
 
 /// `get_price_history`.
 pub async fn get_price_history(
-    state: &AppState,
+    q: &PriceQuery<'_>,
     args: GetPriceHistoryArgs,
 ) -> Result<PriceHistory, AppError> {
     let mint = parse_mint(args.mint.as_deref())?;
     let granularity = Granularity::parse(args.granularity.as_deref())
         .ok_or_else(|| invalid("granularity must be 1d or 1h"))?;
-    let now = state.now_ms();
-    let (from, to) = range(args.from.as_deref(), args.to.as_deref(), 30, now / 1000)?;
+    let now = q.now_ms;
+    let (from, to) = range(args.from.as_ref(), args.to.as_ref(), 30, now / 1000)?;
     let step = granularity.secs();
     if (to - from) / step > 20_000 {
         return Err(invalid(
             "at most 20000 buckets per call; narrow from/to or use a coarser granularity",
         ));
     }
-    let prices = state.prices();
+    let prices = q.prices;
     let Some(source) = prices.history_source(&mint) else {
         return Err(AppError::not_found(format!(
             "no price source keeps a history of {mint}: SOL and the configured stablecoins are served"
@@ -240,29 +239,21 @@ pub async fn get_price_history(
     let first = granularity.floor(from);
     let closed_end = granularity.floor(now / 1000);
     let end = (granularity.floor(to) + step).min(closed_end);
-    let filled = series::ensure(
-        state.store(),
-        prices,
-        &mint,
-        granularity,
-        (first, end),
-        now,
-        true,
-    )
-    .await
-    .map_err(|e| match e {
-        super::PriceError::Store(e) => AppError::from(e),
-        other => {
-            // An open breaker was logged when it opened.
-            if !matches!(other, super::PriceError::Open(_)) {
-                tracing::warn!(error = %other, "price history source failed");
+    let filled = series::ensure(q.store, prices, &mint, granularity, (first, end), now, true)
+        .await
+        .map_err(|e| match e {
+            super::PriceError::Store(e) => AppError::from(e),
+            other => {
+                // An open breaker was logged when it opened.
+                if !matches!(other, super::PriceError::Open(_)) {
+                    tracing::warn!(error = %other, "price history source failed");
+                }
+                AppError::new(
+                    Code::Unavailable,
+                    "the price source did not answer; try again later",
+                )
             }
-            AppError::new(
-                Code::Unavailable,
-                "the price source did not answer; try again later",
-            )
-        }
-    })?;
+        })?;
     let points: Vec<(i64, String)> = if prices.is_stablecoin(Prices::canonical(&mint)) {
         source
             .candles(&mint, granularity, (first, end), now)
@@ -272,17 +263,11 @@ pub async fn get_price_history(
             .map(|c| (c.start, c.close.to_string()))
             .collect()
     } else {
-        series::load(
-            state.store(),
-            Prices::canonical(&mint),
-            granularity,
-            first,
-            end,
-        )
-        .await?
-        .into_iter()
-        .map(|(t, c)| (t, c.normalize().to_string()))
-        .collect()
+        series::load(q.store, Prices::canonical(&mint), granularity, first, end)
+            .await?
+            .into_iter()
+            .map(|(t, c)| (t, c.normalize().to_string()))
+            .collect()
     };
     let buckets = u64::try_from(((end - first) / step).max(0)).unwrap_or(0);
     let coverage = Coverage::new(buckets, points.len() as u64);

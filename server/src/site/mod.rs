@@ -133,6 +133,6 @@ impl app::backend::Backend for PortalBackend {
     }
 
     fn tools(&self) -> Vec<app::ToolSummary> {
-        self.0.registry().summaries(&self.0.config().pricing)
+        crate::mcp::tools::registry().summaries(&self.0.config().pricing)
     }
 }

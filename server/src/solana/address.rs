@@ -1,9 +1,13 @@
 //! A Solana account address: base58 of exactly 32 bytes. Parsed once at the
 //! edge; everything inward takes a [`WalletAddress`].
 
-use std::fmt;
+use std::{borrow::Cow, fmt};
 
-use serde::Serialize;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// Base58 characters: every Solana public key is 32 to 44 of them.
+pub const BASE58_KEY: &str = "[1-9A-HJ-NP-Za-km-z]{32,44}";
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(transparent)]
@@ -43,6 +47,29 @@ impl WalletAddress {
             &s[..4.min(s.len())],
             &s[s.len().saturating_sub(4)..]
         )
+    }
+}
+
+/// Read as a string and parsed: a key that is not 32 bytes of base58 is
+/// refused when the arguments are read, with the reason.
+impl<'de> Deserialize<'de> for WalletAddress {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Self::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+impl JsonSchema for WalletAddress {
+    fn schema_name() -> Cow<'static, str> {
+        "Address".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "title": "a base58 public key",
+            "pattern": format!("^{BASE58_KEY}$"),
+        })
     }
 }
 

@@ -28,7 +28,10 @@ use crate::{
     http::{Caller, JsonBody, paid_json},
     jobs::{self, GetJobArgs, JobView, ScanWalletArgs},
     ledger::{self, page::GetLedgerArgs},
-    mcp::{registry::ToolDef, schema},
+    mcp::{
+        registry::{ArgumentError, ToolDef},
+        schema,
+    },
     payments::{self, Quote, QuoteWalletArgs},
     prices::api::{
         self as price_api, GetPriceHistoryArgs, GetPricesArgs, PriceHistory, PricesView,
@@ -75,6 +78,11 @@ pub fn openapi_json(public_url: &str) -> Value {
     doc
 }
 
+/// `GET /v1/openapi.json`.
+pub async fn openapi(State(state): State<AppState>) -> Response {
+    Json(openapi_json(state.public_url())).into_response()
+}
+
 /// Who this credential resolves to (the REST twin of the `ping` tool).
 #[utoipa::path(
     get,
@@ -86,10 +94,7 @@ pub fn openapi_json(public_url: &str) -> Value {
     ),
 )]
 pub async fn ping(State(state): State<AppState>, Caller(principal, _): Caller) -> Json<PingResult> {
-    Json(auth::ping(
-        &principal,
-        crate::discovery::payments_view(&state),
-    ))
+    Json(auth::ping(&principal, state.payments_view()))
 }
 
 /// Price a scan (or a cached read) of a wallet: the REST twin of `quote_wallet`.
@@ -109,8 +114,8 @@ pub async fn quotes(
     Caller(_caller, _): Caller,
     JsonBody(body): JsonBody<Value>,
 ) -> Result<Json<Quote>, AppError> {
-    let args: QuoteWalletArgs = body_args(&state, "quote_wallet", body)?;
-    payments::quote(&state, args).await.map(Json)
+    let args: QuoteWalletArgs = body_args("quote_wallet", body)?;
+    payments::quote(&state.paywall(), args).await.map(Json)
 }
 
 /// Start the scan a quote priced: the REST twin of `scan_wallet`.
@@ -132,18 +137,11 @@ pub async fn scans(
     Caller(principal, presented): Caller,
     JsonBody(body): JsonBody<Value>,
 ) -> Result<Response, AppError> {
-    let args: ScanWalletArgs = body_args(&state, "scan_wallet", body)?;
-    let job = jobs::start_scan(&state, &principal, args, &presented).await?;
+    let args: ScanWalletArgs = body_args("scan_wallet", body)?;
+    let job = jobs::start_scan(&state.paywall(), &principal, args, &presented).await?;
     let mut response = paid_json(&job, job.payment.as_ref());
     *response.status_mut() = StatusCode::ACCEPTED;
     Ok(response)
-}
-
-#[derive(serde::Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct JobQuery {
-    /// Receipt of the payment the job was started on.
-    receipt: Option<String>,
 }
 
 /// Read a scan job: the REST twin of `get_job`.
@@ -151,7 +149,7 @@ pub struct JobQuery {
     get,
     path = "/v1/jobs/{job_id}",
     tag = "scans",
-    params(("job_id" = String, Path, description = "The job id scan_wallet returned"), JobQuery),
+    params(("job_id" = String, Path, description = "The job id scan_wallet returned")),
     responses(
         (status = 200, description = "The job"),
         (status = 404, description = "No such job, or not yours to read", body = ErrorBody),
@@ -163,42 +161,10 @@ pub async fn job(
     Path(job_id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<JobView>, AppError> {
-    let query: JobQuery = query_args(&state, "get_job", &[("job_id", &job_id)], raw)?;
-    let args = GetJobArgs {
-        job_id,
-        receipt: query.receipt,
-    };
-    jobs::get_job(&state, &principal, args, &presented)
+    let args: GetJobArgs = query_args("get_job", &[("job_id", &job_id)], raw)?;
+    jobs::get_job(&state.paywall(), &principal, args, &presented)
         .await
         .map(Json)
-}
-
-/// The query parameters of the ledger route (`exclude` comma-separated).
-#[derive(serde::Deserialize, utoipa::IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct LedgerParams {
-    /// next_cursor from the previous page.
-    cursor: Option<String>,
-    /// Operation types to leave out, comma-separated (e.g. airdrop_spam).
-    exclude: Option<String>,
-    /// Inclusive lower bound on block time: RFC 3339 or YYYY-MM-DD.
-    from: Option<String>,
-    /// Inclusive upper bound on block time: RFC 3339 or YYYY-MM-DD.
-    to: Option<String>,
-    /// Add each leg's counterparties.
-    include_counterparties: Option<bool>,
-    /// Page size, 1..1000; default 100.
-    limit: Option<u32>,
-    /// Leave out legs worth less than this many USD.
-    #[param(value_type = Option<f64>)]
-    min_usd_value: Option<crate::params::MinUsd>,
-    /// Keep only legs in this mint (sol for native SOL).
-    mint: Option<String>,
-    /// Keep only this operation type.
-    operation_type: Option<String>,
-    /// Receipt token of the payment that covers reads of this wallet.
-    receipt: Option<String>,
 }
 
 /// One page of a scanned wallet's ledger: the REST twin of `get_ledger`.
@@ -206,7 +172,7 @@ pub struct LedgerParams {
     get,
     path = "/v1/wallets/{address}/ledger",
     tag = "ledger",
-    params(("address" = String, Path, description = "The wallet's base58 public key"), LedgerParams),
+    params(("address" = String, Path, description = "The wallet's base58 public key")),
     responses(
         (status = 200, description = "A page of legs, newest first, and next_cursor"),
         (status = 400, description = "Bad parameter or cursor", body = ErrorBody),
@@ -220,27 +186,8 @@ pub async fn ledger(
     Path(address): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, AppError> {
-    let params: LedgerParams = query_args(&state, "get_ledger", &[("address", &address)], raw)?;
-    let args = GetLedgerArgs {
-        address,
-        cursor: params.cursor,
-        exclude: params.exclude.map(|e| {
-            e.split(',')
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-                .collect()
-        }),
-        from: params.from,
-        include_counterparties: params.include_counterparties,
-        limit: params.limit,
-        min_usd_value: params.min_usd_value,
-        mint: params.mint,
-        operation_type: params.operation_type,
-        receipt: params.receipt,
-        to: params.to,
-        ..GetLedgerArgs::default()
-    };
-    let page = ledger::page::get_ledger(&state, &principal, args, &presented).await?;
+    let args: GetLedgerArgs = query_args("get_ledger", &[("address", &address)], raw)?;
+    let page = ledger::page::get_ledger(&state.reads(), &principal, args, &presented).await?;
     Ok(paid_json(&page, page.payment.as_ref()))
 }
 
@@ -258,23 +205,10 @@ pub async fn payments_list(
     State(state): State<AppState>,
     Caller(principal, _): Caller,
 ) -> Result<Json<Vec<payments::PaymentView>>, Response> {
-    payments::list_payments(&state, &principal)
+    payments::list_payments(&state.paywall(), &principal)
         .await
         .map(Json)
         .map_err(|err| crate::http::unauthenticated(&state, err))
-}
-
-/// The query parameters of the positions route.
-#[derive(serde::Deserialize, utoipa::IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct PositionsParams {
-    /// Leave airdrop_spam legs out of the replay; default true.
-    exclude_spam: Option<bool>,
-    /// fifo | lifo | hifo | average; default fifo.
-    method: Option<String>,
-    /// Receipt token of the payment that covers reads of this wallet.
-    receipt: Option<String>,
 }
 
 /// A scanned wallet's positions under a cost-basis method: the REST twin of `get_positions`.
@@ -282,7 +216,7 @@ pub struct PositionsParams {
     get,
     path = "/v1/wallets/{address}/positions",
     tag = "ledger",
-    params(("address" = String, Path, description = "The wallet's base58 public key"), PositionsParams),
+    params(("address" = String, Path, description = "The wallet's base58 public key")),
     responses(
         (status = 200, description = "positions per mint (open lots, realized), realized totals, rent-locked SOL"),
         (status = 400, description = "Bad parameter", body = ErrorBody),
@@ -296,34 +230,9 @@ pub async fn wallet_positions(
     Path(address): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, AppError> {
-    let params: PositionsParams =
-        query_args(&state, "get_positions", &[("address", &address)], raw)?;
-    let args = GetPositionsArgs {
-        address,
-        exclude_spam: params.exclude_spam,
-        method: params.method,
-        receipt: params.receipt,
-        ..GetPositionsArgs::default()
-    };
-    let body = positions::get_positions(&state, &principal, args, &presented).await?;
+    let args: GetPositionsArgs = query_args("get_positions", &[("address", &address)], raw)?;
+    let body = positions::get_positions(&state.reads(), &principal, args, &presented).await?;
     Ok(paid_json(&body, body.payment.as_ref()))
-}
-
-/// The query parameters of the value-history route.
-#[derive(serde::Deserialize, utoipa::IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct ValueHistoryParams {
-    /// usd (default) or sol; both values are always returned.
-    denominate: Option<String>,
-    /// Start, RFC 3339 or YYYY-MM-DD; default 90 days before to.
-    from: Option<String>,
-    /// 1d (default) or 1h.
-    granularity: Option<String>,
-    /// Receipt token of the payment that covers reads of this wallet.
-    receipt: Option<String>,
-    /// End, RFC 3339 or YYYY-MM-DD; default now.
-    to: Option<String>,
 }
 
 /// A scanned wallet's value at every bucket close: the REST twin of `get_value_history`.
@@ -331,7 +240,7 @@ pub struct ValueHistoryParams {
     get,
     path = "/v1/wallets/{address}/value-history",
     tag = "ledger",
-    params(("address" = String, Path, description = "The wallet's base58 public key"), ValueHistoryParams),
+    params(("address" = String, Path, description = "The wallet's base58 public key")),
     responses(
         (status = 200, description = "points (t, usd, sol, estimated, holdings), unpriced_mints, coverage_pct"),
         (status = 400, description = "Bad parameter", body = ErrorBody),
@@ -345,36 +254,10 @@ pub async fn wallet_value_history(
     Path(address): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, AppError> {
-    let params: ValueHistoryParams =
-        query_args(&state, "get_value_history", &[("address", &address)], raw)?;
-    let args = GetValueHistoryArgs {
-        address,
-        denominate: params.denominate,
-        from: params.from,
-        granularity: params.granularity,
-        receipt: params.receipt,
-        to: params.to,
-        ..GetValueHistoryArgs::default()
-    };
-    let body = value_history::get_value_history(&state, &principal, args, &presented).await?;
+    let args: GetValueHistoryArgs = query_args("get_value_history", &[("address", &address)], raw)?;
+    let body =
+        value_history::get_value_history(&state.reads(), &principal, args, &presented).await?;
     Ok(paid_json(&body, body.payment.as_ref()))
-}
-
-/// The query parameters of the flows route.
-#[derive(serde::Deserialize, utoipa::IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct FlowsParams {
-    /// Inclusive lower bound on block time: RFC 3339 or YYYY-MM-DD.
-    from: Option<String>,
-    /// Keep only transfers of this mint (sol for native SOL).
-    mint: Option<String>,
-    /// Receipt token of the payment that covers reads of this wallet.
-    receipt: Option<String>,
-    /// Inclusive upper bound on block time: RFC 3339 or YYYY-MM-DD.
-    to: Option<String>,
-    /// Counterparties kept per direction before the rest collapse into other; default 10, 0 keeps all.
-    top: Option<u32>,
 }
 
 /// A scanned wallet's counterparty graph: the REST twin of `get_flows`.
@@ -382,7 +265,7 @@ pub struct FlowsParams {
     get,
     path = "/v1/wallets/{address}/flows",
     tag = "ledger",
-    params(("address" = String, Path, description = "The wallet's base58 public key"), FlowsParams),
+    params(("address" = String, Path, description = "The wallet's base58 public key")),
     responses(
         (status = 200, description = "nodes and edges (source, target, mint, amount, usd, legs)"),
         (status = 400, description = "Bad parameter", body = ErrorBody),
@@ -396,27 +279,9 @@ pub async fn wallet_flows(
     Path(address): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, AppError> {
-    let params: FlowsParams = query_args(&state, "get_flows", &[("address", &address)], raw)?;
-    let args = GetFlowsArgs {
-        address,
-        from: params.from,
-        mint: params.mint,
-        receipt: params.receipt,
-        to: params.to,
-        top: params.top,
-        ..GetFlowsArgs::default()
-    };
-    let body = flows::get_flows(&state, &principal, args, &presented).await?;
+    let args: GetFlowsArgs = query_args("get_flows", &[("address", &address)], raw)?;
+    let body = flows::get_flows(&state.reads(), &principal, args, &presented).await?;
     Ok(paid_json(&body, body.payment.as_ref()))
-}
-
-/// The query parameters of `GET /v1/prices`.
-#[derive(serde::Deserialize, utoipa::IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct PricesParams {
-    /// Token mints to price, comma-separated; empty means native SOL.
-    mints: Option<String>,
 }
 
 /// Current USD prices: the REST twin of `get_prices`. Free.
@@ -424,8 +289,7 @@ pub struct PricesParams {
     get,
     path = "/v1/prices",
     tag = "prices",
-    params(PricesParams),
-    responses(
+        responses(
         (status = 200, description = "One price per mint asked (usd, change_24h_pct, source, at)"),
         (status = 400, description = "A mint that is not a base58 key", body = ErrorBody),
     ),
@@ -435,32 +299,10 @@ pub async fn prices(
     Caller(_caller, _): Caller,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<PricesView>, AppError> {
-    let params: PricesParams = query_args(&state, "get_prices", &[], raw)?;
-    let args = GetPricesArgs {
-        mints: params.mints.map(|m| {
-            m.split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-                .collect()
-        }),
-    };
-    price_api::get_prices(&state, args).await.map(Json)
-}
-
-/// The query parameters of `GET /v1/prices/history`.
-#[derive(serde::Deserialize, utoipa::IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct PriceHistoryParams {
-    /// Start, RFC 3339 or YYYY-MM-DD; default 30 days before to.
-    from: Option<String>,
-    /// 1d (default) or 1h.
-    granularity: Option<String>,
-    /// Token mint; empty or sol means native SOL.
-    mint: Option<String>,
-    /// End, RFC 3339 or YYYY-MM-DD; default now.
-    to: Option<String>,
+    let args: GetPricesArgs = query_args("get_prices", &[], raw)?;
+    price_api::get_prices(&state.price_query(), args)
+        .await
+        .map(Json)
 }
 
 /// A mint's USD price series: the REST twin of `get_price_history`. Free.
@@ -468,8 +310,7 @@ pub struct PriceHistoryParams {
     get,
     path = "/v1/prices/history",
     tag = "prices",
-    params(PriceHistoryParams),
-    responses(
+        responses(
         (status = 200, description = "points as [unix seconds, usd], oldest first, with coverage; complete false and backfill_job_id while a gap is backfilled"),
         (status = 400, description = "Bad parameter", body = ErrorBody),
         (status = 404, description = "No price source keeps a history of this mint", body = ErrorBody),
@@ -481,14 +322,10 @@ pub async fn price_history(
     Caller(_caller, _): Caller,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<PriceHistory>, AppError> {
-    let params: PriceHistoryParams = query_args(&state, "get_price_history", &[], raw)?;
-    let args = GetPriceHistoryArgs {
-        from: params.from,
-        granularity: params.granularity,
-        mint: params.mint,
-        to: params.to,
-    };
-    price_api::get_price_history(&state, args).await.map(Json)
+    let args: GetPriceHistoryArgs = query_args("get_price_history", &[], raw)?;
+    price_api::get_price_history(&state.price_query(), args)
+        .await
+        .map(Json)
 }
 
 /// The body of `/healthz`.
@@ -541,9 +378,8 @@ pub async fn health(State(state): State<AppState>) -> Response {
     }
 }
 
-fn rest_tool<'a>(state: &'a AppState, name: &str) -> Result<&'a ToolDef, AppError> {
-    state
-        .registry()
+fn rest_tool(name: &str) -> Result<&'static ToolDef, AppError> {
+    crate::mcp::tools::registry()
         .get(name)
         .ok_or_else(|| AppError::internal("rest route", &format!("no tool {name}")))
 }
@@ -586,14 +422,14 @@ fn from_text(schema: &Value, text: &str) -> Value {
 }
 
 /// Hold a GET route's path and query parameters to its tool's input schema
-/// (the same check `tools/call` makes), then read the query into `T`.
+/// (the same check `tools/call` makes), then read them into the tool's own
+/// argument type: the route and the tool take one type, parsed once.
 fn query_args<T: DeserializeOwned>(
-    state: &AppState,
     tool: &str,
     path: &[(&str, &str)],
     raw: Option<String>,
 ) -> Result<T, AppError> {
-    let schema = &rest_tool(state, tool)?.rest_schema;
+    let schema = &rest_tool(tool)?.rest_schema;
     let query = raw.unwrap_or_default();
     let pairs: Vec<(String, String)> = serde_urlencoded::from_str(&query)
         .map_err(|_| AppError::invalid_params("query: not a URL-encoded query string"))?;
@@ -608,27 +444,26 @@ fn query_args<T: DeserializeOwned>(
         let value = from_text(&schema["properties"][&name], &text);
         args.insert(name, value);
     }
-    schema::check(schema, &mut Value::Object(args), tool).map_err(AppError::invalid_params)?;
-    serde_urlencoded::from_str(&query).map_err(|e| {
-        tracing::error!(tool, error = %e, "a query the schema admitted failed to parse");
-        AppError::invalid_params("query: does not match the parameters")
-    })
+    let mut args = Value::Object(args);
+    schema::check(schema, &mut args, tool).map_err(AppError::invalid_params)?;
+    read_checked(args, tool, "query: does not match the parameters")
 }
 
 /// Hold a POST route's JSON body to its tool's input schema, then read it.
-fn body_args<T: DeserializeOwned>(
-    state: &AppState,
-    tool: &str,
-    mut body: Value,
-) -> Result<T, AppError> {
-    let schema = &rest_tool(state, tool)?.rest_schema;
+fn body_args<T: DeserializeOwned>(tool: &str, mut body: Value) -> Result<T, AppError> {
+    let schema = &rest_tool(tool)?.rest_schema;
     if !body.is_object() {
         return Err(AppError::invalid_params("body: must be a JSON object"));
     }
     schema::check(schema, &mut body, tool).map_err(AppError::invalid_params)?;
-    serde_json::from_value(body).map_err(|e| {
-        tracing::error!(tool, error = %e, "a body the schema admitted failed to parse");
-        AppError::invalid_params("body: does not match the arguments")
+    read_checked(body, tool, "body: does not match the arguments")
+}
+
+/// Checked arguments read into the tool's type, refused as the tool refuses.
+fn read_checked<T: DeserializeOwned>(args: Value, tool: &str, shape: &str) -> Result<T, AppError> {
+    crate::mcp::registry::read_value(args, tool).map_err(|err| match err {
+        ArgumentError::Value(message) => AppError::invalid_params(message),
+        ArgumentError::Shape => AppError::invalid_params(shape),
     })
 }
 

@@ -3,7 +3,9 @@
 //! Every layer reads and writes times the same way, so the parsing lives
 //! here, below all of them.
 
-use schemars::JsonSchema;
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer};
 
 /// RFC 3339 or YYYY-MM-DD as unix seconds; a bare date is the start of
@@ -35,9 +37,23 @@ pub fn rfc3339(ms: i64) -> String {
 /// when it is read. Whether a bare date means the start or the end of its
 /// day depends on which bound it is, so the seconds are asked for with
 /// [`TimeBound::start`] or [`TimeBound::end`]. An empty text is no bound.
-#[derive(Clone, Debug, PartialEq, Eq, JsonSchema)]
-#[schemars(with = "crate::params::TimeBound")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TimeBound(String);
+
+impl JsonSchema for TimeBound {
+    fn schema_name() -> Cow<'static, str> {
+        "TimeBound".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "anyOf": [
+                {"type": "string", "format": "date-time"},
+                {"type": "string", "format": "date"},
+            ],
+        })
+    }
+}
 
 impl TimeBound {
     pub fn parse(text: &str) -> Result<Option<Self>, String> {

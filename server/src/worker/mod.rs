@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use crate::state::AppState;
+use crate::state::Services;
 
 /// What one maintenance pass removed.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -26,12 +26,12 @@ pub struct Maintenance {
 }
 
 /// One maintenance pass.
-pub async fn maintenance_pass(state: &AppState) -> Result<Maintenance, crate::store::StoreError> {
+pub async fn maintenance_pass(state: &Services) -> Result<Maintenance, crate::store::StoreError> {
     let now = state.now_ms();
     let sessions = state.store().purge_expired_sessions(now).await?;
     let rate_buckets = state.store().purge_rate_limits(now).await?;
     let quotes = state.store().purge_expired_quotes(now).await?;
-    let payments_recovered = crate::payments::settle::recover(state).await?;
+    let payments_recovered = crate::payments::settle::recover(&state.paywall()).await?;
     Ok(Maintenance {
         sessions,
         rate_buckets,
@@ -50,7 +50,7 @@ pub fn worker_id() -> String {
 
 /// Run jobs and maintenance until `stop` turns true. Each job runs to its
 /// end or to a safe point (between pages) when a stop is asked for.
-pub async fn run(state: AppState, mut stop: watch::Receiver<bool>) {
+pub async fn run(state: Services, mut stop: watch::Receiver<bool>) {
     let maintenance_every =
         Duration::from_secs(state.config().worker.maintenance_interval_secs.max(1));
     let poll = Duration::from_millis(state.config().worker.poll_ms.max(10));
@@ -72,7 +72,7 @@ pub async fn run(state: AppState, mut stop: watch::Receiver<bool>) {
             let stop = stop.clone();
             move || *stop.borrow()
         };
-        let found = match crate::jobs::run_next(&state, &owner, &stopping).await {
+        let found = match crate::jobs::run_next(&state.runner(), &owner, &stopping).await {
             Ok(found) => found,
             Err(err) => {
                 tracing::warn!(error = %err, "job loop: store failed; will retry");

@@ -301,7 +301,10 @@ async fn a_plain_get_describes_the_server() {
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["name"], "ledger");
     assert_eq!(body["endpoint"], app.url("/mcp"));
-    let names: Vec<&str> = app.state.registry().iter().map(|t| t.meta.name).collect();
+    let names: Vec<&str> = server::mcp::tools::registry()
+        .iter()
+        .map(|t| t.meta.name)
+        .collect();
     assert_eq!(body["tools"], json!(names));
     assert!(names.contains(&"ping"));
     assert_eq!(

@@ -35,7 +35,7 @@ async fn tools_page_is_generated_from_the_registry() {
     let app = spawn_app().await;
     let (status, html) = page(&app, "/tools").await;
     assert_eq!(status, StatusCode::OK);
-    for tool in app.state.registry().iter() {
+    for tool in server::mcp::tools::registry().iter() {
         assert!(
             html.contains(&format!("id=\"tool-{}\"", tool.meta.name)),
             "{}",
@@ -132,7 +132,7 @@ async fn tools_page_groups_tools_free_paid_account_with_prices() {
         html.find(&format!("id=\"tool-{name}\""))
             .unwrap_or_else(|| panic!("{name}"))
     };
-    for tool in app.state.registry().iter() {
+    for tool in server::mcp::tools::registry().iter() {
         let position = at(tool.meta.name);
         if tool.meta.tier.is_paid() {
             assert!(position > paid, "{} is under paid", tool.meta.name);

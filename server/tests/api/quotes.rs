@@ -69,7 +69,7 @@ async fn a_full_quote_prices_the_counted_history() {
     assert!(stored.created_at >= before);
     assert_eq!(
         quote["expires_at"],
-        server::payments::quote::rfc3339(stored.expires_at)
+        server::values::rfc3339(stored.expires_at)
     );
     // Two pages of signatures were read.
     assert_eq!(

@@ -359,13 +359,13 @@ async fn a_job_whose_worker_died_is_resumed_without_duplicating_legs() {
 
     // While the lease holds, nobody else may take the job.
     assert!(
-        !server::jobs::run_next(&app.state, "b", &|| false)
+        !server::jobs::run_next(&app.state.runner(), "b", &|| false)
             .await
             .unwrap()
     );
     clock.advance_ms(60_001);
     assert!(
-        server::jobs::run_next(&app.state, "b", &|| false)
+        server::jobs::run_next(&app.state.runner(), "b", &|| false)
             .await
             .unwrap()
     );

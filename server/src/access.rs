@@ -1,0 +1,139 @@
+//! Who may read what. One module answers "may this principal read this
+//! wallet, this job", from the credentials a call carries: payments
+//! switched off, the receipt of a payment that covers it (a scan's or a
+//! read's), the account watching the wallet, an admin key. The paywall
+//! asks here first and only prices and settles what is not already
+//! covered; share links plug in here too.
+//!
+//! Nothing here settles, prices or knows of HTTP: a grant or a refusal
+//! with its reason comes back, and the caller decides what to answer.
+
+use crate::{
+    auth::Principal,
+    error::AppError,
+    payments::receipt::Receipt,
+    solana::WalletAddress,
+    store::{JobRecord, PaymentRecord, Store},
+};
+
+/// What access is decided from: the store, whether payments are switched
+/// on at all, and the time now.
+#[derive(Clone, Copy)]
+pub struct Access<'a> {
+    pub store: &'a Store,
+    /// With payments off nothing is paid and no receipt exists: every
+    /// scanned wallet is readable and the unguessable job id is the
+    /// credential for its job.
+    pub payments_off: bool,
+    pub now_ms: i64,
+}
+
+/// Why a read is allowed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadGrant {
+    PaymentsOff,
+    /// The caller's account watches the wallet.
+    Owner,
+    /// A live receipt covers the wallet.
+    Receipt,
+}
+
+/// Why a presented credential did not cover the read: the `error` code a
+/// challenge carries and the reason in words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub code: &'static str,
+    pub why: &'static str,
+}
+
+const INVALID_RECEIPT: Refusal = Refusal {
+    code: "invalid_receipt",
+    why: "the receipt is unknown or expired",
+};
+
+impl Access<'_> {
+    /// Whether `principal`, presenting `receipt`, may read `wallet` without
+    /// paying. `Ok(Err(None))`: nothing covers it and nothing was refused
+    /// (the caller presented no receipt); `Ok(Err(Some(r)))`: the receipt
+    /// presented was refused for `r`.
+    pub async fn wallet_read(
+        &self,
+        principal: &Principal,
+        wallet: &WalletAddress,
+        receipt: Option<&str>,
+    ) -> Result<Result<ReadGrant, Option<Refusal>>, AppError> {
+        if self.payments_off {
+            return Ok(Ok(ReadGrant::PaymentsOff));
+        }
+        if self.owner(principal, wallet).await? {
+            return Ok(Ok(ReadGrant::Owner));
+        }
+        let Some(receipt) = receipt else {
+            return Ok(Err(None));
+        };
+        // A receipt's wallet and expiry never change once settled, so the
+        // store may answer them from memory; the expiry is checked against
+        // the clock on every call.
+        let grant = match Receipt::parse(receipt) {
+            Some(receipt) => self.store.receipt_read_grant(&receipt.hash()).await?,
+            None => None,
+        };
+        Ok(
+            match grant.filter(|(_, expires)| expires.is_none_or(|e| e > self.now_ms)) {
+                Some((covered, _)) if covered == wallet.as_str() => Ok(ReadGrant::Receipt),
+                Some(_) => Err(Some(Refusal {
+                    code: "receipt_not_for_wallet",
+                    why: "the receipt covers another wallet",
+                })),
+                None => Err(Some(INVALID_RECEIPT)),
+            },
+        )
+    }
+
+    /// Whether `principal`, presenting `receipt`, may read `job`: the
+    /// receipt of the payment it was started on (and the job's own account
+    /// or an admin, as accounts arrive).
+    pub async fn job_read(
+        &self,
+        principal: &Principal,
+        job: &JobRecord,
+        receipt: Option<&str>,
+    ) -> Result<bool, AppError> {
+        match principal {
+            Principal::Anonymous => {}
+        }
+        if self.payments_off {
+            return Ok(true);
+        }
+        match receipt {
+            Some(receipt) => Ok(self
+                .live_receipt(receipt)
+                .await?
+                .is_some_and(|p| p.consumed_job_id.as_deref() == Some(job.id.as_str()))),
+            None => Ok(false),
+        }
+    }
+
+    /// A receipt's payment, when it is settled and still live.
+    pub async fn live_receipt(&self, receipt: &str) -> Result<Option<PaymentRecord>, AppError> {
+        let Some(receipt) = Receipt::parse(receipt) else {
+            return Ok(None);
+        };
+        Ok(self
+            .store
+            .payment_by_receipt(&receipt.hash())
+            .await?
+            .filter(|p| p.expires_at.is_none_or(|e| e > self.now_ms)))
+    }
+
+    /// A signed-in account watching the wallet reads it free.
+    async fn owner(
+        &self,
+        principal: &Principal,
+        _wallet: &WalletAddress,
+    ) -> Result<bool, AppError> {
+        Ok(match principal {
+            Principal::Anonymous => false,
+        })
+    }
+}
