@@ -11,6 +11,7 @@
 
 #![recursion_limit = "256"]
 
+pub mod accounts;
 pub mod analytics;
 pub mod auth;
 pub mod basis;
