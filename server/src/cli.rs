@@ -1,6 +1,8 @@
 //! The command line: `ledger [--config PATH] [serve|worker|migrate]`, and
 //! `ledger basis`, the offline cost-basis replay of a CSV, which needs
 //! neither configuration nor database and so runs before either is read.
+//! The operator's `ledger accounts …` and `ledger tokens …` need the
+//! configuration and the store, never the application state.
 
 use std::{
     io::Write,
@@ -53,6 +55,51 @@ pub enum Command {
         #[arg(long, value_name = "FILE.csv")]
         input: PathBuf,
     },
+    /// Manage accounts (docs/accounts.md).
+    Accounts {
+        #[command(subcommand)]
+        command: AccountsCommand,
+    },
+    /// Mint and revoke MCP tokens and API keys (docs/accounts.md).
+    Tokens {
+        #[command(subcommand)]
+        command: TokensCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AccountsCommand {
+    /// Create an account; print its id.
+    Create {
+        /// A label for the account (at most 64 characters).
+        #[arg(long, default_value = "")]
+        label: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokensCommand {
+    /// Mint a token; print its plaintext (shown this once) and nothing else.
+    Mint {
+        /// The account the token acts as (acct_…).
+        #[arg(long, value_name = "ID")]
+        account: String,
+        /// mcp (an agent's MCP token, lm_…) or api (a script's API key, lk_…).
+        #[arg(long)]
+        kind: String,
+        /// Comma-separated: read, scan.
+        #[arg(long, value_name = "read,scan")]
+        scopes: String,
+        /// A label for the token (at most 64 characters).
+        #[arg(long, default_value = "")]
+        label: String,
+    },
+    /// Revoke the live token whose prefix (as a token list shows it) starts
+    /// with PREFIX; refused when several do.
+    Revoke {
+        #[arg(value_name = "PREFIX")]
+        prefix: String,
+    },
 }
 
 pub fn main() -> ExitCode {
@@ -78,7 +125,11 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let outcome = runtime.block_on(run(cli.command.unwrap_or(Command::Serve), config));
+    let command = cli.command.unwrap_or(Command::Serve);
+    if let Command::Accounts { .. } | Command::Tokens { .. } = &command {
+        return runtime.block_on(operator_command(command, config));
+    }
+    let outcome = runtime.block_on(run(command, config));
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -103,6 +154,8 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
         }
         // Answered in `main` before any configuration is read.
         Command::Basis { .. } => {}
+        // Answered in `main` by `operator_command`.
+        Command::Accounts { .. } | Command::Tokens { .. } => {}
         Command::Worker => {
             let store = Store::open(&config.database_url, &config.database).await?;
             let public_url = config.public_url();
@@ -181,4 +234,97 @@ fn basis_command(method: Method, input: &Path) -> ExitCode {
         );
     }
     ExitCode::SUCCESS
+}
+
+/// `ledger accounts …` and `ledger tokens …`: 0 on success, 2 for an
+/// argument the accounts layer refuses (the message names it and the rule),
+/// 1 for anything else (no such account or token, an ambiguous prefix, the
+/// database). Only what a script captures goes to stdout: the account id,
+/// the token's plaintext, the revoked token's id; the rest to stderr.
+async fn operator_command(command: Command, config: Config) -> ExitCode {
+    use crate::accounts::{self, AccountId, AccountsError, Scopes, TokenKind, TokenPrefix};
+
+    let store = match Store::open(&config.database_url, &config.database).await {
+        Ok(store) => store,
+        Err(err) => {
+            eprintln!("ledger: opening the database: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let now = crate::clock::Clock::now_ms(&SystemClock);
+    let outcome: Result<(), (&str, AccountsError)> = match command {
+        Command::Accounts {
+            command: AccountsCommand::Create { label },
+        } => {
+            let name = "ledger accounts create";
+            accounts::create_account(&store, now, &label)
+                .await
+                .map(|id| {
+                    println!("{id}");
+                    eprintln!("{name}: created account {id}");
+                })
+                .map_err(|e| (name, e))
+        }
+        Command::Tokens {
+            command:
+                TokensCommand::Mint {
+                    account,
+                    kind,
+                    scopes,
+                    label,
+                },
+        } => {
+            let name = "ledger tokens mint";
+            let minted = async {
+                let account = AccountId::parse(&account)?;
+                let kind = TokenKind::parse(&kind)?;
+                let scopes = Scopes::parse(&scopes)?;
+                let minted = accounts::mint(&store, now, &account, kind, scopes, &label).await?;
+                Ok::<_, AccountsError>((account, minted))
+            };
+            minted
+                .await
+                .map(|(account, minted)| {
+                    println!("{}", minted.plaintext);
+                    eprintln!(
+                        "{name}: {} token {} ({}) for {account}, scopes {}; the plaintext above is \
+                         shown this once and stored only as a hash",
+                        minted.kind, minted.token_id, minted.prefix, minted.scopes
+                    );
+                })
+                .map_err(|e| (name, e))
+        }
+        Command::Tokens {
+            command: TokensCommand::Revoke { prefix },
+        } => {
+            let name = "ledger tokens revoke";
+            let revoked = async {
+                let prefix = TokenPrefix::parse(&prefix)?;
+                accounts::revoke_by_prefix(&store, now, &prefix).await
+            };
+            revoked
+                .await
+                .map(|r| {
+                    println!("{}", r.token_id);
+                    eprintln!(
+                        "{name}: revoked {} token {} ({}) of {}",
+                        r.kind, r.token_id, r.prefix, r.account_id
+                    );
+                })
+                .map_err(|e| (name, e))
+        }
+        Command::Serve | Command::Worker | Command::Migrate | Command::Basis { .. } => Ok(()),
+    };
+    store.close().await;
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err((name, err @ AccountsError::Invalid { .. })) => {
+            eprintln!("{name}: {err}");
+            ExitCode::from(2)
+        }
+        Err((name, err)) => {
+            eprintln!("{name}: {err}");
+            ExitCode::FAILURE
+        }
+    }
 }

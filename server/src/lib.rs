@@ -12,6 +12,7 @@
 #![recursion_limit = "256"]
 
 pub mod access;
+pub mod accounts;
 pub mod analytics;
 pub mod auth;
 pub mod basis;

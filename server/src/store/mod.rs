@@ -30,6 +30,7 @@ macro_rules! on_pool {
     };
 }
 
+mod accounts;
 mod jobs;
 mod memo;
 mod payments;
@@ -46,6 +47,7 @@ use sqlx::{
     sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
 };
 
+pub use accounts::{IdentityRecord, TokenRecord, WatchRow};
 pub use jobs::{Created, JobProgress, JobRecord, LedgerQuery, LegRow, TransactionLegs};
 pub use memo::Memo;
 pub use payments::{Intent, PaymentRecord};

@@ -2,6 +2,7 @@
 //! so the crate links once.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod accounts_cli;
 mod analytics;
 mod binary;
 mod bounds;

@@ -1,0 +1,64 @@
+//! An account's payments. A payment is made by a payer key, not an
+//! account; when the caller had an account it is assigned to it (once, and
+//! never moved to another), so the account can list what it paid for. The
+//! view is the one `GET /v1/payments` answers with ([`PaymentView`]).
+
+use super::{AccountId, AccountsError};
+use crate::{
+    ids,
+    payments::PaymentView,
+    store::{PaymentRecord, Store},
+    values::rfc3339,
+};
+
+/// At most this many payments are listed, newest first.
+pub const PAYMENTS_LISTED: i64 = 500;
+
+/// Give payment `payment_id` to `account`. Assigning it again to the same
+/// account is a no-op; a payment of another account is refused.
+pub async fn assign_payment(
+    store: &Store,
+    payment_id: &str,
+    account: &AccountId,
+) -> Result<(), AccountsError> {
+    if !ids::is_id("pay_", payment_id) {
+        return Err(AccountsError::NoPayment(payment_id.to_owned()));
+    }
+    if store
+        .assign_payment_account(payment_id, account.as_str())
+        .await?
+    {
+        return Ok(());
+    }
+    match store.payment(payment_id).await? {
+        None => Err(AccountsError::NoPayment(payment_id.to_owned())),
+        Some(_) => Err(AccountsError::PaymentTaken(payment_id.to_owned())),
+    }
+}
+
+/// The account's payments, newest first (at most [`PAYMENTS_LISTED`]).
+pub async fn list_payments(
+    store: &Store,
+    account: &AccountId,
+) -> Result<Vec<PaymentView>, AccountsError> {
+    Ok(store
+        .payments_for_account(account.as_str(), PAYMENTS_LISTED)
+        .await?
+        .into_iter()
+        .map(view)
+        .collect())
+}
+
+fn view(p: PaymentRecord) -> PaymentView {
+    PaymentView {
+        payment_id: p.id,
+        quote_id: p.quote_id,
+        status: p.status,
+        entitlement: p.entitlement,
+        wallet: p.wallet,
+        amount_atomic: p.amount_atomic.to_string(),
+        network: p.network,
+        transaction: p.signature,
+        created_at: rfc3339(p.created_at),
+    }
+}

@@ -1,0 +1,428 @@
+//! Accounts, identities, tokens, the watchlist and address labels: the rows
+//! behind `crate::accounts`. The store takes and returns plain rows; what
+//! a value may be (an id's prefix, a label's length, a scope) is decided in
+//! `accounts`, which is the only caller. A token's plaintext never reaches
+//! this file: rows carry its SHA-256 and its display prefix only.
+
+use super::{Pool, Store, StoreError};
+use crate::clock::UnixMillis;
+
+/// One identity row. `issuer` is `''` for a Solana wallet.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct IdentityRecord {
+    pub account_id: String,
+    pub kind: String,
+    pub issuer: String,
+    pub subject: String,
+    pub email: Option<String>,
+    pub created_at: UnixMillis,
+}
+
+/// One token row.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct TokenRecord {
+    pub id: String,
+    pub account_id: String,
+    pub kind: String,
+    pub prefix: String,
+    pub hash: String,
+    pub scopes: String,
+    pub label: String,
+    pub created_at: UnixMillis,
+    pub last_used_at: Option<UnixMillis>,
+    pub revoked_at: Option<UnixMillis>,
+}
+
+const TOKEN_COLUMNS: &str =
+    "id, account_id, kind, prefix, hash, scopes, label, created_at, last_used_at, revoked_at";
+
+/// One watched wallet with its last scan and ledger size.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct WatchRow {
+    pub address: String,
+    pub label: String,
+    pub added_at: UnixMillis,
+    pub job_id: Option<String>,
+    pub job_status: Option<String>,
+    pub job_finished_at: Option<UnixMillis>,
+    pub legs: i64,
+}
+
+impl Store {
+    pub async fn insert_account(
+        &self,
+        id: &str,
+        label: &str,
+        now: UnixMillis,
+    ) -> Result<(), StoreError> {
+        on_pool!(&self.pool, |pool| sqlx::query(
+            "INSERT INTO accounts (id, label, created_at) VALUES ($1, $2, $3)"
+        )
+        .bind(id)
+        .bind(label)
+        .bind(now)
+        .execute(pool)
+        .await
+        .map(|_| ())?);
+        Ok(())
+    }
+
+    pub async fn account_exists(&self, id: &str) -> Result<bool, StoreError> {
+        let n: i64 = on_pool!(&self.pool, |pool| sqlx::query_scalar(
+            "SELECT COUNT(*) FROM accounts WHERE id = $1"
+        )
+        .bind(id)
+        .fetch_one(pool)
+        .await?);
+        Ok(n > 0)
+    }
+
+    /// Create account `id` and its first identity in one transaction. False
+    /// (and no account) when the identity already belongs to an account:
+    /// two first sign-ins racing create one account, not two.
+    pub async fn create_account_with_identity(
+        &self,
+        id: &str,
+        label: &str,
+        identity: &IdentityRecord,
+    ) -> Result<bool, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| {
+            let mut tx = pool.begin().await?;
+            sqlx::query("INSERT INTO accounts (id, label, created_at) VALUES ($1, $2, $3)")
+                .bind(id)
+                .bind(label)
+                .bind(identity.created_at)
+                .execute(&mut *tx)
+                .await?;
+            let linked = sqlx::query(
+                "INSERT INTO identities (account_id, kind, issuer, subject, email, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+            )
+            .bind(id)
+            .bind(&identity.kind)
+            .bind(&identity.issuer)
+            .bind(&identity.subject)
+            .bind(&identity.email)
+            .bind(identity.created_at)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if linked == 1 {
+                tx.commit().await?;
+                true
+            } else {
+                tx.rollback().await?;
+                false
+            }
+        }))
+    }
+
+    /// Link an identity to `identity.account_id`. False when it is already
+    /// linked (to this account or another).
+    pub async fn insert_identity(&self, identity: &IdentityRecord) -> Result<bool, StoreError> {
+        let linked = on_pool!(&self.pool, |pool| sqlx::query(
+            "INSERT INTO identities (account_id, kind, issuer, subject, email, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING"
+        )
+        .bind(&identity.account_id)
+        .bind(&identity.kind)
+        .bind(&identity.issuer)
+        .bind(&identity.subject)
+        .bind(&identity.email)
+        .bind(identity.created_at)
+        .execute(pool)
+        .await?
+        .rows_affected());
+        Ok(linked == 1)
+    }
+
+    /// The identity row for (kind, issuer, subject), whoever owns it.
+    pub async fn identity(
+        &self,
+        kind: &str,
+        issuer: &str,
+        subject: &str,
+    ) -> Result<Option<IdentityRecord>, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(
+            "SELECT account_id, kind, issuer, subject, email, created_at FROM identities \
+             WHERE kind = $1 AND issuer = $2 AND subject = $3"
+        )
+        .bind(kind)
+        .bind(issuer)
+        .bind(subject)
+        .fetch_optional(pool)
+        .await?))
+    }
+
+    /// Record the email an identity signed in with (Google emails change).
+    pub async fn set_identity_email(
+        &self,
+        kind: &str,
+        issuer: &str,
+        subject: &str,
+        email: Option<&str>,
+    ) -> Result<(), StoreError> {
+        on_pool!(&self.pool, |pool| sqlx::query(
+            "UPDATE identities SET email = $4 WHERE kind = $1 AND issuer = $2 AND subject = $3"
+        )
+        .bind(kind)
+        .bind(issuer)
+        .bind(subject)
+        .bind(email)
+        .execute(pool)
+        .await
+        .map(|_| ())?);
+        Ok(())
+    }
+
+    /// An account's identities, oldest first.
+    pub async fn identities_of(&self, account_id: &str) -> Result<Vec<IdentityRecord>, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(
+            "SELECT account_id, kind, issuer, subject, email, created_at FROM identities \
+             WHERE account_id = $1 ORDER BY created_at, kind, subject"
+        )
+        .bind(account_id)
+        .fetch_all(pool)
+        .await?))
+    }
+
+    pub async fn insert_token(&self, t: &TokenRecord) -> Result<(), StoreError> {
+        let sql = format!(
+            "INSERT INTO tokens ({TOKEN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+        );
+        on_pool!(&self.pool, |pool| sqlx::query(&sql)
+            .bind(&t.id)
+            .bind(&t.account_id)
+            .bind(&t.kind)
+            .bind(&t.prefix)
+            .bind(&t.hash)
+            .bind(&t.scopes)
+            .bind(&t.label)
+            .bind(t.created_at)
+            .bind(t.last_used_at)
+            .bind(t.revoked_at)
+            .execute(pool)
+            .await
+            .map(|_| ())?);
+        Ok(())
+    }
+
+    /// The token whose plaintext hashes to `hash`, revoked or not.
+    pub async fn token_by_hash(&self, hash: &str) -> Result<Option<TokenRecord>, StoreError> {
+        let sql = format!("SELECT {TOKEN_COLUMNS} FROM tokens WHERE hash = $1");
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(&sql)
+            .bind(hash)
+            .fetch_optional(pool)
+            .await?))
+    }
+
+    /// Set `last_used_at` to `now` unless it was set after `not_after`
+    /// (another request of the same minute got there first).
+    pub async fn touch_token(
+        &self,
+        id: &str,
+        now: UnixMillis,
+        not_after: UnixMillis,
+    ) -> Result<bool, StoreError> {
+        let touched = on_pool!(&self.pool, |pool| sqlx::query(
+            "UPDATE tokens SET last_used_at = $2 \
+             WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3)"
+        )
+        .bind(id)
+        .bind(now)
+        .bind(not_after)
+        .execute(pool)
+        .await?
+        .rows_affected());
+        Ok(touched == 1)
+    }
+
+    /// An account's live (unrevoked) tokens, newest first.
+    pub async fn live_tokens_of(&self, account_id: &str) -> Result<Vec<TokenRecord>, StoreError> {
+        let sql = format!(
+            "SELECT {TOKEN_COLUMNS} FROM tokens WHERE account_id = $1 AND revoked_at IS NULL \
+             ORDER BY created_at DESC, id DESC"
+        );
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(&sql)
+            .bind(account_id)
+            .fetch_all(pool)
+            .await?))
+    }
+
+    /// Live tokens whose display prefix starts with `prefix`.
+    pub async fn live_tokens_with_prefix(
+        &self,
+        prefix: &str,
+    ) -> Result<Vec<TokenRecord>, StoreError> {
+        // substr rather than LIKE: `_` in `lm_` is a LIKE wildcard.
+        let sql = format!(
+            "SELECT {TOKEN_COLUMNS} FROM tokens \
+             WHERE substr(prefix, 1, length($1)) = $1 AND revoked_at IS NULL ORDER BY id"
+        );
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(&sql)
+            .bind(prefix)
+            .fetch_all(pool)
+            .await?))
+    }
+
+    /// Revoke token `id` of `account_id`. False when the account has no
+    /// such live token.
+    pub async fn revoke_token(
+        &self,
+        account_id: &str,
+        id: &str,
+        now: UnixMillis,
+    ) -> Result<bool, StoreError> {
+        let revoked = on_pool!(&self.pool, |pool| sqlx::query(
+            "UPDATE tokens SET revoked_at = $3 \
+             WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL"
+        )
+        .bind(id)
+        .bind(account_id)
+        .bind(now)
+        .execute(pool)
+        .await?
+        .rows_affected());
+        Ok(revoked == 1)
+    }
+
+    /// Watch `address` from `account_id`, or relabel it when watched.
+    pub async fn upsert_watch(
+        &self,
+        account_id: &str,
+        address: &str,
+        label: &str,
+        now: UnixMillis,
+    ) -> Result<(), StoreError> {
+        on_pool!(&self.pool, |pool| sqlx::query(
+            "INSERT INTO watchlist (account_id, address, label, added_at) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (account_id, address) DO UPDATE SET label = excluded.label"
+        )
+        .bind(account_id)
+        .bind(address)
+        .bind(label)
+        .bind(now)
+        .execute(pool)
+        .await
+        .map(|_| ())?);
+        Ok(())
+    }
+
+    pub async fn delete_watch(&self, account_id: &str, address: &str) -> Result<bool, StoreError> {
+        let removed = on_pool!(&self.pool, |pool| sqlx::query(
+            "DELETE FROM watchlist WHERE account_id = $1 AND address = $2"
+        )
+        .bind(account_id)
+        .bind(address)
+        .execute(pool)
+        .await?
+        .rows_affected());
+        Ok(removed == 1)
+    }
+
+    pub async fn watching(&self, account_id: &str, address: &str) -> Result<bool, StoreError> {
+        let n: i64 = on_pool!(&self.pool, |pool| sqlx::query_scalar(
+            "SELECT COUNT(*) FROM watchlist WHERE account_id = $1 AND address = $2"
+        )
+        .bind(account_id)
+        .bind(address)
+        .fetch_one(pool)
+        .await?);
+        Ok(n > 0)
+    }
+
+    /// An account's watchlist in the order it was added, each wallet with
+    /// its newest scan job (running or ended) and how many legs its ledger
+    /// holds, in one query.
+    pub async fn watchlist_of(&self, account_id: &str) -> Result<Vec<WatchRow>, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(
+            "SELECT w.address, w.label, w.added_at, \
+                    j.id AS job_id, j.status AS job_status, j.finished_at AS job_finished_at, \
+                    (SELECT COUNT(*) FROM legs l WHERE l.wallet = w.address) AS legs \
+             FROM watchlist w \
+             LEFT JOIN jobs j ON j.id = ( \
+                 SELECT j2.id FROM jobs j2 WHERE j2.address = w.address AND j2.kind = 'scan' \
+                 ORDER BY j2.created_at DESC, j2.id DESC LIMIT 1) \
+             WHERE w.account_id = $1 ORDER BY w.added_at, w.address"
+        )
+        .bind(account_id)
+        .fetch_all(pool)
+        .await?))
+    }
+
+    pub async fn upsert_address_label(
+        &self,
+        account_id: &str,
+        address: &str,
+        label: &str,
+        category: &str,
+        now: UnixMillis,
+    ) -> Result<(), StoreError> {
+        on_pool!(&self.pool, |pool| {
+            sqlx::query(
+            "INSERT INTO address_labels (account_id, address, label, category, updated_at) \
+             VALUES ($1, $2, $3, $4, $5) \
+             ON CONFLICT (account_id, address) DO UPDATE \
+             SET label = excluded.label, category = excluded.category, updated_at = excluded.updated_at"
+        )
+        .bind(account_id)
+        .bind(address)
+        .bind(label)
+        .bind(category)
+        .bind(now)
+        .execute(pool)
+        .await
+        .map(|_| ())?
+        });
+        Ok(())
+    }
+
+    pub async fn delete_address_label(
+        &self,
+        account_id: &str,
+        address: &str,
+    ) -> Result<bool, StoreError> {
+        let removed = on_pool!(&self.pool, |pool| sqlx::query(
+            "DELETE FROM address_labels WHERE account_id = $1 AND address = $2"
+        )
+        .bind(account_id)
+        .bind(address)
+        .execute(pool)
+        .await?
+        .rows_affected());
+        Ok(removed == 1)
+    }
+
+    /// An account's address labels: (address, label, category).
+    pub async fn address_labels_of(
+        &self,
+        account_id: &str,
+    ) -> Result<Vec<(String, String, String)>, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(
+            "SELECT address, label, category FROM address_labels WHERE account_id = $1"
+        )
+        .bind(account_id)
+        .fetch_all(pool)
+        .await?))
+    }
+
+    /// Give an unowned payment to `account_id`. False when the payment does
+    /// not exist or belongs to another account; true when it is (now or
+    /// already) this account's.
+    pub async fn assign_payment_account(
+        &self,
+        payment_id: &str,
+        account_id: &str,
+    ) -> Result<bool, StoreError> {
+        let assigned = on_pool!(&self.pool, |pool| sqlx::query(
+            "UPDATE payments SET account_id = $2 \
+             WHERE id = $1 AND (account_id IS NULL OR account_id = $2)"
+        )
+        .bind(payment_id)
+        .bind(account_id)
+        .execute(pool)
+        .await?
+        .rows_affected());
+        Ok(assigned == 1)
+    }
+}

@@ -1,0 +1,197 @@
+//! The operator's account and token commands, run as the built `ledger`
+//! binary against a fresh database: create an account, mint a token whose
+//! plaintext resolves, revoke it by prefix, and it resolves no more.
+
+use std::process::{Command, Output};
+
+use server::{accounts, config::DatabaseConfig, store::Store};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ledger");
+
+fn ledger(dir: &std::path::Path, database_url: &str, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .current_dir(dir)
+        .env_clear()
+        .env("DATABASE_URL", database_url)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn now_ms() -> i64 {
+    i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn an_operator_creates_an_account_mints_a_token_and_revokes_it_by_prefix() {
+    let (database_url, _database) = crate::helpers::fresh_database().await;
+    let dir = tempfile::tempdir().unwrap();
+
+    let created = ledger(
+        dir.path(),
+        &database_url,
+        &["accounts", "create", "--label", "ops"],
+    );
+    assert!(created.status.success(), "{}", stderr(&created));
+    let account = stdout(&created).trim().to_owned();
+    assert!(account.starts_with("acct_"), "{account:?}");
+    assert_eq!(stdout(&created).lines().count(), 1);
+
+    let minted = ledger(
+        dir.path(),
+        &database_url,
+        &[
+            "tokens",
+            "mint",
+            "--account",
+            &account,
+            "--kind",
+            "mcp",
+            "--scopes",
+            "read,scan",
+            "--label",
+            "laptop",
+        ],
+    );
+    assert!(minted.status.success(), "{}", stderr(&minted));
+    // The plaintext and nothing else on stdout; the details on stderr.
+    let out = stdout(&minted);
+    assert_eq!(out.lines().count(), 1, "{out:?}");
+    let plaintext = out.trim().to_owned();
+    assert!(plaintext.starts_with("lm_"), "{plaintext:?}");
+    assert!(!stderr(&minted).contains(&plaintext));
+    assert!(stderr(&minted).contains(&account));
+
+    let store = Store::open(&database_url, &DatabaseConfig::default())
+        .await
+        .unwrap();
+    let credential = accounts::resolve(&store, now_ms(), &plaintext)
+        .await
+        .unwrap()
+        .expect("the minted token resolves");
+    assert_eq!(credential.account_id.as_str(), account);
+    assert_eq!(credential.scopes.to_string(), "read,scan");
+
+    let prefix = &plaintext[..11];
+    let revoked = ledger(dir.path(), &database_url, &["tokens", "revoke", prefix]);
+    assert!(revoked.status.success(), "{}", stderr(&revoked));
+    assert_eq!(stdout(&revoked).trim(), credential.token_id.as_str());
+    assert_eq!(
+        accounts::resolve(&store, now_ms(), &plaintext)
+            .await
+            .unwrap(),
+        None,
+        "a revoked token no longer resolves"
+    );
+
+    // Revoking it again finds no live token: a refusal, not a success.
+    let again = ledger(dir.path(), &database_url, &["tokens", "revoke", prefix]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        stderr(&again).contains("no live token"),
+        "{}",
+        stderr(&again)
+    );
+    store.close().await;
+}
+
+#[tokio::test]
+async fn the_token_commands_refuse_bad_input_with_exit_2_and_nothing_on_stdout() {
+    let (database_url, _database) = crate::helpers::fresh_database().await;
+    let dir = tempfile::tempdir().unwrap();
+    let created = ledger(dir.path(), &database_url, &["accounts", "create"]);
+    let account = stdout(&created).trim().to_owned();
+    for (args, says) in [
+        (
+            vec![
+                "tokens",
+                "mint",
+                "--account",
+                &account,
+                "--kind",
+                "admin",
+                "--scopes",
+                "read",
+            ],
+            "kind: must be mcp or api",
+        ),
+        (
+            vec![
+                "tokens",
+                "mint",
+                "--account",
+                &account,
+                "--kind",
+                "api",
+                "--scopes",
+                "write",
+            ],
+            "scopes: unknown scope",
+        ),
+        (
+            vec![
+                "tokens",
+                "mint",
+                "--account",
+                "acct_x",
+                "--kind",
+                "api",
+                "--scopes",
+                "read",
+            ],
+            "account: an account id is acct_",
+        ),
+        (vec!["tokens", "revoke", "lm_"], "prefix: lm_ or lk_"),
+    ] {
+        let output = ledger(dir.path(), &database_url, &args);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains(says),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(stdout(&output).is_empty(), "{args:?}");
+    }
+}
+
+#[tokio::test]
+async fn minting_for_an_unknown_account_exits_1() {
+    let (database_url, _database) = crate::helpers::fresh_database().await;
+    let dir = tempfile::tempdir().unwrap();
+    let output = ledger(
+        dir.path(),
+        &database_url,
+        &[
+            "tokens",
+            "mint",
+            "--account",
+            "acct_01J9X4A7M3ABCDEFGHJKMNPQRS",
+            "--kind",
+            "mcp",
+            "--scopes",
+            "read",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("no account acct_01J9X4A7M3ABCDEFGHJKMNPQRS"));
+    assert!(stdout(&output).is_empty());
+}
