@@ -9,7 +9,10 @@
 //! accounts work; until then no bearer can resolve, so every bearer is
 //! refused. [`resolve_bearer`] is the one seam where token lookup plugs in.
 
+pub mod oidc;
 pub mod ping;
+pub mod signin;
+pub mod siws;
 
 pub use ping::{PingResult, ping};
 

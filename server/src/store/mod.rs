@@ -38,6 +38,7 @@ mod prices;
 mod quotes;
 mod ratelimit;
 mod sessions;
+mod signin;
 
 use std::{str::FromStr, sync::Arc, time::Duration};
 
@@ -55,6 +56,7 @@ pub use prices::{AnalyticsLeg, BACKFILL_KIND, BACKFILL_QUOTE, PricePointRow};
 pub use quotes::QuoteRecord;
 pub use ratelimit::{RateDecision, RateRule};
 pub use sessions::{NewSession, SessionRecord};
+pub use signin::{NewOidcFlow, NewSiwsNonce, NonceUse, OidcFlowRecord};
 
 use crate::config::DatabaseConfig;
 
