@@ -378,12 +378,12 @@ async fn labels_over_their_limits_are_refused_naming_the_rule() {
         (
             "add_wallet",
             json!({"address": WALLET, "label": "x".repeat(129)}),
-            "label",
+            "label: must be a string of at most 128 characters",
         ),
         (
             "set_address_label",
             json!({"address": WALLET, "label": "x".repeat(65)}),
-            "label",
+            "label: must be a string of at most 64 characters",
         ),
         (
             "set_address_label",
