@@ -174,11 +174,54 @@ pub async fn admit(
     peer: Option<SocketAddr>,
     headers: &HeaderMap,
 ) -> Result<Caller, Response> {
+    admit_charging(state, peer, headers, true).await
+}
+
+/// [`admit`], charging anonymous callers to their budget only when
+/// `charge_anonymous` (a closing `DELETE /mcp` is not charged). Failed
+/// bearers are always counted: once an IP has spent its allowance of them
+/// (`rate_limit.anon_rps`, burst `rate_limit.anon_burst`), every request of
+/// that IP carrying a bearer is refused 429 until it refills, valid or not,
+/// so a wrong guess and a right one answer alike while it is spent.
+pub async fn admit_charging(
+    state: &AppState,
+    peer: Option<SocketAddr>,
+    headers: &HeaderMap,
+    charge_anonymous: bool,
+) -> Result<Caller, Response> {
+    let ip = peer.map(|peer| client_ip(state, peer, headers));
+    let bearer = headers.contains_key(header::AUTHORIZATION);
+    let failures = ip.map(|ip| format!("bearer-failures:{ip}"));
+    let rule = RateRule {
+        per_second: state.config().rate_limit.anon_rps,
+        burst: state.config().rate_limit.anon_burst,
+    };
+    if bearer && let Some(bucket) = &failures {
+        let allowed = state
+            .store()
+            .rate_allows(bucket, state.now_ms(), rule, 1)
+            .await
+            .map_err(|e| AppError::from(e).into_response())?;
+        if !allowed {
+            tracing::info!("refused a bearer: too many failed bearers from this address");
+            return Err(AppError::rate_limited(1).into_response());
+        }
+    }
     let resolved = resolve(state, headers).await;
-    if !matches!(&resolved, Ok(p) if !p.is_anonymous())
-        && let Some(peer) = peer
+    if resolved.is_err()
+        && let Some(bucket) = &failures
     {
-        limit_anonymous(state, client_ip(state, peer, headers)).await?;
+        state
+            .store()
+            .take_rate_tokens(bucket, state.now_ms(), rule, 1)
+            .await
+            .map_err(|e| AppError::from(e).into_response())?;
+    }
+    if charge_anonymous
+        && !matches!(&resolved, Ok(p) if !p.is_anonymous())
+        && let Some(ip) = ip
+    {
+        limit_anonymous(state, ip).await?;
     }
     let principal = resolved.map_err(|err| unauthenticated(state, err))?;
     Ok(Caller(principal, presented(headers)))

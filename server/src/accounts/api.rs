@@ -8,7 +8,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{AddressCategory, WatchedWallet, labels, watchlist};
+use super::{AddressCategory, WatchedWallet, labels, tokens::Scope, watchlist};
 use crate::{
     auth::Principal, error::AppError, solana::WalletAddress, store::Store, values::rfc3339,
 };
@@ -75,7 +75,10 @@ fn optional_category<'de, D: serde::Deserializer<'de>>(
 /// A scan, as a watched wallet shows its newest.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct LastScanView {
-    pub job_id: String,
+    /// The job, when your account started it (get_job reads it); another
+    /// caller's job id is not shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_id: Option<String>,
     /// running, completed, partial, failed or cancelled.
     pub status: String,
     /// RFC 3339; absent while it runs.
@@ -97,20 +100,37 @@ pub struct WalletView {
     pub ledger_legs: u64,
 }
 
-impl From<WatchedWallet> for WalletView {
-    fn from(w: WatchedWallet) -> Self {
-        Self {
-            address: w.address.to_string(),
-            label: w.label,
-            added_at: rfc3339(w.added_at),
-            last_scan: w.last_scan.map(|s| LastScanView {
-                job_id: s.job_id,
+/// The most wallets one account watches.
+pub const MAX_WATCHED: usize = 1000;
+
+/// `w` as `account` sees it: the job id of its newest scan only when the
+/// account started that scan.
+async fn view(
+    store: &Store,
+    account: &super::AccountId,
+    w: WatchedWallet,
+) -> Result<WalletView, AppError> {
+    let last_scan = match w.last_scan {
+        None => None,
+        Some(s) => {
+            let own = store
+                .job(&s.job_id)
+                .await?
+                .is_some_and(|j| j.account_id.as_deref() == Some(account.as_str()));
+            Some(LastScanView {
+                job_id: own.then_some(s.job_id),
                 status: s.status,
                 finished_at: s.finished_at.map(rfc3339),
-            }),
-            ledger_legs: w.ledger_legs,
+            })
         }
-    }
+    };
+    Ok(WalletView {
+        address: w.address.to_string(),
+        label: w.label,
+        added_at: rfc3339(w.added_at),
+        last_scan,
+        ledger_legs: w.ledger_legs,
+    })
 }
 
 /// The watchlist.
@@ -134,10 +154,12 @@ pub struct AddressLabel {
 /// `list_wallets`.
 pub async fn list_wallets(store: &Store, principal: &Principal) -> Result<Wallets, AppError> {
     let account = principal.require_account("list_wallets")?;
-    let wallets = watchlist::list_wallets(store, &account.account_id).await?;
-    Ok(Wallets {
-        wallets: wallets.into_iter().map(WalletView::from).collect(),
-    })
+    principal.require(Scope::Read)?;
+    let mut wallets = Vec::new();
+    for w in watchlist::list_wallets(store, &account.account_id).await? {
+        wallets.push(view(store, &account.account_id, w).await?);
+    }
+    Ok(Wallets { wallets })
 }
 
 /// `add_wallet`: watch a wallet (again: relabel it). Answers the wallet as
@@ -149,7 +171,14 @@ pub async fn add_wallet(
     args: AddWalletArgs,
 ) -> Result<WalletView, AppError> {
     let account = principal.require_account("add_wallet")?;
+    principal.require(Scope::Read)?;
     let label = args.label.unwrap_or_default();
+    let watched = watchlist::list_wallets(store, &account.account_id).await?;
+    if watched.len() >= MAX_WATCHED && !watched.iter().any(|w| w.address == args.address) {
+        return Err(AppError::invalid_params(format!(
+            "address: a watchlist holds at most {MAX_WATCHED} wallets; remove one first"
+        )));
+    }
     watchlist::add_wallet(
         store,
         now_ms,
@@ -158,12 +187,12 @@ pub async fn add_wallet(
         &label,
     )
     .await?;
-    watchlist::list_wallets(store, &account.account_id)
+    let added = watchlist::list_wallets(store, &account.account_id)
         .await?
         .into_iter()
         .find(|w| w.address == args.address)
-        .map(WalletView::from)
-        .ok_or_else(|| AppError::internal("add_wallet", &"the wallet vanished from the list"))
+        .ok_or_else(|| AppError::internal("add_wallet", &"the wallet vanished from the list"))?;
+    view(store, &account.account_id, added).await
 }
 
 /// Stop watching a wallet (`DELETE /v1/wallets/{address}`); not watching
@@ -174,6 +203,7 @@ pub async fn remove_wallet(
     address: &WalletAddress,
 ) -> Result<(), AppError> {
     let account = principal.require_account("removing a watched wallet")?;
+    principal.require(Scope::Read)?;
     if watchlist::remove_wallet(store, &account.account_id, address).await? {
         Ok(())
     } else {
@@ -191,6 +221,7 @@ pub async fn set_address_label(
     args: SetAddressLabelArgs,
 ) -> Result<AddressLabel, AppError> {
     let account = principal.require_account("set_address_label")?;
+    principal.require(Scope::Read)?;
     let category = args.category.unwrap_or_default();
     labels::set_address_label(
         store,

@@ -44,7 +44,7 @@ const MAX_STATE_LEN: usize = 512;
 const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What the operator configures (the lead maps `Config` onto it).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct OidcSettings {
     /// `https://accounts.google.com` for Google.
     pub issuer: String,
@@ -52,6 +52,18 @@ pub struct OidcSettings {
     pub client_secret: String,
     /// `{public_url}/auth/google/callback`.
     pub redirect_uri: String,
+}
+
+/// The client secret never reaches a log.
+impl std::fmt::Debug for OidcSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OidcSettings")
+            .field("issuer", &self.issuer)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &"…")
+            .field("redirect_uri", &self.redirect_uri)
+            .finish()
+    }
 }
 
 /// A begun flow: where to send the browser, and the state to bind to it.
@@ -334,6 +346,17 @@ fn id_token_kid(id_token: &CoreIdToken) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn settings_never_show_the_client_secret() {
+        let settings = OidcSettings {
+            issuer: "https://issuer.example".into(),
+            client_id: "client".into(),
+            client_secret: "very-secret-value".into(),
+            redirect_uri: "https://ledger.example/auth/google/callback".into(),
+        };
+        assert!(!format!("{settings:?}").contains("very-secret-value"));
+    }
     use super::*;
 
     fn settings() -> OidcSettings {

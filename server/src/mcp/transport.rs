@@ -304,12 +304,15 @@ pub fn describe(state: &AppState) -> Value {
 /// Ending a session is not charged to the anonymous budget: clients send
 /// it as they close (the Python SDK after its last call), and a refused
 /// DELETE only leaves a session to expire and the user a warning.
-pub async fn delete(State(state): State<AppState>, headers: HeaderMap) -> Response {
+pub async fn delete(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Response {
     let run = async {
         crate::http::check_browser(&state, &headers).map_err(IntoResponse::into_response)?;
-        let principal = crate::http::resolve(&state, &headers)
-            .await
-            .map_err(|err| crate::http::unauthenticated(&state, err))?;
+        let crate::http::Caller(principal, _) =
+            crate::http::admit_charging(&state, Some(peer), &headers, false).await?;
         let Some(id) = session_header(&headers)? else {
             return Err(AppError::invalid_params(
                 "DELETE needs the Mcp-Session-Id of the session to end",

@@ -414,7 +414,7 @@ pub async fn authorize_read(
         };
         match settled {
             Ok(settled) => {
-                belongs_to(pw, principal, &settled.record).await;
+                belongs_to(pw, principal, &settled.record, settled.block.replayed).await;
                 return Ok(Some(settled.block));
             }
             Err(refusal) => why = Some(refusal),
@@ -451,11 +451,19 @@ pub async fn authorize_wallet_read(
 /// logged, never answered (the caller has paid and gets what it paid for).
 /// A payment first made anonymously, or by another account, stays where it
 /// is.
-async fn belongs_to(pw: &Paywall<'_>, principal: &Principal, payment: &PaymentRecord) {
+async fn belongs_to(
+    pw: &Paywall<'_>,
+    principal: &Principal,
+    payment: &PaymentRecord,
+    replayed: bool,
+) {
     let Some(account) = principal.account() else {
         return;
     };
-    if payment.account_id.is_some() {
+    // Whoever presents a payment again (anyone can rebuild one from the
+    // chain within the replay window) is not its payer: only the call that
+    // settled it gives it an account.
+    if replayed || payment.account_id.is_some() {
         return;
     }
     if let Err(err) = crate::accounts::assign_payment(pw.store, &payment.id, account).await {
@@ -534,7 +542,7 @@ pub async fn authorize_scan(
         };
         match settled {
             Ok(settled) => {
-                belongs_to(pw, principal, &settled.record).await;
+                belongs_to(pw, principal, &settled.record, settled.block.replayed).await;
                 return spend(pw, settled.record, Some(settled.block)).await;
             }
             Err(refusal) => why = Some(refusal),

@@ -147,6 +147,26 @@ impl Store {
         }
     }
 
+    /// Whether `bucket` would admit `count` requests now, taking nothing.
+    pub async fn rate_allows(
+        &self,
+        bucket: &str,
+        now: UnixMillis,
+        rule: RateRule,
+        count: u32,
+    ) -> Result<bool, StoreError> {
+        let tat = match &self.pool {
+            Pool::Sqlite(_) => self.local_limits.buckets().get(bucket).copied(),
+            Pool::Postgres(pool) => {
+                sqlx::query_scalar("SELECT tat_ms FROM rate_limits WHERE bucket = $1")
+                    .bind(bucket)
+                    .fetch_optional(pool)
+                    .await?
+            }
+        };
+        Ok(decide(tat, now, rule, count).0 == RateDecision::Allowed)
+    }
+
     /// Drop buckets whose allowance is full again (TAT in the past).
     pub async fn purge_rate_limits(&self, now: UnixMillis) -> Result<u64, StoreError> {
         match &self.pool {

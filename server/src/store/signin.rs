@@ -33,7 +33,7 @@ pub enum NonceUse {
 }
 
 /// A pending OpenID Connect flow, keyed by the SHA-256 of its state.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct NewOidcFlow {
     pub state_hash: String,
     pub pkce_verifier: String,
@@ -43,11 +43,29 @@ pub struct NewOidcFlow {
 }
 
 /// A flow taken out of the store (it is gone from the store once returned).
-#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct OidcFlowRecord {
     pub pkce_verifier: String,
     pub nonce: String,
     pub expires_at: UnixMillis,
+}
+
+/// The PKCE verifier and nonce never reach a log.
+impl std::fmt::Debug for NewOidcFlow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewOidcFlow")
+            .field("state_hash", &self.state_hash)
+            .field("expires_at", &self.expires_at)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for OidcFlowRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OidcFlowRecord")
+            .field("expires_at", &self.expires_at)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Store {

@@ -212,6 +212,10 @@ pub async fn payments_list(
             "listing payments (an anonymous payer keeps the payment block its call answered with)",
         )
         .map_err(|err| crate::http::unauthenticated(&state, err))?;
+    // A receipt reads what it paid for: listing them needs the read scope.
+    principal
+        .require(crate::accounts::Scope::Read)
+        .map_err(IntoResponse::into_response)?;
     crate::accounts::list_payments(state.store(), &account.account_id)
         .await
         .map(Json)
@@ -634,6 +638,19 @@ fn complete(doc: &mut Value) {
             for (method, op) in item.iter_mut() {
                 if path.starts_with("/v1/") {
                     op["security"] = json!([{}, {"bearer": []}]);
+                }
+                // A route without a tool (DELETE /v1/wallets/{address})
+                // states its address the way tool routes do.
+                if let Some(params) = op["parameters"].as_array_mut() {
+                    for param in params {
+                        if param["in"] == "path" && param["name"] == "address" {
+                            param["schema"] = json!({
+                                "type": "string",
+                                "pattern": format!("^{}$", crate::params::BASE58_KEY),
+                                "format": "solana-pubkey",
+                            });
+                        }
+                    }
                 }
                 let Some(responses) = op["responses"].as_object_mut() else {
                     continue;

@@ -673,3 +673,99 @@ async fn an_account_reads_the_jobs_it_started_and_no_other() {
     assert_eq!(listed[0]["entitlement"], "scan");
     paid.app.stop().await;
 }
+
+#[tokio::test]
+async fn a_token_without_the_read_scope_lists_no_receipts_or_wallets() {
+    let app = spawn_app().await;
+    let (_, token) = mint_token(&app, TokenKind::Api, "scan").await;
+    for path in ["/v1/payments", "/v1/wallets"] {
+        let response = get_as(&app, Some(&token), path).await;
+        assert_eq!(response.status(), StatusCode::FORBIDDEN, "{path}");
+    }
+    let (_, body) = call_as(&app, &token, "add_wallet", json!({"address": WALLET})).await;
+    assert_eq!(body["result"]["structuredContent"]["code"], "forbidden");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn replaying_someone_elses_payment_does_not_move_it_into_your_account() {
+    let paid: Paid = paid_app(|_| {}).await;
+    paid.paid_scan().await;
+    let challenge = paid.read_challenge().await;
+    let sc = &challenge["structuredContent"];
+    let quote_id = sc["x402"]["accepts"][0]["extra"]["quoteId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let payment = paid.build(&paid.payment_for(&sc["x402"]));
+    // The payer pays anonymously.
+    let first = paid.read_with(&payment, &quote_id).await;
+    assert_eq!(first["structuredContent"]["payment"]["settled"], true);
+    // Someone rebuilt it from the chain and presents it with their key.
+    let (_, token) = mint_token(&paid.app, TokenKind::Mcp, "read").await;
+    let (_, replay) = call_as(
+        &paid.app,
+        &token,
+        "get_ledger",
+        json!({"address": WALLET, "payment": payment, "quote_id": quote_id}),
+    )
+    .await;
+    assert_eq!(
+        replay["result"]["structuredContent"]["payment"]["replayed"], true,
+        "{replay}"
+    );
+    let listed: Value = get_as(&paid.app, Some(&token), "/v1/payments")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed, json!([]));
+    paid.app.stop().await;
+}
+
+#[tokio::test]
+async fn once_failed_bearers_are_spent_a_valid_one_is_refused_too() {
+    let app = spawn_with(Options {
+        configure: Box::new(|c| {
+            c.rate_limit.anon_rps = 0.001;
+            c.rate_limit.anon_burst = 3;
+        }),
+        ..Options::default()
+    })
+    .await;
+    let (_, token) = mint_token(&app, TokenKind::Mcp, "read").await;
+    for i in 0..3u8 {
+        let guess = format!("lm_{}", bs58::encode([i; 32]).into_string());
+        // DELETE /mcp counts failures too.
+        let response = app
+            .client
+            .delete(app.url("/mcp"))
+            .bearer_auth(&guess)
+            .header("mcp-session-id", "whatever")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    }
+    // A right guess now answers as a wrong one does.
+    for bearer in [token.as_str(), "lm_another_wrong_guess"] {
+        assert_eq!(
+            get_as(&app, Some(bearer), "/v1/ping").await.status(),
+            StatusCode::TOO_MANY_REQUESTS,
+            "{bearer}"
+        );
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_watchlist_shows_only_your_own_job_ids() {
+    let paid = paid_app(|_| {}).await;
+    paid.paid_scan().await;
+    let (_, token) = mint_token(&paid.app, TokenKind::Mcp, "read").await;
+    let (_, added) = call_as(&paid.app, &token, "add_wallet", json!({"address": WALLET})).await;
+    let scan = &added["result"]["structuredContent"]["last_scan"];
+    assert!(scan["status"].is_string(), "{added}");
+    assert!(scan.get("job_id").is_none(), "another caller's job: {scan}");
+    paid.app.stop().await;
+}
