@@ -50,6 +50,87 @@ pub struct Config {
     pub payments: PaymentsMode,
     /// Where x402 payments go and what they may look like.
     pub x402: X402Config,
+    /// Portal (cookie) sessions: how long they live.
+    pub session: SessionConfig,
+    /// Sign in with Google (OpenID Connect); off until a client is set.
+    pub google: GoogleConfig,
+    /// Sign-In With Solana.
+    pub siws: SiwsConfig,
+}
+
+/// Portal sessions end after `idle_secs` without a request, and
+/// `absolute_secs` after sign-in whatever happens.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SessionConfig {
+    /// A session unused this long is over (seconds).
+    pub idle_secs: u64,
+    /// A session is over this long after sign-in, used or not (seconds).
+    pub absolute_secs: u64,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        Self {
+            idle_secs: 7 * 24 * 3600,
+            absolute_secs: 30 * 24 * 3600,
+        }
+    }
+}
+
+impl SessionConfig {
+    /// Sessions created at or before this time (ms) are past their
+    /// absolute lifetime at `now_ms`.
+    pub fn absolute_cutoff(&self, now_ms: i64) -> i64 {
+        now_ms.saturating_sub(secs_to_ms(self.absolute_secs))
+    }
+
+    /// The idle deadline of a session used at `now_ms`.
+    pub fn idle_deadline(&self, now_ms: i64) -> i64 {
+        now_ms.saturating_add(secs_to_ms(self.idle_secs))
+    }
+}
+
+fn secs_to_ms(secs: u64) -> i64 {
+    i64::try_from(secs.saturating_mul(1000)).unwrap_or(i64::MAX)
+}
+
+/// The Google OAuth client (Google Cloud console, type *Web application*,
+/// redirect URI `{public_url}/auth/google/callback`). Google sign-in is
+/// offered only when both the client id and secret are set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GoogleConfig {
+    /// The OpenID provider (`https://accounts.google.com`).
+    pub issuer: String,
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+}
+
+impl Default for GoogleConfig {
+    fn default() -> Self {
+        Self {
+            issuer: "https://accounts.google.com".to_owned(),
+            client_id: None,
+            client_secret: None,
+        }
+    }
+}
+
+/// Sign-In With Solana.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SiwsConfig {
+    /// The chain id sign-in messages name (`mainnet`, `devnet`, …).
+    pub chain_id: String,
+}
+
+impl Default for SiwsConfig {
+    fn default() -> Self {
+        Self {
+            chain_id: "mainnet".to_owned(),
+        }
+    }
 }
 
 /// How paid tools are paid for.
@@ -334,6 +415,9 @@ impl Default for Config {
             prices: PricesConfig::default(),
             payments: PaymentsMode::Off,
             x402: X402Config::default(),
+            session: SessionConfig::default(),
+            google: GoogleConfig::default(),
+            siws: SiwsConfig::default(),
         }
     }
 }
@@ -525,6 +609,11 @@ impl Config {
             ("prices.jupiter_url", &self.prices.jupiter_url),
         ] {
             url::Url::parse(url).map_err(|e| ConfigError::Invalid(format!("{key}: {e}")))?;
+        }
+        if self.session.idle_secs == 0 || self.session.absolute_secs == 0 {
+            return Err(ConfigError::Invalid(
+                "session.idle_secs and session.absolute_secs must be positive".to_owned(),
+            ));
         }
         if self.mcp.max_batch == 0 || self.mcp.max_body_bytes == 0 {
             return Err(ConfigError::Invalid(
