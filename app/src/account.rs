@@ -182,12 +182,19 @@ pub fn is_signed_in() -> bool {
 /// The navigation entries that depend on the session.
 #[component]
 pub fn AccountNav() -> impl IntoView {
+    let path = leptos_router::hooks::use_location()
+        .pathname
+        .get_untracked();
+    let current = move |href: &str| (path == href).then_some("page");
     with_portal(|portal| match portal.viewer.account {
-        None => view! { <a href="/signin" rel="external">"Sign in"</a> }.into_any(),
+        None => {
+            view! { <a href="/signin" rel="external" aria-current=current("/signin")>"Sign in"</a> }
+                .into_any()
+        }
         Some(_) => view! {
-            <a href="/keys" rel="external">"Keys"</a>
-            <a href="/wallets" rel="external">"Wallets"</a>
-            <a href="/payments" rel="external">"Payments"</a>
+            <a href="/keys" rel="external" aria-current=current("/keys")>"Keys"</a>
+            <a href="/wallets" rel="external" aria-current=current("/wallets")>"Wallets"</a>
+            <a href="/payments" rel="external" aria-current=current("/payments")>"Payments"</a>
             <form method="post" action="/auth/signout" class="signout">
                 <input type="hidden" name="csrf" value=portal.viewer.csrf.clone()/>
                 <button type="submit" class="link">"Sign out"</button>
@@ -415,13 +422,13 @@ pub fn KeysPage() -> impl IntoView {
                                         let csrf = viewer.csrf.clone();
                                         view! {
                                             <tr id=format!("token-{}", t.id)>
-                                                <td>{if t.label.is_empty() { "(no label)".to_owned() } else { t.label.clone() }}</td>
-                                                <td>{t.kind}</td>
-                                                <td>{t.scopes}</td>
-                                                <td><code>{t.prefix}"…"</code></td>
-                                                <td>{t.created}</td>
-                                                <td>{t.last_used.unwrap_or_else(|| "never".to_owned())}</td>
-                                                <td>
+                                                <td data-label="Label" class="token-label">{if t.label.is_empty() { "(no label)".to_owned() } else { t.label.clone() }}</td>
+                                                <td data-label="Kind">{t.kind}</td>
+                                                <td data-label="Scopes">{t.scopes}</td>
+                                                <td data-label="Prefix"><code>{t.prefix}"…"</code></td>
+                                                <td data-label="Created">{t.created}</td>
+                                                <td data-label="Last used">{t.last_used.unwrap_or_else(|| "never".to_owned())}</td>
+                                                <td class="token-actions">
                                                     <form method="post" action="/keys/revoke">
                                                         <input type="hidden" name="csrf" value=csrf/>
                                                         <input type="hidden" name="token_id" value=t.id.clone()/>

@@ -610,6 +610,19 @@ impl Config {
         ] {
             url::Url::parse(url).map_err(|e| ConfigError::Invalid(format!("{key}: {e}")))?;
         }
+        if self.google.client_id.is_some() != self.google.client_secret.is_some() {
+            return Err(ConfigError::Invalid(
+                "google.client_id and google.client_secret are set together (or neither, for no Google sign-in)"
+                    .to_owned(),
+            ));
+        }
+        url::Url::parse(&self.google.issuer)
+            .map_err(|e| ConfigError::Invalid(format!("google.issuer: {e}")))?;
+        if self.siws.chain_id.is_empty() || self.siws.chain_id.contains(char::is_whitespace) {
+            return Err(ConfigError::Invalid(
+                "siws.chain_id must be one word (mainnet, devnet, …)".to_owned(),
+            ));
+        }
         if self.session.idle_secs == 0 || self.session.absolute_secs == 0 {
             return Err(ConfigError::Invalid(
                 "session.idle_secs and session.absolute_secs must be positive".to_owned(),
@@ -664,6 +677,23 @@ mod tests {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect()
+    }
+
+    #[test]
+    fn a_google_client_id_without_its_secret_is_refused() {
+        let err = Config::load_from(None, env(&[("LEDGER_GOOGLE__CLIENT_ID", "x.apps")]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("google.client_secret"), "{err}");
+    }
+
+    #[test]
+    fn session_lifetimes_default_to_a_week_idle_and_a_month_absolute() {
+        let config = Config::load_from(None, env(&[("LEDGER_SESSION__IDLE_SECS", "60")])).unwrap();
+        assert_eq!(config.session.idle_secs, 60);
+        assert_eq!(config.session.absolute_secs, 30 * 24 * 3600);
+        assert_eq!(SessionConfig::default().idle_secs, 7 * 24 * 3600);
+        assert_eq!(config.siws.chain_id, "mainnet");
     }
 
     #[test]
