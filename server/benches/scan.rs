@@ -147,7 +147,15 @@ async fn scan(url: String) {
         .await
         .unwrap();
     store
-        .create_scan_job("job_bench", WALLET, "full", "q_bench", None, 0)
+        .create_scan_job(&server::store::NewScanJob {
+            id: "job_bench",
+            address: WALLET,
+            scope: "full",
+            quote_id: "q_bench",
+            stop_at: None,
+            account_id: None,
+            now: 0,
+        })
         .await
         .unwrap();
     let job = store

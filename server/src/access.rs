@@ -9,6 +9,7 @@
 //! with its reason comes back, and the caller decides what to answer.
 
 use crate::{
+    accounts::watchlist::is_watching,
     auth::Principal,
     error::AppError,
     payments::receipt::Receipt,
@@ -32,6 +33,8 @@ pub struct Access<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReadGrant {
     PaymentsOff,
+    /// The operator's admin key reads everything.
+    Admin,
     /// The caller's account watches the wallet.
     Owner,
     /// A live receipt covers the wallet.
@@ -65,6 +68,9 @@ impl Access<'_> {
         if self.payments_off {
             return Ok(Ok(ReadGrant::PaymentsOff));
         }
+        if matches!(principal, Principal::Admin) {
+            return Ok(Ok(ReadGrant::Admin));
+        }
         if self.owner(principal, wallet).await? {
             return Ok(Ok(ReadGrant::Owner));
         }
@@ -91,8 +97,8 @@ impl Access<'_> {
     }
 
     /// Whether `principal`, presenting `receipt`, may read `job`: the
-    /// receipt of the payment it was started on (and the job's own account
-    /// or an admin, as accounts arrive).
+    /// receipt of the payment it was started on, the job's own account, or
+    /// the admin key.
     pub async fn job_read(
         &self,
         principal: &Principal,
@@ -100,7 +106,11 @@ impl Access<'_> {
         receipt: Option<&str>,
     ) -> Result<bool, AppError> {
         match principal {
-            Principal::Anonymous => {}
+            Principal::Admin => return Ok(true),
+            Principal::Account(a) if job.account_id.as_deref() == Some(a.account_id.as_str()) => {
+                return Ok(true);
+            }
+            Principal::Account(_) | Principal::Anonymous => {}
         }
         if self.payments_off {
             return Ok(true);
@@ -126,14 +136,11 @@ impl Access<'_> {
             .filter(|p| p.expires_at.is_none_or(|e| e > self.now_ms)))
     }
 
-    /// A signed-in account watching the wallet reads it free.
-    async fn owner(
-        &self,
-        principal: &Principal,
-        _wallet: &WalletAddress,
-    ) -> Result<bool, AppError> {
+    /// An account watching the wallet reads it free.
+    async fn owner(&self, principal: &Principal, wallet: &WalletAddress) -> Result<bool, AppError> {
         Ok(match principal {
-            Principal::Anonymous => false,
+            Principal::Account(a) => is_watching(self.store, &a.account_id, wallet).await?,
+            Principal::Anonymous | Principal::Admin => false,
         })
     }
 }

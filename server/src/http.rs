@@ -51,7 +51,10 @@ pub fn unauthenticated(state: &AppState, err: AppError) -> Response {
 
 /// The `Authorization` header resolved to a principal; an unreadable or
 /// unknown credential is refused, never downgraded to anonymous.
-pub fn resolve(headers: &axum::http::HeaderMap) -> Result<Principal, AppError> {
+pub async fn resolve(
+    state: &AppState,
+    headers: &axum::http::HeaderMap,
+) -> Result<Principal, AppError> {
     let authorization = headers
         .get(header::AUTHORIZATION)
         .map(|value| {
@@ -60,7 +63,12 @@ pub fn resolve(headers: &axum::http::HeaderMap) -> Result<Principal, AppError> {
             })
         })
         .transpose()?;
-    auth::resolve(authorization)
+    let resolver = auth::Resolver {
+        store: state.store(),
+        now_ms: state.now_ms(),
+        admin_key_sha256: state.config().admin_key_sha256.as_deref(),
+    };
+    auth::resolve(resolver, authorization).await
 }
 
 /// What the request's headers present to pay for the call it carries:
@@ -166,7 +174,7 @@ pub async fn admit(
     peer: Option<SocketAddr>,
     headers: &HeaderMap,
 ) -> Result<Caller, Response> {
-    let resolved = resolve(headers);
+    let resolved = resolve(state, headers).await;
     if !matches!(&resolved, Ok(p) if !p.is_anonymous())
         && let Some(peer) = peer
     {

@@ -6,6 +6,7 @@
 //! take it and nothing else.
 
 use crate::{
+    accounts::tokens::Scope,
     auth::Principal,
     error::AppError,
     payments::{self, PayArgs, PaymentBlock, Paywall, Presented},
@@ -52,6 +53,7 @@ impl<'a> Reads<'a> {
         headers: &Presented,
         kind: ReadKind,
     ) -> Result<Option<PaymentBlock>, AppError> {
+        principal.require(Scope::Read)?;
         let presented = pay.presented(headers);
         payments::authorize_wallet_read(
             &self.paywall,

@@ -7,7 +7,7 @@ use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 use axum::{
     Router,
     response::IntoResponse,
-    routing::{get, post},
+    routing::{delete, get, post},
 };
 use leptos_axum::LeptosRoutes;
 use tokio::{net::TcpListener, sync::watch};
@@ -199,6 +199,9 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/jobs/{job_id}", get(v1::job))
         .route("/v1/wallets/{address}/ledger", get(v1::ledger))
         .route("/v1/payments", get(v1::payments_list))
+        .route("/v1/wallets", get(v1::wallets_list).post(v1::wallets_add))
+        .route("/v1/wallets/{address}", delete(v1::wallets_remove))
+        .route("/v1/labels", post(v1::labels_set))
         .route("/v1/wallets/{address}/positions", get(v1::wallet_positions))
         .route(
             "/v1/wallets/{address}/value-history",

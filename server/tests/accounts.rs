@@ -875,7 +875,15 @@ async fn list_wallets_shows_the_newest_scan_and_the_ledger_size() {
     let q = quote(&db, address, T0).await;
     let first = server::ids::new_id("job_", T0);
     db.store
-        .create_scan_job(&first, address, "full", &q, None, T0)
+        .create_scan_job(&server::store::NewScanJob {
+            id: &first,
+            address,
+            scope: "full",
+            quote_id: &q,
+            stop_at: None,
+            account_id: None,
+            now: T0,
+        })
         .await
         .unwrap();
     db.store.claim_job("w", T0, 60_000).await.unwrap().unwrap();
@@ -921,7 +929,15 @@ async fn list_wallets_shows_the_newest_scan_and_the_ledger_size() {
     let q = quote(&db, address, T0 + 20).await;
     let second = server::ids::new_id("job_", T0 + 20);
     db.store
-        .create_scan_job(&second, address, "incremental", &q, None, T0 + 20)
+        .create_scan_job(&server::store::NewScanJob {
+            id: &second,
+            address,
+            scope: "incremental",
+            quote_id: &q,
+            stop_at: None,
+            account_id: None,
+            now: T0 + 20,
+        })
         .await
         .unwrap();
     let listed = accounts::list_wallets(&db.store, &acct).await.unwrap();

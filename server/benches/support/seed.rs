@@ -33,7 +33,15 @@ pub async fn completed_scan(
         .await
         .unwrap();
     store
-        .create_scan_job("job_bench", wallet, "full", "q_bench", None, now_ms)
+        .create_scan_job(&server::store::NewScanJob {
+            id: "job_bench",
+            address: wallet,
+            scope: "full",
+            quote_id: "q_bench",
+            stop_at: None,
+            account_id: None,
+            now: now_ms,
+        })
         .await
         .unwrap();
     store

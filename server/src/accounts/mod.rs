@@ -16,6 +16,7 @@
 //! one account, the first sign-in creates the account), agents and scripts
 //! through tokens ([`tokens`]), which are stored only as hashes.
 
+pub mod api;
 pub mod labels;
 pub mod payments;
 pub mod tokens;
@@ -24,7 +25,7 @@ pub mod watchlist;
 use std::fmt;
 
 pub use labels::{ADDRESS_LABEL_MAX, AddressCategory, address_labels, set_address_label};
-pub use payments::{assign_payment, list_payments};
+pub use payments::{PaymentView, assign_payment, list_payments};
 pub use tokens::{
     Credential, Minted, Revoked, Scope, Scopes, TokenId, TokenKind, TokenPrefix, TokenSummary,
     list_tokens, mint, resolve, revoke, revoke_by_prefix,

@@ -1,15 +1,37 @@
 //! An account's payments. A payment is made by a payer key, not an
 //! account; when the caller had an account it is assigned to it (once, and
 //! never moved to another), so the account can list what it paid for. The
-//! view is the one `GET /v1/payments` answers with ([`PaymentView`]).
+//! view is the one `GET /v1/payments` answers with ([`PaymentView`]),
+//! receipts included: a settled payment's receipt is re-derived from the
+//! server's receipt secret and the payment's message hash (the database
+//! holds neither the receipt nor anything that reads without the secret).
 
 use super::{AccountId, AccountsError};
 use crate::{
     ids,
-    payments::PaymentView,
+    payments::receipt::Receipt,
     store::{PaymentRecord, Store},
     values::rfc3339,
 };
+
+/// One payment as its account lists it (`GET /v1/payments`, the Payments
+/// page).
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+pub struct PaymentView {
+    pub payment_id: String,
+    pub quote_id: String,
+    /// pending, settled or failed.
+    pub status: String,
+    /// scan or read.
+    pub entitlement: String,
+    pub wallet: String,
+    pub amount_atomic: String,
+    pub network: String,
+    pub transaction: String,
+    /// The receipt to present for what it bought; settled payments only.
+    pub receipt: Option<String>,
+    pub created_at: String,
+}
 
 /// At most this many payments are listed, newest first.
 pub const PAYMENTS_LISTED: i64 = 500;
@@ -41,16 +63,22 @@ pub async fn list_payments(
     store: &Store,
     account: &AccountId,
 ) -> Result<Vec<PaymentView>, AccountsError> {
+    let secret = store.server_secret("receipts").await?;
     Ok(store
         .payments_for_account(account.as_str(), PAYMENTS_LISTED)
         .await?
         .into_iter()
-        .map(view)
+        .map(|p| view(secret.as_bytes(), p))
         .collect())
 }
 
-fn view(p: PaymentRecord) -> PaymentView {
+fn view(secret: &[u8], p: PaymentRecord) -> PaymentView {
+    let receipt = (p.status == "settled")
+        .then(|| Receipt::of_message_hex(secret, &p.message_hash))
+        .flatten()
+        .map(|r| r.as_str().to_owned());
     PaymentView {
+        receipt,
         payment_id: p.id,
         quote_id: p.quote_id,
         status: p.status,

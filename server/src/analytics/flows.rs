@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Leg, mint_filter, registry::Namer, scanned_legs};
 use crate::{
+    accounts::AddressCategory,
     auth::Principal,
     error::AppError,
     ledger::{CounterpartyKind, Direction},
@@ -279,9 +280,36 @@ pub async fn get_flows(
     let valuer = reads
         .valuer(mints, times.clone().min().zip(times.max()))
         .await?;
-    let mut flows = compute(address.as_str(), &legs, &valuer, &Namer::default(), top);
+    let namer = namer(reads.store(), principal).await?;
+    let mut flows = compute(address.as_str(), &legs, &valuer, &namer, top);
     flows.payment = payment;
     Ok(flows)
+}
+
+/// Names for the caller: an account's own labels, and its watched wallets
+/// as `own_wallet` (named by their watch label, else their short form)
+/// where it has not labelled them otherwise. Anonymous callers get the
+/// program registry's names only.
+async fn namer(store: &crate::store::Store, principal: &Principal) -> Result<Namer, AppError> {
+    let Some(account) = principal.account() else {
+        return Ok(Namer::default());
+    };
+    let mut labels: HashMap<String, (String, String)> = HashMap::new();
+    for watched in crate::accounts::list_wallets(store, account).await? {
+        let name = if watched.label.is_empty() {
+            watched.address.short()
+        } else {
+            watched.label
+        };
+        labels.insert(
+            watched.address.to_string(),
+            (name, AddressCategory::OwnWallet.as_str().to_owned()),
+        );
+    }
+    for (address, (label, category)) in crate::accounts::address_labels(store, account).await? {
+        labels.insert(address, (label, category.as_str().to_owned()));
+    }
+    Ok(Namer { labels })
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::Principal;
+use super::{Principal, PrincipalView};
 use crate::payments::PaymentsView;
 
 /// The result of `ping`, shared by the MCP tool and `GET /v1/ping`.
@@ -12,7 +12,7 @@ pub struct PingResult {
     /// Always true.
     pub ok: bool,
     /// Who this credential resolves to.
-    pub principal: Principal,
+    pub principal: PrincipalView,
     /// How this server takes payment for paid tools.
     pub payments: PaymentsView,
 }
@@ -21,7 +21,7 @@ pub struct PingResult {
 pub fn ping(principal: &Principal, payments: PaymentsView) -> PingResult {
     PingResult {
         ok: true,
-        principal: principal.clone(),
+        principal: principal.view(),
         payments,
     }
 }

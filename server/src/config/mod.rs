@@ -36,6 +36,10 @@ pub struct Config {
     /// Take the client IP from the last `X-Forwarded-For` hop (only behind a
     /// proxy you run).
     pub trust_forwarded_for: bool,
+    /// Lowercase hex SHA-256 of the operator's admin key (a bearer that
+    /// reads any job and any wallet); none by default. The key itself is
+    /// never configured: `printf %s "$KEY" | sha256sum`.
+    pub admin_key_sha256: Option<String>,
     /// Seconds in-flight requests get to finish after SIGTERM or Ctrl-C.
     pub shutdown_grace_secs: u64,
     pub mcp: McpConfig,
@@ -405,6 +409,7 @@ impl Default for Config {
             site_root: None,
             allowed_origins: Vec::new(),
             trust_forwarded_for: false,
+            admin_key_sha256: None,
             shutdown_grace_secs: 20,
             mcp: McpConfig::default(),
             rate_limit: RateLimitConfig::default(),
@@ -538,6 +543,13 @@ impl Config {
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(hash) = &self.admin_key_sha256
+            && (hash.trim().len() != 64 || !hash.trim().bytes().all(|b| b.is_ascii_hexdigit()))
+        {
+            return Err(ConfigError::Invalid(
+                "admin_key_sha256: must be the 64 hex digits of the admin key's SHA-256".to_owned(),
+            ));
+        }
         if let Some(url) = &self.public_url {
             let parsed = url::Url::parse(url)
                 .map_err(|e| ConfigError::Invalid(format!("public_url {url:?}: {e}")))?;

@@ -11,12 +11,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::{
+    accounts::{AccountId, tokens::Scope as TokenScope},
     auth::Principal,
     config::PaymentsMode,
     error::{AppError, Code},
     ids,
     payments::{self, Paywall, Presented, Resource, Scope},
-    store::{Created, JobRecord},
+    store::{Created, JobRecord, NewScanJob},
     values::{Usd, rfc3339},
 };
 
@@ -141,6 +142,7 @@ pub async fn start_scan(
     args: ScanWalletArgs,
     presented: &Presented,
 ) -> Result<JobView, AppError> {
+    principal.require(TokenScope::Scan)?;
     let quote = pw.store.quote(args.quote_id.trim()).await?.ok_or_else(|| {
         AppError::new(
             Code::QuoteNotFound,
@@ -217,14 +219,15 @@ pub async fn start_scan(
     }
     match pw
         .store
-        .create_scan_job(
-            &id,
-            &quote.address,
-            &quote.scope,
-            &quote.id,
-            stop_at.as_deref(),
+        .create_scan_job(&NewScanJob {
+            id: &id,
+            address: &quote.address,
+            scope: &quote.scope,
+            quote_id: &quote.id,
+            stop_at: stop_at.as_deref(),
+            account_id: principal.account().map(AccountId::as_str),
             now,
-        )
+        })
         .await?
     {
         Created::Job(job) => {

@@ -70,6 +70,14 @@ impl Annotations {
         idempotent: true,
         open_world: true,
     };
+    /// Changes the caller's own records (a watchlist entry, a label);
+    /// repeating it leaves the same state.
+    pub const WRITE_OWN: Self = Self {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
     /// Creates something (a quote, a job) and reaches the chain to do it.
     pub const CREATE_FROM_CHAIN: Self = Self {
         read_only: false,

@@ -440,7 +440,17 @@ pub fn describe(schema: &Value) -> String {
             Some("date") => "a date as YYYY-MM-DD".to_owned(),
             _ => match schema["pattern"].as_str() {
                 Some(pattern) => format!("a string matching {pattern}"),
-                None => "a string".to_owned(),
+                None => {
+                    let (min, max) = (&schema["minLength"], &schema["maxLength"]);
+                    match (min.as_u64(), max.as_u64()) {
+                        (Some(min), Some(max)) => {
+                            format!("a string of {min} to {max} characters")
+                        }
+                        (Some(min), None) => format!("a string of at least {min} characters"),
+                        (None, Some(max)) => format!("a string of at most {max} characters"),
+                        (None, None) => "a string".to_owned(),
+                    }
+                }
             },
         },
         _ => "a JSON value".to_owned(),
@@ -470,6 +480,18 @@ mod tests {
     fn refusal(args: Value) -> String {
         let mut args = args;
         check(&schema(), &mut args, "get_ledger").unwrap_err()
+    }
+
+    #[test]
+    fn a_length_rule_is_said_in_characters() {
+        assert_eq!(
+            describe(&json!({"type": "string", "maxLength": 64})),
+            "a string of at most 64 characters"
+        );
+        assert_eq!(
+            describe(&json!({"type": "string", "minLength": 1, "maxLength": 8})),
+            "a string of 1 to 8 characters"
+        );
     }
 
     #[test]

@@ -6,6 +6,10 @@ use serde::Deserialize;
 
 use super::registry::{Annotations, Registry, RestRoute, Tier, ToolDef, ToolMeta};
 use crate::{
+    accounts::api::{
+        self as account_api, AddWalletArgs, AddressLabel, ListWalletsArgs, SetAddressLabelArgs,
+        WalletView, Wallets,
+    },
     analytics::{
         flows::{Flows, GetFlowsArgs},
         positions::{GetPositionsArgs, Positions},
@@ -36,6 +40,9 @@ pub fn registry() -> &'static Registry {
             get_positions(),
             get_value_history(),
             get_flows(),
+            list_wallets(),
+            add_wallet(),
+            set_address_label(),
         ])
     });
     &REGISTRY
@@ -453,6 +460,113 @@ fn quote_wallet() -> ToolDef {
     )
 }
 
+fn list_wallets() -> ToolDef {
+    ToolDef::new(
+        ToolMeta {
+            name: "list_wallets",
+            title: "Your watched wallets",
+            description: "The wallets your account watches, with each one's last scan and ledger \
+                size. Free; needs an account (an mcp or api key), not anonymous.",
+            tier: Tier::FreeAccountOnly,
+            annotations: Annotations::READ,
+            rest: Some(RestRoute {
+                method: "GET",
+                path: "/v1/wallets",
+            }),
+        },
+        |w: &Wallets| match w.wallets.len() {
+            0 => "Your account watches no wallet yet: add one with add_wallet.".to_owned(),
+            n => format!(
+                "Your account watches {n} wallet{}: {}.",
+                if n == 1 { "" } else { "s" },
+                w.wallets
+                    .iter()
+                    .map(|x| {
+                        let scan = x
+                            .last_scan
+                            .as_ref()
+                            .map_or("never scanned".to_owned(), |s| format!("scan {}", s.status));
+                        format!("{} ({scan}, {} legs)", x.address, x.ledger_legs)
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        },
+        |ctx, _args: ListWalletsArgs| async move {
+            account_api::list_wallets(ctx.state.store(), &ctx.principal).await
+        },
+    )
+}
+
+fn add_wallet() -> ToolDef {
+    ToolDef::new(
+        ToolMeta {
+            name: "add_wallet",
+            title: "Watch a wallet",
+            description: "Watch a wallet from your account, with an optional label. Watching \
+                unlocks free reads of the wallet's ledger, positions and reports for your account \
+                (owner reads). Free; needs an account.",
+            tier: Tier::FreeAccountOnly,
+            annotations: Annotations::WRITE_OWN,
+            rest: Some(RestRoute {
+                method: "POST",
+                path: "/v1/wallets",
+            }),
+        },
+        |w: &WalletView| {
+            let scan = match &w.last_scan {
+                Some(s) => format!("its last scan is {} ({} legs)", s.status, w.ledger_legs),
+                None => "it was never scanned: quote_wallet, then scan_wallet".to_owned(),
+            };
+            format!("Your account now watches {}; {scan}.", w.address)
+        },
+        |ctx, args: AddWalletArgs| async move {
+            account_api::add_wallet(ctx.state.store(), ctx.state.now_ms(), &ctx.principal, args)
+                .await
+        },
+    )
+}
+
+fn set_address_label() -> ToolDef {
+    ToolDef::new(
+        ToolMeta {
+            name: "set_address_label",
+            title: "Name an address",
+            description: "Name a counterparty address in your own reports: get_flows and the flow \
+                graph show your label and category on that node from then on. category is one of \
+                the server's address categories (exchange, own_wallet, external, …; default \
+                external), label at most 64 characters, and an empty label removes the name \
+                again. The label is your account's alone — no other account sees it, and the \
+                wallet's shared chain data is untouched. Free; needs an account.",
+            tier: Tier::FreeAccountOnly,
+            annotations: Annotations::WRITE_OWN,
+            rest: Some(RestRoute {
+                method: "POST",
+                path: "/v1/labels",
+            }),
+        },
+        |l: &AddressLabel| {
+            if l.removed {
+                format!("{} has no label of yours any more.", l.address)
+            } else {
+                format!(
+                    "{} is now {:?} ({}) in your reports.",
+                    l.address, l.label, l.category
+                )
+            }
+        },
+        |ctx, args: SetAddressLabelArgs| async move {
+            account_api::set_address_label(
+                ctx.state.store(),
+                ctx.state.now_ms(),
+                &ctx.principal,
+                args,
+            )
+            .await
+        },
+    )
+}
+
 /// `ping` takes no arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -463,10 +577,7 @@ fn ping() -> ToolDef {
         ToolMeta {
             name: "ping",
             title: "Ping",
-            description: "Answers ok with the principal this session's credential resolves to: \
-                anonymous when no Authorization header was sent, otherwise the account and scopes \
-                of the MCP token or API key. The quickest way to check a connection or what a \
-                token does. Free.",
+            description: "Answers ok with the principal this session's credential resolves to. Free.",
             tier: Tier::Free,
             annotations: Annotations::READ,
             rest: Some(RestRoute {
@@ -474,11 +585,26 @@ fn ping() -> ToolDef {
                 path: "/v1/ping",
             }),
         },
-        |out: &PingResult| match &out.principal {
-            auth::Principal::Anonymous => format!(
-                "ok: connected anonymously (no bearer token); {}.",
-                out.payments.sentence()
-            ),
+        |out: &PingResult| {
+            let who = match &out.principal {
+                auth::PrincipalView::Anonymous => {
+                    "connected anonymously (no bearer token)".to_owned()
+                }
+                auth::PrincipalView::Account {
+                    account_id,
+                    credential,
+                    scopes,
+                } => format!(
+                    "connected as account {account_id} with {} (scopes: {})",
+                    match credential {
+                        auth::CredentialView::McpToken => "an MCP token",
+                        auth::CredentialView::ApiKey => "an API key",
+                    },
+                    scopes.join(", ")
+                ),
+                auth::PrincipalView::Admin => "connected with the admin key".to_owned(),
+            };
+            format!("ok: {who}; {}.", out.payments.sentence())
         },
         |ctx, _args: PingArgs| async move { Ok(auth::ping(&ctx.principal, ctx.state.payments_view())) },
     )

@@ -307,7 +307,8 @@ pub fn describe(state: &AppState) -> Value {
 pub async fn delete(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let run = async {
         crate::http::check_browser(&state, &headers).map_err(IntoResponse::into_response)?;
-        let principal = crate::http::resolve(&headers)
+        let principal = crate::http::resolve(&state, &headers)
+            .await
             .map_err(|err| crate::http::unauthenticated(&state, err))?;
         let Some(id) = session_header(&headers)? else {
             return Err(AppError::invalid_params(

@@ -413,7 +413,10 @@ pub async fn authorize_read(
             Err(refusal) => Err(refusal),
         };
         match settled {
-            Ok(settled) => return Ok(Some(settled.block)),
+            Ok(settled) => {
+                belongs_to(pw, principal, &settled.record).await;
+                return Ok(Some(settled.block));
+            }
             Err(refusal) => why = Some(refusal),
         }
     }
@@ -441,6 +444,23 @@ pub async fn authorize_wallet_read(
         Resource { path: &path, tool },
     )
     .await
+}
+
+/// A payment made with an account's bearer belongs to the account (P8), so
+/// it lists it. The payment is already settled: a failure to record that is
+/// logged, never answered (the caller has paid and gets what it paid for).
+/// A payment first made anonymously, or by another account, stays where it
+/// is.
+async fn belongs_to(pw: &Paywall<'_>, principal: &Principal, payment: &PaymentRecord) {
+    let Some(account) = principal.account() else {
+        return;
+    };
+    if payment.account_id.is_some() {
+        return;
+    }
+    if let Err(err) = crate::accounts::assign_payment(pw.store, &payment.id, account).await {
+        tracing::warn!(payment = %payment.id, error = %err, "could not give a payment to its account");
+    }
 }
 
 /// The quote id a payment's memo names, for callers (raw x402 clients)
@@ -474,7 +494,7 @@ pub struct ScanGrant {
 /// The paywall of `scan_wallet` for `quote`.
 pub async fn authorize_scan(
     pw: &Paywall<'_>,
-    _principal: &Principal,
+    principal: &Principal,
     quote: &QuoteRecord,
     presented: &Presented,
     resource: Resource<'_>,
@@ -513,7 +533,10 @@ pub async fn authorize_scan(
             settle_or_refuse(pw, payment, quote, settle::Entitlement::Scan).await?
         };
         match settled {
-            Ok(settled) => return spend(pw, settled.record, Some(settled.block)).await,
+            Ok(settled) => {
+                belongs_to(pw, principal, &settled.record).await;
+                return spend(pw, settled.record, Some(settled.block)).await;
+            }
             Err(refusal) => why = Some(refusal),
         }
     }
@@ -562,37 +585,5 @@ async fn spend(
             )
             .with("job", json!(job.id))),
         },
-    }
-}
-
-/// One payment as its payer's account lists it (`GET /v1/payments`). The
-/// receipt itself is never stored, so it is not listed.
-#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema, utoipa::ToSchema)]
-pub struct PaymentView {
-    pub payment_id: String,
-    pub quote_id: String,
-    /// pending, settled or failed.
-    pub status: String,
-    /// scan or read.
-    pub entitlement: String,
-    pub wallet: String,
-    pub amount_atomic: String,
-    pub network: String,
-    pub transaction: String,
-    pub created_at: String,
-}
-
-/// `GET /v1/payments`: a signed-in account's payments. An anonymous payer
-/// has only the payment block its call answered with.
-pub async fn list_payments(
-    _pw: &Paywall<'_>,
-    principal: &Principal,
-) -> Result<Vec<PaymentView>, AppError> {
-    match principal {
-        Principal::Anonymous => Err(AppError::new(
-            Code::Unauthenticated,
-            "listing payments needs an account: present a bearer token (an anonymous payer keeps \
-             the payment block its call answered with)",
-        )),
     }
 }

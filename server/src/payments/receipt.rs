@@ -38,6 +38,19 @@ impl Receipt {
         Self(URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes()))
     }
 
+    /// The receipt of a payment row: its message hash is stored as hex.
+    pub fn of_message_hex(secret: &[u8], message_hash_hex: &str) -> Option<Self> {
+        if message_hash_hex.len() != 64 {
+            return None;
+        }
+        let mut hash = [0u8; 32];
+        for (i, chunk) in message_hash_hex.as_bytes().chunks(2).enumerate() {
+            let text = std::str::from_utf8(chunk).ok()?;
+            hash[i] = u8::from_str_radix(text, 16).ok()?;
+        }
+        Some(Self::derive(secret, &hash))
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }

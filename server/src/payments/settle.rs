@@ -151,24 +151,11 @@ async fn receipt_secret(pw: &Paywall<'_>) -> Result<Vec<u8>, SettleError> {
     Ok(secret.clone())
 }
 
-fn hash_bytes(hex: &str) -> Option<[u8; 32]> {
-    let mut out = [0u8; 32];
-    if hex.len() != 64 {
-        return None;
-    }
-    for (i, chunk) in hex.as_bytes().chunks(2).enumerate() {
-        let text = std::str::from_utf8(chunk).ok()?;
-        out[i] = u8::from_str_radix(text, 16).ok()?;
-    }
-    Some(out)
-}
-
 /// The receipt of a payment row.
 pub async fn receipt_of(pw: &Paywall<'_>, p: &PaymentRecord) -> Result<Receipt, SettleError> {
     let secret = receipt_secret(pw).await?;
-    let hash = hash_bytes(&p.message_hash)
-        .ok_or_else(|| SettleError::App(AppError::internal("payment hash", &p.message_hash)))?;
-    Ok(Receipt::derive(&secret, &hash))
+    Receipt::of_message_hex(&secret, &p.message_hash)
+        .ok_or_else(|| SettleError::App(AppError::internal("payment hash", &p.message_hash)))
 }
 
 async fn block_of(

@@ -41,12 +41,27 @@ pub struct JobRecord {
     /// JSON array of the addresses the scan lists (the wallet first).
     pub sources: Option<String>,
     pub source_index: i32,
+    /// The account that started the scan; none for an anonymous payer.
+    pub account_id: Option<String>,
 }
 
 pub(super) const COLUMNS: &str = "id, kind, address, scope, quote_id, status, phase, lease_owner, lease_until, \
     attempts, resume_before, stop_at, signatures_listed, transactions_fetched, transactions_missing, \
     legs_written, rpc_calls, rpc_credits, error, created_at, updated_at, finished_at, sources, \
-    source_index";
+    source_index, account_id";
+
+/// A scan job to create.
+#[derive(Clone, Copy, Debug)]
+pub struct NewScanJob<'a> {
+    pub id: &'a str,
+    pub address: &'a str,
+    pub scope: &'a str,
+    pub quote_id: &'a str,
+    pub stop_at: Option<&'a str>,
+    /// The account starting it, if any.
+    pub account_id: Option<&'a str>,
+    pub now: UnixMillis,
+}
 
 /// Progress a worker reports after each page.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -99,19 +114,20 @@ fn to_i64(v: u64) -> i64 {
 
 impl Store {
     /// Create a running scan job, unless one is running for the wallet.
-    pub async fn create_scan_job(
-        &self,
-        id: &str,
-        address: &str,
-        scope: &str,
-        quote_id: &str,
-        stop_at: Option<&str>,
-        now: UnixMillis,
-    ) -> Result<Created, StoreError> {
+    pub async fn create_scan_job(&self, new: &NewScanJob<'_>) -> Result<Created, StoreError> {
+        let NewScanJob {
+            id,
+            address,
+            scope,
+            quote_id,
+            stop_at,
+            account_id,
+            now,
+        } = *new;
         let inserted = on_pool!(&self.pool, |pool| {
             sqlx::query(
-            "INSERT INTO jobs (id, kind, address, scope, quote_id, status, phase, stop_at, created_at, updated_at) \
-             VALUES ($1, 'scan', $2, $3, $4, 'running', 'queued', $5, $6, $6) \
+            "INSERT INTO jobs (id, kind, address, scope, quote_id, status, phase, stop_at, created_at, updated_at, account_id) \
+             VALUES ($1, 'scan', $2, $3, $4, 'running', 'queued', $5, $6, $6, $7) \
              ON CONFLICT DO NOTHING"
         )
         .bind(id)
@@ -120,6 +136,7 @@ impl Store {
         .bind(quote_id)
         .bind(stop_at)
         .bind(now)
+        .bind(account_id)
         .execute(pool)
         .await?
         .rows_affected()
@@ -131,9 +148,7 @@ impl Store {
         match self.running_job_for(address).await? {
             Some(job) => Ok(Created::AlreadyRunning(job)),
             // The running job ended between our insert and this read.
-            None => {
-                Box::pin(self.create_scan_job(id, address, scope, quote_id, stop_at, now)).await
-            }
+            None => Box::pin(self.create_scan_job(new)).await,
         }
     }
 

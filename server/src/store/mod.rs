@@ -50,7 +50,7 @@ use sqlx::{
 };
 
 pub use accounts::{IdentityRecord, TokenRecord, WatchRow};
-pub use jobs::{Created, JobProgress, JobRecord, LedgerQuery, LegRow, TransactionLegs};
+pub use jobs::{Created, JobProgress, JobRecord, LedgerQuery, LegRow, NewScanJob, TransactionLegs};
 pub use memo::Memo;
 pub use payments::{Intent, PaymentRecord};
 pub use prices::{AnalyticsLeg, BACKFILL_KIND, BACKFILL_QUOTE, PricePointRow};

@@ -18,12 +18,13 @@ use serde_json::{Map, Value, json};
 use utoipa::OpenApi;
 
 use crate::{
+    accounts::api as account_api,
     analytics::{
         flows::{self, GetFlowsArgs},
         positions::{self, GetPositionsArgs},
         value_history::{self, GetValueHistoryArgs},
     },
-    auth::{self, PingResult, Principal},
+    auth::{self, PingResult, PrincipalView},
     error::AppError,
     http::{Caller, JsonBody, paid_json},
     jobs::{self, GetJobArgs, JobView, ScanWalletArgs},
@@ -57,13 +58,14 @@ pub struct ErrorBody {
         description = "Solana wallet reports. Paid routes answer HTTP 402 with an x402 challenge.",
         license(name = "MIT"),
     ),
-    paths(ping, health, quotes, scans, job, ledger, payments_list, wallet_positions, wallet_value_history, wallet_flows, prices, price_history),
-    components(schemas(ErrorBody, PingResult, Principal, HealthBody)),
+    paths(ping, health, quotes, scans, job, ledger, payments_list, wallets_list, wallets_add, wallets_remove, labels_set, wallet_positions, wallet_value_history, wallet_flows, prices, price_history),
+    components(schemas(ErrorBody, PingResult, PrincipalView, HealthBody)),
     tags(
         (name = "meta", description = "Service health and identity"),
         (name = "scans", description = "Quotes and scans"),
         (name = "ledger", description = "Reading a scanned wallet"),
         (name = "prices", description = "USD prices, current and past (free)"),
+        (name = "account", description = "Your account's watchlist, labels and payments (a bearer token)"),
     ),
 )]
 struct ApiDoc;
@@ -195,20 +197,25 @@ pub async fn ledger(
 #[utoipa::path(
     get,
     path = "/v1/payments",
-    tag = "scans",
+    tag = "account",
     responses(
-        (status = 200, description = "The account's payments", body = [payments::PaymentView]),
+        (status = 200, description = "The account's payments", body = [crate::accounts::PaymentView]),
         (status = 401, description = "No account: anonymous payers keep their payment blocks", body = ErrorBody),
     ),
 )]
 pub async fn payments_list(
     State(state): State<AppState>,
     Caller(principal, _): Caller,
-) -> Result<Json<Vec<payments::PaymentView>>, Response> {
-    payments::list_payments(&state.paywall(), &principal)
+) -> Result<Json<Vec<crate::accounts::PaymentView>>, Response> {
+    let account = principal
+        .require_account(
+            "listing payments (an anonymous payer keeps the payment block its call answered with)",
+        )
+        .map_err(|err| crate::http::unauthenticated(&state, err))?;
+    crate::accounts::list_payments(state.store(), &account.account_id)
         .await
         .map(Json)
-        .map_err(|err| crate::http::unauthenticated(&state, err))
+        .map_err(|err| AppError::from(err).into_response())
 }
 
 /// A scanned wallet's positions under a cost-basis method: the REST twin of `get_positions`.
@@ -326,6 +333,114 @@ pub async fn price_history(
     price_api::get_price_history(&state.price_query(), args)
         .await
         .map(Json)
+}
+
+/// An account route's refusal: `unauthenticated` carries the 401 challenge.
+fn account_refusal(state: &AppState, err: AppError) -> Response {
+    if err.code() == crate::error::Code::Unauthenticated {
+        crate::http::unauthenticated(state, err)
+    } else {
+        err.into_response()
+    }
+}
+
+/// The wallets your account watches: the REST twin of `list_wallets`.
+#[utoipa::path(
+    get,
+    path = "/v1/wallets",
+    tag = "account",
+    responses(
+        (status = 200, description = "The watchlist, each wallet with its last scan and ledger size"),
+        (status = 401, description = "No account: present an MCP token or API key", body = ErrorBody),
+    ),
+)]
+pub async fn wallets_list(
+    State(state): State<AppState>,
+    Caller(principal, _): Caller,
+) -> Result<Json<account_api::Wallets>, Response> {
+    account_api::list_wallets(state.store(), &principal)
+        .await
+        .map(Json)
+        .map_err(|err| account_refusal(&state, err))
+}
+
+/// Watch a wallet: the REST twin of `add_wallet`.
+#[utoipa::path(
+    post,
+    path = "/v1/wallets",
+    tag = "account",
+    responses(
+        (status = 200, description = "The watched wallet as the list shows it"),
+        (status = 400, description = "Bad address or label", body = ErrorBody),
+        (status = 401, description = "No account: present an MCP token or API key", body = ErrorBody),
+    ),
+)]
+pub async fn wallets_add(
+    State(state): State<AppState>,
+    Caller(principal, _): Caller,
+    JsonBody(body): JsonBody<Value>,
+) -> Result<Json<account_api::WalletView>, Response> {
+    let run = async {
+        let args: account_api::AddWalletArgs = body_args("add_wallet", body)?;
+        account_api::add_wallet(state.store(), state.now_ms(), &principal, args).await
+    };
+    run.await
+        .map(Json)
+        .map_err(|err| account_refusal(&state, err))
+}
+
+/// Stop watching a wallet. No MCP tool does this; the Wallets page and
+/// this route do.
+#[utoipa::path(
+    delete,
+    path = "/v1/wallets/{address}",
+    tag = "account",
+    params(("address" = String, Path, description = "The wallet's base58 public key")),
+    responses(
+        (status = 204, description = "No longer watched"),
+        (status = 400, description = "Not a base58 public key", body = ErrorBody),
+        (status = 401, description = "No account: present an MCP token or API key", body = ErrorBody),
+        (status = 404, description = "Your account does not watch this wallet", body = ErrorBody),
+    ),
+)]
+pub async fn wallets_remove(
+    State(state): State<AppState>,
+    Caller(principal, _): Caller,
+    Path(address): Path<String>,
+) -> Result<StatusCode, Response> {
+    let run = async {
+        let address = crate::solana::WalletAddress::parse(&address)
+            .map_err(|why| AppError::invalid_params(format!("address: {why}")))?;
+        account_api::remove_wallet(state.store(), &principal, &address).await
+    };
+    run.await
+        .map(|()| StatusCode::NO_CONTENT)
+        .map_err(|err| account_refusal(&state, err))
+}
+
+/// Name an address in your own reports: the REST twin of `set_address_label`.
+#[utoipa::path(
+    post,
+    path = "/v1/labels",
+    tag = "account",
+    responses(
+        (status = 200, description = "The address's label and category as they now stand"),
+        (status = 400, description = "Bad address, label or category", body = ErrorBody),
+        (status = 401, description = "No account: present an MCP token or API key", body = ErrorBody),
+    ),
+)]
+pub async fn labels_set(
+    State(state): State<AppState>,
+    Caller(principal, _): Caller,
+    JsonBody(body): JsonBody<Value>,
+) -> Result<Json<account_api::AddressLabel>, Response> {
+    let run = async {
+        let args: account_api::SetAddressLabelArgs = body_args("set_address_label", body)?;
+        account_api::set_address_label(state.store(), state.now_ms(), &principal, args).await
+    };
+    run.await
+        .map(Json)
+        .map_err(|err| account_refusal(&state, err))
 }
 
 /// The body of `/healthz`.

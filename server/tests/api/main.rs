@@ -4,6 +4,7 @@
 
 mod accounts_cli;
 mod analytics;
+mod bearers;
 mod binary;
 mod bounds;
 mod discovery;

@@ -132,10 +132,18 @@ async fn tools_page_groups_tools_free_paid_account_with_prices() {
         html.find(&format!("id=\"tool-{name}\""))
             .unwrap_or_else(|| panic!("{name}"))
     };
+    let account = html.find("id=\"group-account\"").expect("an account group");
+    assert!(paid < account, "account tools last");
     for tool in server::mcp::tools::registry().iter() {
         let position = at(tool.meta.name);
-        if tool.meta.tier.is_paid() {
-            assert!(position > paid, "{} is under paid", tool.meta.name);
+        if tool.meta.tier == server::mcp::registry::Tier::FreeAccountOnly {
+            assert!(position > account, "{} is under account", tool.meta.name);
+        } else if tool.meta.tier.is_paid() {
+            assert!(
+                position > paid && position < account,
+                "{} is under paid",
+                tool.meta.name
+            );
         } else {
             assert!(
                 position > free && position < paid,

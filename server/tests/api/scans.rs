@@ -324,7 +324,15 @@ async fn a_job_whose_worker_died_is_resumed_without_duplicating_legs() {
     let quote_id = quote(&app, "full").await;
     let job_id = server::ids::new_id("job_", app.state.now_ms());
     store
-        .create_scan_job(&job_id, WALLET, "full", &quote_id, None, app.state.now_ms())
+        .create_scan_job(&server::store::NewScanJob {
+            id: &job_id,
+            address: WALLET,
+            scope: "full",
+            quote_id: &quote_id,
+            stop_at: None,
+            account_id: None,
+            now: app.state.now_ms(),
+        })
         .await
         .unwrap();
     let claimed = store

@@ -1,0 +1,211 @@
+//! The account tools and their REST twins: `list_wallets`, `add_wallet`,
+//! `set_address_label` (and `DELETE /v1/wallets/{address}`, which has no
+//! tool). Each needs an account: an anonymous caller or the admin key is
+//! `unauthenticated`. The MCP tools in `mcp::tools` and the routes in `v1`
+//! are adapters over these functions; the watchlist and label rules
+//! themselves are in [`super::watchlist`] and [`super::labels`].
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{AddressCategory, WatchedWallet, labels, watchlist};
+use crate::{
+    auth::Principal, error::AppError, solana::WalletAddress, store::Store, values::rfc3339,
+};
+
+/// `list_wallets` takes no arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListWalletsArgs {}
+
+/// The arguments of `add_wallet` and the body of `POST /v1/wallets`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddWalletArgs {
+    /// The wallet's base58 public key.
+    pub address: WalletAddress,
+    /// A short label, at most 128 characters.
+    #[serde(default)]
+    #[schemars(length(max = 128))]
+    pub label: Option<String>,
+}
+
+/// The arguments of `set_address_label` and the body of `POST /v1/labels`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetAddressLabelArgs {
+    /// The address to name: a base58 public key.
+    pub address: WalletAddress,
+    /// What to call it, at most 64 characters; empty removes the label.
+    #[schemars(length(max = 64))]
+    pub label: String,
+    /// One of the address categories (exchange, own_wallet, external, ...); default external.
+    #[serde(default, deserialize_with = "optional_category")]
+    #[schemars(with = "Option<CategoryName>", extend("default" = "external"))]
+    pub category: Option<AddressCategory>,
+}
+
+/// The category names, as the schema states them.
+struct CategoryName;
+
+impl JsonSchema for CategoryName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AddressCategory".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "enum": AddressCategory::ALL.map(AddressCategory::as_str),
+        })
+    }
+}
+
+fn optional_category<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<AddressCategory>, D::Error> {
+    match Option::<String>::deserialize(d)? {
+        None => Ok(None),
+        Some(text) => AddressCategory::parse(&text)
+            .map(Some)
+            .map_err(|e| serde::de::Error::custom(e.to_string())),
+    }
+}
+
+/// A scan, as a watched wallet shows its newest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct LastScanView {
+    pub job_id: String,
+    /// running, completed, partial, failed or cancelled.
+    pub status: String,
+    /// RFC 3339; absent while it runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+}
+
+/// One watched wallet.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct WalletView {
+    pub address: String,
+    /// Empty when none was given.
+    pub label: String,
+    /// RFC 3339.
+    pub added_at: String,
+    /// The wallet's newest scan; null when it was never scanned.
+    pub last_scan: Option<LastScanView>,
+    /// Legs in the wallet's ledger.
+    pub ledger_legs: u64,
+}
+
+impl From<WatchedWallet> for WalletView {
+    fn from(w: WatchedWallet) -> Self {
+        Self {
+            address: w.address.to_string(),
+            label: w.label,
+            added_at: rfc3339(w.added_at),
+            last_scan: w.last_scan.map(|s| LastScanView {
+                job_id: s.job_id,
+                status: s.status,
+                finished_at: s.finished_at.map(rfc3339),
+            }),
+            ledger_legs: w.ledger_legs,
+        }
+    }
+}
+
+/// The watchlist.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Wallets {
+    /// Oldest first.
+    pub wallets: Vec<WalletView>,
+}
+
+/// An address's name, as `set_address_label` left it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct AddressLabel {
+    pub address: String,
+    /// Empty when the label was removed.
+    pub label: String,
+    pub category: String,
+    /// True when an empty label removed the name.
+    pub removed: bool,
+}
+
+/// `list_wallets`.
+pub async fn list_wallets(store: &Store, principal: &Principal) -> Result<Wallets, AppError> {
+    let account = principal.require_account("list_wallets")?;
+    let wallets = watchlist::list_wallets(store, &account.account_id).await?;
+    Ok(Wallets {
+        wallets: wallets.into_iter().map(WalletView::from).collect(),
+    })
+}
+
+/// `add_wallet`: watch a wallet (again: relabel it). Answers the wallet as
+/// the list shows it.
+pub async fn add_wallet(
+    store: &Store,
+    now_ms: i64,
+    principal: &Principal,
+    args: AddWalletArgs,
+) -> Result<WalletView, AppError> {
+    let account = principal.require_account("add_wallet")?;
+    let label = args.label.unwrap_or_default();
+    watchlist::add_wallet(
+        store,
+        now_ms,
+        &account.account_id,
+        args.address.clone(),
+        &label,
+    )
+    .await?;
+    watchlist::list_wallets(store, &account.account_id)
+        .await?
+        .into_iter()
+        .find(|w| w.address == args.address)
+        .map(WalletView::from)
+        .ok_or_else(|| AppError::internal("add_wallet", &"the wallet vanished from the list"))
+}
+
+/// Stop watching a wallet (`DELETE /v1/wallets/{address}`); not watching
+/// it is `not_found`.
+pub async fn remove_wallet(
+    store: &Store,
+    principal: &Principal,
+    address: &WalletAddress,
+) -> Result<(), AppError> {
+    let account = principal.require_account("removing a watched wallet")?;
+    if watchlist::remove_wallet(store, &account.account_id, address).await? {
+        Ok(())
+    } else {
+        Err(AppError::not_found(
+            "your account does not watch this wallet",
+        ))
+    }
+}
+
+/// `set_address_label`.
+pub async fn set_address_label(
+    store: &Store,
+    now_ms: i64,
+    principal: &Principal,
+    args: SetAddressLabelArgs,
+) -> Result<AddressLabel, AppError> {
+    let account = principal.require_account("set_address_label")?;
+    let category = args.category.unwrap_or_default();
+    labels::set_address_label(
+        store,
+        now_ms,
+        &account.account_id,
+        args.address.clone(),
+        &args.label,
+        category,
+    )
+    .await?;
+    let label = args.label.trim().to_owned();
+    Ok(AddressLabel {
+        address: args.address.to_string(),
+        removed: label.is_empty(),
+        label,
+        category: category.as_str().to_owned(),
+    })
+}
