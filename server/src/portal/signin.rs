@@ -59,7 +59,7 @@ pub struct SignedInResponse {
     account_id: String,
     /// This sign-in created the account.
     created: bool,
-    /// This sign-in linked the wallet to the account already signed in.
+    /// This sign-in newly linked the wallet to the account already signed in.
     linked: bool,
 }
 
@@ -158,11 +158,11 @@ pub async fn complete(
     };
     let outcome = match current {
         Some(account) => {
-            accounts::link_identity(state.store(), now, &account, identity).await?;
+            let linked = accounts::link_identity(state.store(), now, &account, identity).await?;
             Outcome {
                 account,
                 created: false,
-                linked: true,
+                linked,
             }
         }
         None => {
