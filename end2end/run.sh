@@ -12,6 +12,8 @@
 #    b. MCP conformance suite, legacy 2025-11-25 wire (active suite) and the
 #       2026-07-28 requirement set, each against its baseline in conformance/
 #    c. tests/pages.test.mjs        portal pages in Debian's Chromium (node --test)
+#    d. tests/accounts.test.mjs     sign-in (a test wallet, Google against the OIDC
+#                                   stand-in), keys, wallets, in Chromium (node --test)
 # The last line of stdout is `N passed, M failed`: node tests, plus one per
 # conformance run, plus one for the server's clean shutdown. Exit 1 if M > 0.
 #
@@ -19,6 +21,10 @@
 #   LEDGER_BIN                the server binary (default $CARGO_TARGET_DIR or
 #                             <repo>/target, then debug/ledger; build it with
 #                             `cargo build -p server`)
+#   OIDC_STANDIN_BIN          the OIDC stand-in (default: examples/oidc_standin beside
+#                             LEDGER_BIN; built with `cargo build -p server --example
+#                             oidc_standin` when missing); the server's google.* settings
+#                             point at it
 #   DATABASE_URL              passed through (e.g. postgres://...); default: a
 #                             fresh SQLite file in the run directory
 #   LEDGER_E2E_OUT            the run directory (default: a new mktemp -d); it keeps
@@ -138,6 +144,10 @@ stop_server() {
 }
 
 on_exit() {
+    if [ -n "${OIDC_PID:-}" ]; then
+        kill -TERM "$OIDC_PID" 2>/dev/null || true
+        wait "$OIDC_PID" 2>/dev/null || true
+    fi
     if [ -n "$SERVER_PID" ]; then
         stop_server
         echo "end2end: stopped the server (exit $SERVER_RC); log: $SERVER_LOG" >&2
@@ -185,6 +195,30 @@ start_server() {
     tail -20 "$SERVER_LOG" | sed "s/\x1b\[[0-9;]*m//g" >&2
     die "the server would not start; log: $SERVER_LOG"
 }
+
+# --- the OIDC stand-in: "Google" for the accounts suite ------------------------------
+OIDC_STANDIN_BIN=${OIDC_STANDIN_BIN:-$(dirname "$LEDGER_BIN")/examples/oidc_standin}
+if [ ! -x "$OIDC_STANDIN_BIN" ]; then
+    log "building the OIDC stand-in (cargo build -p server --example oidc_standin)"
+    (cd "$ROOT" && cargo build -q -p server --example oidc_standin) >"$RUN_DIR/oidc-standin-build.log" 2>&1 ||
+        { cat "$RUN_DIR/oidc-standin-build.log" >&2; die "could not build the OIDC stand-in"; }
+fi
+[ -x "$OIDC_STANDIN_BIN" ] || die "no OIDC stand-in at $OIDC_STANDIN_BIN (set OIDC_STANDIN_BIN)"
+OIDC_OUT=$RUN_DIR/oidc-standin.out
+"$OIDC_STANDIN_BIN" 0 >"$OIDC_OUT" 2>"$RUN_DIR/oidc-standin.log" &
+OIDC_PID=$!
+OIDC_ISSUER=
+for _ in $(seq 1 100); do
+    OIDC_ISSUER=$(head -1 "$OIDC_OUT" 2>/dev/null || true)
+    [ -n "$OIDC_ISSUER" ] && break
+    kill -0 "$OIDC_PID" 2>/dev/null || break
+    sleep 0.1
+done
+[ -n "$OIDC_ISSUER" ] || { cat "$RUN_DIR/oidc-standin.log" >&2; die "the OIDC stand-in did not start"; }
+log "OIDC stand-in pid $OIDC_PID at $OIDC_ISSUER"
+export LEDGER_GOOGLE__ISSUER=$OIDC_ISSUER
+export LEDGER_GOOGLE__CLIENT_ID=ledger-test-client.apps.example
+export LEDGER_GOOGLE__CLIENT_SECRET=ledger-test-secret
 
 start_server
 MCP_URL=$BASE_URL/mcp
@@ -253,6 +287,7 @@ node_suite mcp-client tests/mcp-client.test.mjs
 conformance_run 2025-11-25 "$HERE/conformance/baseline-2025-11-25.yml"
 conformance_run 2026-07-28 "$HERE/conformance/baseline-2026-07-28.yml" --requirements 2026-07-28
 node_suite pages tests/pages.test.mjs
+node_suite accounts tests/accounts.test.mjs
 
 # --- shutdown ---------------------------------------------------------------------------
 log "stopping the server (SIGTERM)"

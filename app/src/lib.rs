@@ -8,6 +8,7 @@
 //! comes through the [`backend::Backend`] trait object that the server puts in
 //! Leptos context, and reaches the browser through server functions.
 
+pub mod account;
 pub mod backend;
 mod pages;
 
@@ -19,7 +20,12 @@ use leptos_router::{
     path,
 };
 
+pub use account::Portal;
 pub use backend::{ArgumentSummary, SiteInfo, ToolSummary};
+
+/// The portal's account pages, which the server renders itself (their
+/// forms POST to the same paths); its route list leaves them out.
+pub const ACCOUNT_PATHS: [&str; 4] = ["/signin", "/keys", "/wallets", "/payments"];
 
 /// The stylesheet's URL; the server serves `style/ledger.css` here.
 pub const STYLESHEET_PATH: &str = "/style/ledger.css";
@@ -49,6 +55,7 @@ pub fn shell(options: LeptosOptions, hydrate: bool) -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    account::provide_portal();
     view! {
         <Stylesheet id="ledger" href=STYLESHEET_PATH/>
         <Router>
@@ -57,23 +64,33 @@ pub fn App() -> impl IntoView {
                     <img src="/logo.svg" alt="" width="28" height="28"/>
                     <span>"Ledger"</span>
                 </A>
-                <nav>
-                    <A href="/">"Home"</A>
-                    <A href="/tools">"Tools"</A>
-                    <a href="/llms.txt">"llms.txt"</a>
-                    <a href="/v1/openapi.json">"OpenAPI"</a>
+                // On a phone the developer links live in the footer, and a
+                // signed-in bar keeps only the account's entries (the brand
+                // links home), so the bar never wraps.
+                <nav class:signed-in=account::is_signed_in()>
+                    <A href="/" attr:class="site">"Home"</A>
+                    <A href="/tools" attr:class="site">"Tools"</A>
+                    <a href="/llms.txt" class="dev">"llms.txt"</a>
+                    <a href="/v1/openapi.json" class="dev">"OpenAPI"</a>
+                    <account::AccountNav/>
                 </nav>
             </header>
             <main>
                 <Routes fallback=pages::NotFound>
                     <Route path=path!("/") view=pages::HomePage ssr=SsrMode::Async/>
                     <Route path=path!("/tools") view=pages::ToolsPage ssr=SsrMode::Async/>
+                    <Route path=path!("/signin") view=account::SignInPage ssr=SsrMode::Async/>
+                    <Route path=path!("/keys") view=account::KeysPage ssr=SsrMode::Async/>
+                    <Route path=path!("/wallets") view=account::WalletsPage ssr=SsrMode::Async/>
+                    <Route path=path!("/payments") view=account::PaymentsPage ssr=SsrMode::Async/>
                 </Routes>
             </main>
             <footer class="site-footer">
                 <p>
                     "Ledger: Solana wallet reports for people and agents. "
                     <a href="/.well-known/mcp/server-card.json">"Server card"</a>
+                    " · " <a href="/llms.txt">"llms.txt"</a>
+                    " · " <a href="/v1/openapi.json">"OpenAPI"</a>
                     <span class="version">" · version " {env!("CARGO_PKG_VERSION")}</span>
                 </p>
             </footer>

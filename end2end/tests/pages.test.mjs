@@ -217,7 +217,9 @@ for (const width of [390, 1280]) {
         await screenshot(page, `${name}-${width}`);
         const layout = await page.evaluate(() => {
           const header = document.querySelector('.site-header');
-          const items = [header.querySelector('.brand'), ...header.querySelectorAll('nav a')];
+          // What is shown: on a phone the developer links move to the footer.
+          const items = [header.querySelector('.brand'), ...header.querySelectorAll('nav a, nav button')]
+            .filter((el) => el.getClientRects().length > 0);
           const tops = items.map((el) => el.getBoundingClientRect());
           const pres = [...document.querySelectorAll('pre')].map((pre) => {
             const box = pre.getBoundingClientRect();

@@ -28,6 +28,7 @@ pub mod ledger;
 pub mod mcp;
 pub mod params;
 pub mod payments;
+pub mod portal;
 pub mod prices;
 pub mod reads;
 pub mod site;

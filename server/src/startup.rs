@@ -18,7 +18,7 @@ use crate::{
     config::Config,
     discovery,
     error::AppError,
-    mcp,
+    mcp, portal,
     site::{self, backend_context, shell_fn},
     state::{AppState, Parts, Services},
     store::{Store, StoreError},
@@ -172,7 +172,12 @@ const BODY_READ_TIMEOUT_SECS: u64 = 30;
 
 /// Every route of the service.
 pub fn router(state: AppState) -> Router {
-    let portal_routes = leptos_axum::generate_route_list(app::App);
+    // The account pages are rendered by `portal::pages` (their forms POST
+    // to the same paths); Leptos serves the others.
+    let portal_routes: Vec<_> = leptos_axum::generate_route_list(app::App)
+        .into_iter()
+        .filter(|route| !app::ACCOUNT_PATHS.contains(&route.path()))
+        .collect();
     let server_fns = {
         let state = state.clone();
         move |request: axum::extract::Request| {
@@ -216,12 +221,7 @@ pub fn router(state: AppState) -> Router {
             get(discovery::protected_resource),
         )
         .route("/api/{*fn_name}", get(server_fns.clone()).post(server_fns))
-        .leptos_routes_with_context(
-            &state,
-            portal_routes,
-            backend_context(state.clone()),
-            shell_fn(&state),
-        )
+        .merge(portal_router(&state, portal_routes))
         .fallback(site::fallback)
         // After routing (it sees the matched route) and around the
         // fallback: the JSON surfaces' guard and error bodies.
@@ -253,6 +253,50 @@ pub fn router(state: AppState) -> Router {
             Duration::from_secs(BODY_READ_TIMEOUT_SECS),
         ))
         .layer(axum::middleware::from_fn(crate::http::strip_cookies))
+}
+
+/// The people side: sign-in, the account pages and the Leptos pages, behind
+/// the cookie session (no other route sees it).
+fn portal_router(
+    state: &AppState,
+    leptos_routes: Vec<leptos_axum::AxumRouteListing>,
+) -> Router<AppState> {
+    let pages = Router::new()
+        .leptos_routes_with_context(
+            state,
+            leptos_routes,
+            portal::route_context(state.clone()),
+            shell_fn(state),
+        )
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            portal::with_viewer,
+        ));
+    Router::new()
+        .route(
+            "/auth/solana/challenge",
+            post(portal::signin::solana_challenge),
+        )
+        .route("/auth/solana/verify", post(portal::signin::solana_verify))
+        .route("/auth/google/start", get(portal::signin::google_start))
+        .route(
+            "/auth/google/callback",
+            get(portal::signin::google_callback),
+        )
+        .route("/auth/signout", post(portal::signin::sign_out))
+        .route("/signin", get(portal::pages::sign_in_page))
+        .route("/keys", get(portal::pages::keys).post(portal::pages::mint))
+        .route("/keys/revoke", post(portal::pages::revoke))
+        .route(
+            "/wallets",
+            get(portal::pages::wallets).post(portal::pages::add_wallet),
+        )
+        .route("/wallets/relabel", post(portal::pages::relabel_wallet))
+        .route("/wallets/remove", post(portal::pages::remove_wallet))
+        .route("/payments", get(portal::pages::payments))
+        .merge(pages)
+        .layer(axum::Extension(portal::PortalParts::new(state)))
+        .layer(portal::sessions::layer(state.services()))
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -307,6 +307,11 @@ pub async fn account_exists(store: &Store, id: &AccountId) -> Result<bool, Accou
     Ok(store.account_exists(id.as_str()).await?)
 }
 
+/// Account `id`'s label (empty for none); `None` when there is no such account.
+pub async fn account_label(store: &Store, id: &AccountId) -> Result<Option<String>, AccountsError> {
+    Ok(store.account_label(id.as_str()).await?)
+}
+
 /// The account `identity` signs in to, and whether this sign-in created it
 /// (the first sign-in of an identity does). A Google identity's email is
 /// refreshed on every sign-in.

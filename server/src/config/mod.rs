@@ -54,6 +54,87 @@ pub struct Config {
     pub payments: PaymentsMode,
     /// Where x402 payments go and what they may look like.
     pub x402: X402Config,
+    /// Portal (cookie) sessions: how long they live.
+    pub session: SessionConfig,
+    /// Sign in with Google (OpenID Connect); off until a client is set.
+    pub google: GoogleConfig,
+    /// Sign-In With Solana.
+    pub siws: SiwsConfig,
+}
+
+/// Portal sessions end after `idle_secs` without a request, and
+/// `absolute_secs` after sign-in whatever happens.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SessionConfig {
+    /// A session unused this long is over (seconds).
+    pub idle_secs: u64,
+    /// A session is over this long after sign-in, used or not (seconds).
+    pub absolute_secs: u64,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        Self {
+            idle_secs: 7 * 24 * 3600,
+            absolute_secs: 30 * 24 * 3600,
+        }
+    }
+}
+
+impl SessionConfig {
+    /// Sessions created at or before this time (ms) are past their
+    /// absolute lifetime at `now_ms`.
+    pub fn absolute_cutoff(&self, now_ms: i64) -> i64 {
+        now_ms.saturating_sub(secs_to_ms(self.absolute_secs))
+    }
+
+    /// The idle deadline of a session used at `now_ms`.
+    pub fn idle_deadline(&self, now_ms: i64) -> i64 {
+        now_ms.saturating_add(secs_to_ms(self.idle_secs))
+    }
+}
+
+fn secs_to_ms(secs: u64) -> i64 {
+    i64::try_from(secs.saturating_mul(1000)).unwrap_or(i64::MAX)
+}
+
+/// The Google OAuth client (Google Cloud console, type *Web application*,
+/// redirect URI `{public_url}/auth/google/callback`). Google sign-in is
+/// offered only when both the client id and secret are set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GoogleConfig {
+    /// The OpenID provider (`https://accounts.google.com`).
+    pub issuer: String,
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+}
+
+impl Default for GoogleConfig {
+    fn default() -> Self {
+        Self {
+            issuer: "https://accounts.google.com".to_owned(),
+            client_id: None,
+            client_secret: None,
+        }
+    }
+}
+
+/// Sign-In With Solana.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SiwsConfig {
+    /// The chain id sign-in messages name (`mainnet`, `devnet`, …).
+    pub chain_id: String,
+}
+
+impl Default for SiwsConfig {
+    fn default() -> Self {
+        Self {
+            chain_id: "mainnet".to_owned(),
+        }
+    }
 }
 
 /// How paid tools are paid for.
@@ -339,6 +420,9 @@ impl Default for Config {
             prices: PricesConfig::default(),
             payments: PaymentsMode::Off,
             x402: X402Config::default(),
+            session: SessionConfig::default(),
+            google: GoogleConfig::default(),
+            siws: SiwsConfig::default(),
         }
     }
 }
@@ -538,6 +622,24 @@ impl Config {
         ] {
             url::Url::parse(url).map_err(|e| ConfigError::Invalid(format!("{key}: {e}")))?;
         }
+        if self.google.client_id.is_some() != self.google.client_secret.is_some() {
+            return Err(ConfigError::Invalid(
+                "google.client_id and google.client_secret are set together (or neither, for no Google sign-in)"
+                    .to_owned(),
+            ));
+        }
+        url::Url::parse(&self.google.issuer)
+            .map_err(|e| ConfigError::Invalid(format!("google.issuer: {e}")))?;
+        if self.siws.chain_id.is_empty() || self.siws.chain_id.contains(char::is_whitespace) {
+            return Err(ConfigError::Invalid(
+                "siws.chain_id must be one word (mainnet, devnet, …)".to_owned(),
+            ));
+        }
+        if self.session.idle_secs == 0 || self.session.absolute_secs == 0 {
+            return Err(ConfigError::Invalid(
+                "session.idle_secs and session.absolute_secs must be positive".to_owned(),
+            ));
+        }
         if self.mcp.max_batch == 0 || self.mcp.max_body_bytes == 0 {
             return Err(ConfigError::Invalid(
                 "mcp.max_batch and mcp.max_body_bytes must be positive".to_owned(),
@@ -587,6 +689,23 @@ mod tests {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect()
+    }
+
+    #[test]
+    fn a_google_client_id_without_its_secret_is_refused() {
+        let err = Config::load_from(None, env(&[("LEDGER_GOOGLE__CLIENT_ID", "x.apps")]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("google.client_secret"), "{err}");
+    }
+
+    #[test]
+    fn session_lifetimes_default_to_a_week_idle_and_a_month_absolute() {
+        let config = Config::load_from(None, env(&[("LEDGER_SESSION__IDLE_SECS", "60")])).unwrap();
+        assert_eq!(config.session.idle_secs, 60);
+        assert_eq!(config.session.absolute_secs, 30 * 24 * 3600);
+        assert_eq!(SessionConfig::default().idle_secs, 7 * 24 * 3600);
+        assert_eq!(config.siws.chain_id, "mainnet");
     }
 
     #[test]

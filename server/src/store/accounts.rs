@@ -117,6 +117,17 @@ impl Store {
         }))
     }
 
+    /// An account's label; `None` when there is no such account.
+    pub async fn account_label(&self, id: &str) -> Result<Option<String>, StoreError> {
+        let row: Option<(String,)> = on_pool!(&self.pool, |pool| sqlx::query_as(
+            "SELECT label FROM accounts WHERE id = $1"
+        )
+        .bind(id)
+        .fetch_optional(pool)
+        .await?);
+        Ok(row.map(|(label,)| label))
+    }
+
     /// Link an identity to `identity.account_id`. False when it is already
     /// linked (to this account or another).
     pub async fn insert_identity(&self, identity: &IdentityRecord) -> Result<bool, StoreError> {

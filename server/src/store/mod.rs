@@ -34,6 +34,7 @@ mod accounts;
 mod jobs;
 mod memo;
 mod payments;
+mod portal_sessions;
 mod prices;
 mod quotes;
 mod ratelimit;

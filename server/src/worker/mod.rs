@@ -28,7 +28,10 @@ pub struct Maintenance {
 /// One maintenance pass.
 pub async fn maintenance_pass(state: &Services) -> Result<Maintenance, crate::store::StoreError> {
     let now = state.now_ms();
-    let sessions = state.store().purge_expired_sessions(now).await?;
+    let sessions = state.store().purge_expired_sessions(now).await?
+        + (state.store())
+            .purge_portal_sessions(now, state.config().session.absolute_cutoff(now))
+            .await?;
     let rate_buckets = state.store().purge_rate_limits(now).await?;
     let quotes = state.store().purge_expired_quotes(now).await?;
     let payments_recovered = crate::payments::settle::recover(&state.paywall()).await?;

@@ -16,8 +16,11 @@ mod ledger;
 mod mcp_limits;
 mod mcp_stateless;
 mod mcp_transport;
+#[path = "../support/oidc_standin.rs"]
+mod oidc_standin;
 mod pages;
 mod payments;
+mod portal;
 #[path = "../support/price_standin.rs"]
 mod price_standin;
 mod prices;

@@ -1,0 +1,582 @@
+//! The signed-in side of the portal: the sign-in page, Keys, Wallets and
+//! Payments, and the navigation that changes with the session.
+//!
+//! These pages are per request: who is signed in, their CSRF token, and
+//! what a form just did (a token minted once, an error next to a field).
+//! The server computes all of it as one plain value, [`Portal`], and puts
+//! it in Leptos context for the render; [`provide_portal`] shares it with
+//! the components as a `SharedValue`, so hydration finds the same value
+//! serialized in the page. Nothing here fetches on its own, and every
+//! form is a plain HTML form that POSTs to the server and is answered with
+//! a redirect or this page again, so the pages work with JavaScript off.
+//! Links to these pages are `rel="external"`: they are full page loads,
+//! never a client-side navigation (which would have no per-request value).
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use serde::{Deserialize, Serialize};
+
+/// Everything a portal render knows about its request.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Portal {
+    pub viewer: Viewer,
+    pub page: PortalPage,
+}
+
+/// Who is looking.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Viewer {
+    /// The signed-in account, if any.
+    pub account: Option<ViewerAccount>,
+    /// The session's CSRF token, carried by every form (empty when signed out).
+    pub csrf: String,
+    /// Whether Google sign-in is configured.
+    pub google: bool,
+    /// The public URL, without a trailing slash.
+    pub public_url: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ViewerAccount {
+    pub id: String,
+    pub label: String,
+    /// "Google account a@b.c", "Solana wallet 7xKX…gAsU", oldest first.
+    pub identities: Vec<String>,
+}
+
+/// What the page shows.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub enum PortalPage {
+    /// A page with nothing of its own (home, tools).
+    #[default]
+    None,
+    SignIn(SignInView),
+    Keys(KeysView),
+    Wallets(WalletsView),
+    Payments(Vec<PaymentRow>),
+    /// A form was refused (CSRF); nothing changed.
+    Refused(String),
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignInView {
+    /// Why the last sign-in failed, in words.
+    pub error: Option<String>,
+}
+
+/// An error to show next to a form field.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldError {
+    /// The field's `name`.
+    pub field: String,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeysView {
+    pub tokens: Vec<TokenRow>,
+    /// A token minted by this very request: its plaintext, shown once.
+    pub minted: Option<MintedToken>,
+    pub error: Option<FieldError>,
+    /// What the mint form held when it was refused.
+    pub form: MintForm,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MintForm {
+    pub kind: String,
+    pub read: bool,
+    pub scan: bool,
+    pub label: String,
+}
+
+impl Default for MintForm {
+    fn default() -> Self {
+        Self {
+            kind: "mcp".to_owned(),
+            read: true,
+            scan: false,
+            label: String::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenRow {
+    pub id: String,
+    pub label: String,
+    /// `mcp` or `api`.
+    pub kind: String,
+    pub scopes: String,
+    pub prefix: String,
+    pub created: String,
+    pub last_used: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MintedToken {
+    pub plaintext: String,
+    pub kind: String,
+    pub label: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WalletsView {
+    pub wallets: Vec<WalletRow>,
+    pub error: Option<FieldError>,
+    /// The add form's values when it was refused.
+    pub address: String,
+    pub label: String,
+    /// What the last form did, in words.
+    pub notice: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WalletRow {
+    pub address: String,
+    pub label: String,
+    pub added: String,
+    /// "completed 2026-12-01 12:00 UTC", "running", or "never scanned".
+    pub last_scan: String,
+    pub ledger_legs: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaymentRow {
+    pub payment_id: String,
+    pub quote_id: String,
+    pub entitlement: String,
+    pub wallet: String,
+    /// USDC, in words (`0.05 USDC`).
+    pub amount: String,
+    pub status: String,
+    pub transaction: String,
+    pub date: String,
+}
+
+/// The request's [`Portal`] as the components read it: on the server the
+/// value the server put in context, serialized into the page; in the
+/// browser, during hydration, that same value read back. Synchronous, so
+/// no page waits on it.
+#[derive(Clone)]
+struct SharedPortal(Portal);
+
+pub fn provide_portal() {
+    let portal = leptos::server::SharedValue::new(|| use_context::<Portal>().unwrap_or_default())
+        .into_inner();
+    provide_context(SharedPortal(portal));
+}
+
+/// Render `f` with the request's portal value.
+fn with_portal<V: IntoView + 'static>(f: impl FnOnce(Portal) -> V) -> V {
+    f(use_context::<SharedPortal>()
+        .map(|shared| shared.0)
+        .unwrap_or_default())
+}
+
+/// Whether someone is signed in (for the navigation's layout).
+pub fn is_signed_in() -> bool {
+    with_portal(|portal| portal.viewer.account.is_some())
+}
+
+/// The navigation entries that depend on the session.
+#[component]
+pub fn AccountNav() -> impl IntoView {
+    let path = leptos_router::hooks::use_location()
+        .pathname
+        .get_untracked();
+    let current = move |href: &str| (path == href).then_some("page");
+    with_portal(|portal| match portal.viewer.account {
+        None => {
+            view! { <a href="/signin" rel="external" aria-current=current("/signin")>"Sign in"</a> }
+                .into_any()
+        }
+        Some(_) => view! {
+            <a href="/keys" rel="external" aria-current=current("/keys")>"Keys"</a>
+            <a href="/wallets" rel="external" aria-current=current("/wallets")>"Wallets"</a>
+            <a href="/payments" rel="external" aria-current=current("/payments")>"Payments"</a>
+            <form method="post" action="/auth/signout" class="signout">
+                <input type="hidden" name="csrf" value=portal.viewer.csrf.clone()/>
+                <button type="submit" class="link">"Sign out"</button>
+            </form>
+        }
+        .into_any(),
+    })
+}
+
+fn refused(message: String) -> AnyView {
+    view! {
+        <Title text="Ledger: refused"/>
+        <h1>"Refused"</h1>
+        <p class="error" role="alert">{message}</p>
+        <p>"Nothing was changed. " <a href="/keys" rel="external">"Back to your keys"</a>"."</p>
+    }
+    .into_any()
+}
+
+/// The hidden CSRF field every form carries.
+fn csrf_field(viewer: &Viewer) -> impl IntoView + use<> {
+    view! { <input type="hidden" name="csrf" value=viewer.csrf.clone()/> }
+}
+
+fn field_error(error: &Option<FieldError>, field: &str) -> Option<AnyView> {
+    error.as_ref().filter(|e| e.field == field).map(|e| {
+        view! { <p class="field-error" role="alert" id=format!("{field}-error")>{e.message.clone()}</p> }
+            .into_any()
+    })
+}
+
+/// A code block with a copy button that `/portal.js` wires up (hidden
+/// until it does, so nobody without JavaScript sees a dead button).
+#[component]
+fn CopyBlock(#[prop(into)] label: String, #[prop(into)] code: String) -> impl IntoView {
+    view! {
+        <figure class="snippet">
+            <figcaption>
+                <span>{label}</span>
+                <button type="button" class="copy" data-copy="" hidden>"Copy"</button>
+            </figcaption>
+            <pre><code>{code}</code></pre>
+        </figure>
+    }
+}
+
+#[component]
+pub fn SignInPage() -> impl IntoView {
+    with_portal(|portal| {
+        let error = match &portal.page {
+            PortalPage::SignIn(view) => view.error.clone(),
+            PortalPage::Refused(message) => return refused(message.clone()),
+            _ => None,
+        };
+        let signed_in = portal.viewer.account.clone();
+        view! {
+            <Title text="Ledger: sign in"/>
+            <h1>"Sign in"</h1>
+            {match signed_in {
+                None => view! {
+                    <p class="lede">"Sign in to mint MCP tokens and API keys, keep a watchlist of wallets and see your payments."</p>
+                }.into_any(),
+                Some(account) => view! {
+                    <p class="lede">
+                        "You are signed in as " <strong>{account.label.clone()}</strong>
+                        ". Signing in with another method links it to this account."
+                    </p>
+                    <ul class="identities">
+                        {account.identities.into_iter().map(|i| view! { <li>{i}</li> }).collect_view()}
+                    </ul>
+                }.into_any(),
+            }}
+            {error.map(|e| view! { <p class="error" role="alert" id="signin-error">{e}</p> })}
+            <div class="signin-methods">
+                <article class="card">
+                    <h2>"Sign in with a Solana wallet"</h2>
+                    <p>"Your wallet signs a one-time message (Sign-In With Solana); nothing is sent on chain. Needs JavaScript and a wallet extension."</p>
+                    <button type="button" id="siws-button" class="primary" disabled>"Sign in with a Solana wallet"</button>
+                    <p class="error" id="siws-status" role="status" aria-live="polite"></p>
+                    <noscript><p>"Turn on JavaScript to sign in with a wallet."</p></noscript>
+                </article>
+                {portal.viewer.google.then(|| view! {
+                    <article class="card">
+                        <h2>"Sign in with Google"</h2>
+                        <p>"Google tells us your account's id and email; nothing else."</p>
+                        <a class="button primary" href="/auth/google/start" rel="external" id="google-signin">"Sign in with Google"</a>
+                    </article>
+                })}
+            </div>
+            <script src="/portal.js" defer></script>
+        }
+        .into_any()
+    })
+}
+
+fn claude_code(mcp_url: &str, token: &str) -> String {
+    format!(
+        "claude mcp add --transport http ledger {mcp_url} \\\n  --header \"Authorization: Bearer {token}\""
+    )
+}
+
+fn mcp_json(mcp_url: &str, token: &str) -> String {
+    format!(
+        "{{\n  \"mcpServers\": {{\n    \"ledger\": {{\n      \"type\": \"http\",\n      \"url\": \"{mcp_url}\",\n      \"headers\": {{ \"Authorization\": \"Bearer {token}\" }}\n    }}\n  }}\n}}"
+    )
+}
+
+fn cursor(mcp_url: &str) -> String {
+    format!(
+        "{{\n  \"mcpServers\": {{\n    \"ledger\": {{\n      \"url\": \"{mcp_url}\",\n      \"headers\": {{ \"Authorization\": \"Bearer ${{env:LEDGER_TOKEN}}\" }}\n    }}\n  }}\n}}"
+    )
+}
+
+fn claude_desktop(mcp_url: &str, token: &str) -> String {
+    format!(
+        "{{\n  \"mcpServers\": {{\n    \"ledger\": {{\n      \"command\": \"npx\",\n      \"args\": [\n        \"-y\",\n        \"mcp-remote\",\n        \"{mcp_url}\",\n        \"--header\", \"Authorization: Bearer ${{LEDGER_TOKEN}}\"\n      ],\n      \"env\": {{ \"LEDGER_TOKEN\": \"{token}\" }}\n    }}\n  }}\n}}"
+    )
+}
+
+fn curl_api(public_url: &str, token: &str) -> String {
+    format!("curl -sS {public_url}/v1/ping \\\n  -H \"Authorization: Bearer {token}\"")
+}
+
+#[component]
+fn Minted(minted: MintedToken, public_url: String) -> impl IntoView {
+    let mcp_url = format!("{public_url}/mcp");
+    let token = minted.plaintext.clone();
+    let is_mcp = minted.kind == "mcp";
+    view! {
+        <section class="minted" id="minted" aria-labelledby="minted-heading">
+            <h2 id="minted-heading">"Your new " {if is_mcp { "MCP token" } else { "API key" }}</h2>
+            <p class="warning">
+                <strong>"Copy it now: it is shown this once."</strong>
+                " Ledger keeps only its hash; if you lose it, revoke it and mint another."
+            </p>
+            <CopyBlock label="token" code=token.clone()/>
+            {if is_mcp {
+                view! {
+                    <div class="connect">
+                        <h3>"Connect an agent"</h3>
+                        <div class="clients">
+                            <article id="minted-claude-code">
+                                <h4>"Claude Code"</h4>
+                                <CopyBlock label="shell" code=claude_code(&mcp_url, &token)/>
+                            </article>
+                            <article id="minted-mcp-json">
+                                <h4>".mcp.json"</h4>
+                                <CopyBlock label="json" code=mcp_json(&mcp_url, &token)/>
+                            </article>
+                            <article id="minted-cursor">
+                                <h4>"Cursor"</h4>
+                                <p>"~/.cursor/mcp.json, with LEDGER_TOKEN set to the token in your environment:"</p>
+                                <CopyBlock label="json" code=cursor(&mcp_url)/>
+                            </article>
+                            <article id="minted-claude-desktop">
+                                <h4>"Claude Desktop (through mcp-remote)"</h4>
+                                <CopyBlock label="json" code=claude_desktop(&mcp_url, &token)/>
+                            </article>
+                        </div>
+                    </div>
+                }.into_any()
+            } else {
+                view! {
+                    <div class="connect">
+                        <h3>"Call the REST API"</h3>
+                        <CopyBlock label="shell" code=curl_api(&public_url, &token)/>
+                    </div>
+                }.into_any()
+            }}
+        </section>
+    }
+}
+
+#[component]
+pub fn KeysPage() -> impl IntoView {
+    with_portal(|portal| {
+        let keys = match portal.page {
+            PortalPage::Keys(keys) => keys,
+            PortalPage::Refused(message) => return refused(message),
+            _ => KeysView::default(),
+        };
+        let viewer = portal.viewer;
+        let form = keys.form.clone();
+        let error = keys.error.clone();
+        let empty = keys.tokens.is_empty();
+        view! {
+            <Title text="Ledger: keys"/>
+            <h1>"Keys"</h1>
+            <p class="lede">"MCP tokens (" <code>"lm_…"</code> ") connect agents to " <code>"/mcp"</code>
+                "; API keys (" <code>"lk_…"</code> ") call the REST API under " <code>"/v1"</code> "."</p>
+            {keys.minted.map(|minted| view! { <Minted minted public_url=viewer.public_url.clone()/> })}
+            <section class="card" aria-labelledby="mint-heading">
+                <h2 id="mint-heading">"Mint a token"</h2>
+                <form method="post" action="/keys" class="stack" id="mint-form">
+                    {csrf_field(&viewer)}
+                    <fieldset>
+                        <legend>"Kind"</legend>
+                        <label><input type="radio" name="kind" value="mcp" checked=form.kind != "api"/>" MCP token (agents)"</label>
+                        <label><input type="radio" name="kind" value="api" checked=form.kind == "api"/>" API key (REST)"</label>
+                        {field_error(&error, "kind")}
+                    </fieldset>
+                    <fieldset>
+                        <legend>"Scopes"</legend>
+                        <label><input type="checkbox" name="scope_read" value="on" checked=form.read/>" read: ledgers, positions, reports"</label>
+                        <label><input type="checkbox" name="scope_scan" value="on" checked=form.scan/>" scan: start scans"</label>
+                        {field_error(&error, "scopes")}
+                    </fieldset>
+                    <label for="mint-label">"Label"</label>
+                    <input type="text" id="mint-label" name="label" maxlength="64" value=form.label.clone() placeholder="laptop, CI, my agent"/>
+                    {field_error(&error, "label")}
+                    <button type="submit" class="primary">"Mint"</button>
+                </form>
+            </section>
+            <section aria-labelledby="tokens-heading">
+                <h2 id="tokens-heading">"Live tokens"</h2>
+                {if empty {
+                    view! { <p class="empty">"No live tokens yet."</p> }.into_any()
+                } else {
+                    view! {
+                        <div class="table-wrap">
+                            <table class="tokens">
+                                <thead><tr><th>"Label"</th><th>"Kind"</th><th>"Scopes"</th><th>"Prefix"</th><th>"Created"</th><th>"Last used"</th><th></th></tr></thead>
+                                <tbody>
+                                    {keys.tokens.into_iter().map(|t| {
+                                        let csrf = viewer.csrf.clone();
+                                        view! {
+                                            <tr id=format!("token-{}", t.id)>
+                                                <td data-label="Label" class="token-label">{if t.label.is_empty() { "(no label)".to_owned() } else { t.label.clone() }}</td>
+                                                <td data-label="Kind">{t.kind}</td>
+                                                <td data-label="Scopes">{t.scopes}</td>
+                                                <td data-label="Prefix"><code>{t.prefix}"…"</code></td>
+                                                <td data-label="Created">{t.created}</td>
+                                                <td data-label="Last used">{t.last_used.unwrap_or_else(|| "never".to_owned())}</td>
+                                                <td class="token-actions">
+                                                    <form method="post" action="/keys/revoke">
+                                                        <input type="hidden" name="csrf" value=csrf/>
+                                                        <input type="hidden" name="token_id" value=t.id.clone()/>
+                                                        <button type="submit" class="danger">"Revoke"</button>
+                                                    </form>
+                                                </td>
+                                            </tr>
+                                        }
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                        </div>
+                    }.into_any()
+                }}
+            </section>
+            <section class="oauth-clients" aria-labelledby="oauth-heading">
+                <h2 id="oauth-heading">"OAuth clients"</h2>
+                <p>"Apps you connect through OAuth (an MCP client that signs you in, instead of a pasted token) will be listed here, with their activity and a way to disconnect them."</p>
+            </section>
+            <script src="/portal.js" defer></script>
+        }
+        .into_any()
+    })
+}
+
+#[component]
+pub fn WalletsPage() -> impl IntoView {
+    with_portal(|portal| {
+        let wallets = match portal.page {
+            PortalPage::Wallets(wallets) => wallets,
+            PortalPage::Refused(message) => return refused(message),
+            _ => WalletsView::default(),
+        };
+        let viewer = portal.viewer;
+        let error = wallets.error.clone();
+        let empty = wallets.wallets.is_empty();
+        view! {
+            <Title text="Ledger: wallets"/>
+            <h1>"Wallets"</h1>
+            <p class="lede">"The wallets your account watches. Reads of a watched wallet are free for your tokens; scans are paid."</p>
+            {wallets.notice.map(|n| view! { <p class="notice" role="status">{n}</p> })}
+            <section class="card" aria-labelledby="add-heading">
+                <h2 id="add-heading">"Add a wallet"</h2>
+                <form method="post" action="/wallets" class="stack" id="add-wallet-form">
+                    {csrf_field(&viewer)}
+                    <label for="wallet-address">"Address"</label>
+                    <input type="text" id="wallet-address" name="address" required value=wallets.address.clone()
+                        autocomplete="off" spellcheck="false" placeholder="a Solana address (base58)"/>
+                    {field_error(&error, "address")}
+                    <label for="wallet-label">"Label"</label>
+                    <input type="text" id="wallet-label" name="label" maxlength="128" value=wallets.label.clone() placeholder="cold storage, trading"/>
+                    {field_error(&error, "label")}
+                    <button type="submit" class="primary">"Add"</button>
+                </form>
+            </section>
+            <section aria-labelledby="watched-heading">
+                <h2 id="watched-heading">"Watched wallets"</h2>
+                {if empty {
+                    view! { <p class="empty">"No wallets yet."</p> }.into_any()
+                } else {
+                    view! {
+                        <div class="wallets">
+                            {wallets.wallets.into_iter().map(|w| {
+                                let csrf = viewer.csrf.clone();
+                                let relabel_error = error.as_ref()
+                                    .filter(|e| e.field == format!("relabel-{}", w.address))
+                                    .map(|e| view! { <p class="field-error" role="alert">{e.message.clone()}</p> });
+                                view! {
+                                    <article class="card wallet" id=format!("wallet-{}", w.address)>
+                                        <h3>{if w.label.is_empty() { "(no label)".to_owned() } else { w.label.clone() }}</h3>
+                                        <p class="address"><code>{w.address.clone()}</code></p>
+                                        <dl class="facts">
+                                            <dt>"Last scan"</dt><dd>{w.last_scan.clone()}</dd>
+                                            <dt>"Ledger"</dt><dd>{w.ledger_legs}" legs"</dd>
+                                            <dt>"Added"</dt><dd>{w.added.clone()}</dd>
+                                        </dl>
+                                        <p class="reads">"Read it: "
+                                            <a href=format!("/v1/wallets/{}/ledger", w.address)>"ledger"</a>" · "
+                                            <a href=format!("/v1/wallets/{}/positions", w.address)>"positions"</a>" · "
+                                            <a href=format!("/v1/wallets/{}/value-history", w.address)>"value history"</a>" · "
+                                            <a href=format!("/v1/wallets/{}/flows", w.address)>"flows"</a>
+                                            " (REST, with an API key), or the MCP tools "
+                                            <code>"get_ledger"</code>", "<code>"get_positions"</code>", "<code>"get_flows"</code>"."
+                                        </p>
+                                        <div class="wallet-forms">
+                                            <form method="post" action="/wallets/relabel" class="inline">
+                                                <input type="hidden" name="csrf" value=csrf.clone()/>
+                                                <input type="hidden" name="address" value=w.address.clone()/>
+                                                <label class="visually-hidden" for=format!("relabel-{}", w.address)>"New label"</label>
+                                                <input type="text" name="label" id=format!("relabel-{}", w.address) maxlength="128" value=w.label.clone()/>
+                                                <button type="submit">"Relabel"</button>
+                                            </form>
+                                            <form method="post" action="/wallets/remove" class="inline">
+                                                <input type="hidden" name="csrf" value=csrf/>
+                                                <input type="hidden" name="address" value=w.address.clone()/>
+                                                <button type="submit" class="danger">"Remove"</button>
+                                            </form>
+                                        </div>
+                                        {relabel_error}
+                                    </article>
+                                }
+                            }).collect_view()}
+                        </div>
+                    }.into_any()
+                }}
+            </section>
+        }
+        .into_any()
+    })
+}
+
+#[component]
+pub fn PaymentsPage() -> impl IntoView {
+    with_portal(|portal| {
+        let payments = match portal.page {
+            PortalPage::Payments(payments) => payments,
+            PortalPage::Refused(message) => return refused(message),
+            _ => Vec::new(),
+        };
+        view! {
+            <Title text="Ledger: payments"/>
+            <h1>"Payments"</h1>
+            <p class="lede">"x402 payments made for this account, newest first."</p>
+            {if payments.is_empty() {
+                view! { <p class="empty">"No payments yet."</p> }.into_any()
+            } else {
+                view! {
+                    <div class="table-wrap">
+                        <table class="payments">
+                            <thead><tr><th>"Date"</th><th>"Quote"</th><th>"Entitlement"</th><th>"Wallet"</th><th>"Amount"</th><th>"Status"</th><th>"Transaction"</th></tr></thead>
+                            <tbody>
+                                {payments.into_iter().map(|p| view! {
+                                    <tr id=format!("payment-{}", p.payment_id)>
+                                        <td>{p.date}</td>
+                                        <td><code>{p.quote_id}</code></td>
+                                        <td>{p.entitlement}</td>
+                                        <td><code class="short">{p.wallet}</code></td>
+                                        <td>{p.amount}</td>
+                                        <td>{p.status}</td>
+                                        <td><code class="short">{p.transaction}</code></td>
+                                    </tr>
+                                }).collect_view()}
+                            </tbody>
+                        </table>
+                    </div>
+                }.into_any()
+            }}
+        }
+        .into_any()
+    })
+}
