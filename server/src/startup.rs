@@ -152,7 +152,17 @@ impl Application {
         if let Some(workers) = workers {
             let _ = tokio::time::timeout(grace, workers).await;
         }
-        state.store().close().await;
+        // Closing waits for every connection to come back; one held by a
+        // request that outlived the grace period must not hold the exit.
+        if tokio::time::timeout(grace, state.store().close())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                ?grace,
+                "database connections still in use at exit; closing anyway"
+            );
+        }
         tracing::info!("stopped");
         result
     }
