@@ -180,14 +180,27 @@ fn flatten(
 /// How long a client may take to send a request body.
 const BODY_READ_TIMEOUT_SECS: u64 = 30;
 
+/// The Leptos routes, listed once per process. Listing them renders the
+/// app with resource loading suppressed through a process-global flag, so
+/// a second listing while another router's page renders can leave that
+/// render waiting forever (leptos issue 4773; our tests start many servers
+/// in one process and hung on it now and then).
+fn portal_route_list() -> &'static [leptos_axum::AxumRouteListing] {
+    static ROUTES: std::sync::OnceLock<Vec<leptos_axum::AxumRouteListing>> =
+        std::sync::OnceLock::new();
+    ROUTES.get_or_init(|| {
+        leptos_axum::generate_route_list(app::App)
+            .into_iter()
+            .filter(|route| !app::ACCOUNT_PATHS.contains(&route.path()))
+            .collect()
+    })
+}
+
 /// Every route of the service.
 pub fn router(state: AppState) -> Router {
     // The account pages are rendered by `portal::pages` (their forms POST
     // to the same paths); Leptos serves the others.
-    let portal_routes: Vec<_> = leptos_axum::generate_route_list(app::App)
-        .into_iter()
-        .filter(|route| !app::ACCOUNT_PATHS.contains(&route.path()))
-        .collect();
+    let portal_routes = portal_route_list().to_vec();
     let server_fns = {
         let state = state.clone();
         move |request: axum::extract::Request| {
