@@ -398,7 +398,7 @@ pub fn KeysPage() -> impl IntoView {
                     </fieldset>
                     <fieldset>
                         <legend>"Scopes"</legend>
-                        <label><input type="checkbox" name="scope_read" value="on" checked=form.read/>" read: ledgers, positions, reports"</label>
+                        <label><input type="checkbox" name="scope_read" value="on" checked=form.read/>" read: ledgers, positions, reports, your watchlist and payments"</label>
                         <label><input type="checkbox" name="scope_scan" value="on" checked=form.scan/>" scan: start scans"</label>
                         {field_error(&error, "scopes")}
                     </fieldset>
