@@ -100,9 +100,6 @@ pub struct WalletView {
     pub ledger_legs: u64,
 }
 
-/// The most wallets one account watches.
-pub const MAX_WATCHED: usize = 1000;
-
 /// `w` as `account` sees it: the job id of its newest scan only when the
 /// account started that scan.
 async fn view(
@@ -173,12 +170,6 @@ pub async fn add_wallet(
     let account = principal.require_account("add_wallet")?;
     principal.require(Scope::Read)?;
     let label = args.label.unwrap_or_default();
-    let watched = watchlist::list_wallets(store, &account.account_id).await?;
-    if watched.len() >= MAX_WATCHED && !watched.iter().any(|w| w.address == args.address) {
-        return Err(AppError::invalid_params(format!(
-            "address: a watchlist holds at most {MAX_WATCHED} wallets; remove one first"
-        )));
-    }
     watchlist::add_wallet(
         store,
         now_ms,

@@ -11,6 +11,9 @@ use crate::{solana::WalletAddress, store::Store};
 /// The longest watchlist label.
 pub const WALLET_LABEL_MAX: usize = 128;
 
+/// The most wallets one account watches.
+pub const MAX_WATCHED: usize = 1000;
+
 /// The newest scan job of a wallet.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LastScan {
@@ -45,6 +48,13 @@ pub async fn add_wallet(
     label: &str,
 ) -> Result<(), AccountsError> {
     let label = check_label("label", label, WALLET_LABEL_MAX)?;
+    let watched = store.watchlist_of(account.as_str()).await?;
+    if watched.len() >= MAX_WATCHED && !watched.iter().any(|w| w.address == address.as_str()) {
+        return Err(AccountsError::invalid(
+            "address",
+            format!("a watchlist holds at most {MAX_WATCHED} wallets; remove one first"),
+        ));
+    }
     store
         .upsert_watch(account.as_str(), address.as_str(), &label, now_ms)
         .await?;

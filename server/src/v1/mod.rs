@@ -641,7 +641,7 @@ fn complete(doc: &mut Value) {
                 }
                 // A route without a tool (DELETE /v1/wallets/{address})
                 // states its address the way tool routes do.
-                if let Some(params) = op["parameters"].as_array_mut() {
+                if let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) {
                     for param in params {
                         if param["in"] == "path" && param["name"] == "address" {
                             param["schema"] = json!({

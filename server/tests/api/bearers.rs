@@ -769,3 +769,36 @@ async fn the_watchlist_shows_only_your_own_job_ids() {
     assert!(scan.get("job_id").is_none(), "another caller's job: {scan}");
     paid.app.stop().await;
 }
+
+#[tokio::test]
+async fn a_full_watchlist_refuses_one_more_wallet_but_relabels_its_own() {
+    let app = spawn_app().await;
+    let (account, token) = mint_token(&app, TokenKind::Mcp, "read").await;
+    let store = app.state.store();
+    for i in 0..server::accounts::watchlist::MAX_WATCHED {
+        let address = bs58::encode((i as u64).to_le_bytes().repeat(4)).into_string();
+        store
+            .upsert_watch(account.as_str(), &address, "", app.state.now_ms())
+            .await
+            .unwrap();
+    }
+    let (_, refused) = call_as(&app, &token, "add_wallet", json!({"address": WALLET})).await;
+    let sc = &refused["result"]["structuredContent"];
+    assert_eq!(sc["code"], "invalid_params", "{refused}");
+    assert!(
+        sc["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 1000 wallets")
+    );
+    let own = bs58::encode(0u64.to_le_bytes().repeat(4)).into_string();
+    let (_, relabel) = call_as(
+        &app,
+        &token,
+        "add_wallet",
+        json!({"address": own, "label": "still fits"}),
+    )
+    .await;
+    assert_eq!(relabel["result"]["isError"], false, "{relabel}");
+    app.stop().await;
+}

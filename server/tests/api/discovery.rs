@@ -216,6 +216,9 @@ async fn openapi_states_what_the_routes_accept_and_answer() {
     );
     for (path, item) in doc["paths"].as_object().unwrap() {
         for (method, op) in item.as_object().unwrap() {
+            if let Some(params) = op.get("parameters") {
+                assert!(params.is_array(), "{method} {path}: parameters {params}");
+            }
             let responses = op["responses"].as_object().unwrap();
             let ok = responses
                 .iter()
