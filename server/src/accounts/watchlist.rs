@@ -48,8 +48,8 @@ pub async fn add_wallet(
     label: &str,
 ) -> Result<(), AccountsError> {
     let label = check_label("label", label, WALLET_LABEL_MAX)?;
-    let watched = store.watchlist_of(account.as_str()).await?;
-    if watched.len() >= MAX_WATCHED && !watched.iter().any(|w| w.address == address.as_str()) {
+    let watched = store.watched_labels(account.as_str()).await?;
+    if watched.len() >= MAX_WATCHED && !watched.iter().any(|(a, _)| a == address.as_str()) {
         return Err(AccountsError::invalid(
             "address",
             format!("a watchlist holds at most {MAX_WATCHED} wallets; remove one first"),
@@ -79,6 +79,15 @@ pub async fn is_watching(
     address: &WalletAddress,
 ) -> Result<bool, AccountsError> {
     Ok(store.watching(account.as_str(), address.as_str()).await?)
+}
+
+/// The account's watched addresses and labels (empty for none), oldest
+/// first: the list without scans and ledger sizes, for naming them.
+pub async fn watched(
+    store: &Store,
+    account: &AccountId,
+) -> Result<Vec<(String, String)>, AccountsError> {
+    Ok(store.watched_labels(account.as_str()).await?)
 }
 
 /// The account's watched wallets, oldest first.

@@ -295,14 +295,15 @@ async fn namer(store: &crate::store::Store, principal: &Principal) -> Result<Nam
         return Ok(Namer::default());
     };
     let mut labels: HashMap<String, (String, String)> = HashMap::new();
-    for watched in crate::accounts::list_wallets(store, account).await? {
-        let name = if watched.label.is_empty() {
-            watched.address.short()
+    for (address, label) in crate::accounts::watchlist::watched(store, account).await? {
+        let name = if label.is_empty() {
+            crate::solana::WalletAddress::parse(&address)
+                .map_or_else(|_| address.clone(), |a| a.short())
         } else {
-            watched.label
+            label
         };
         labels.insert(
-            watched.address.to_string(),
+            address,
             (name, AddressCategory::OwnWallet.as_str().to_owned()),
         );
     }

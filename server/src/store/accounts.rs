@@ -342,6 +342,21 @@ impl Store {
         Ok(n > 0)
     }
 
+    /// An account's watched addresses and their labels, without the scans
+    /// and leg counts [`Store::watchlist_of`] adds: what naming and the
+    /// watchlist's size limit need.
+    pub async fn watched_labels(
+        &self,
+        account_id: &str,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(
+            "SELECT address, label FROM watchlist WHERE account_id = $1 ORDER BY added_at, address"
+        )
+        .bind(account_id)
+        .fetch_all(pool)
+        .await?))
+    }
+
     /// An account's watchlist in the order it was added, each wallet with
     /// its newest scan job (running or ended) and how many legs its ledger
     /// holds, in one query.
