@@ -102,32 +102,21 @@ pub struct WalletView {
 
 /// `w` as `account` sees it: the job id of its newest scan only when the
 /// account started that scan.
-async fn view(
-    store: &Store,
-    account: &super::AccountId,
-    w: WatchedWallet,
-) -> Result<WalletView, AppError> {
-    let last_scan = match w.last_scan {
-        None => None,
-        Some(s) => {
-            let own = store
-                .job(&s.job_id)
-                .await?
-                .is_some_and(|j| j.account_id.as_deref() == Some(account.as_str()));
-            Some(LastScanView {
-                job_id: own.then_some(s.job_id),
-                status: s.status,
-                finished_at: s.finished_at.map(rfc3339),
-            })
-        }
-    };
-    Ok(WalletView {
+fn view(account: &super::AccountId, w: WatchedWallet) -> WalletView {
+    WalletView {
         address: w.address.to_string(),
         label: w.label,
         added_at: rfc3339(w.added_at),
-        last_scan,
+        last_scan: w.last_scan.map(|s| {
+            let own = s.account_id.as_deref() == Some(account.as_str());
+            LastScanView {
+                job_id: own.then_some(s.job_id),
+                status: s.status,
+                finished_at: s.finished_at.map(rfc3339),
+            }
+        }),
         ledger_legs: w.ledger_legs,
-    })
+    }
 }
 
 /// The watchlist.
@@ -152,11 +141,13 @@ pub struct AddressLabel {
 pub async fn list_wallets(store: &Store, principal: &Principal) -> Result<Wallets, AppError> {
     let account = principal.require_account("list_wallets")?;
     principal.require(Scope::Read)?;
-    let mut wallets = Vec::new();
-    for w in watchlist::list_wallets(store, &account.account_id).await? {
-        wallets.push(view(store, &account.account_id, w).await?);
-    }
-    Ok(Wallets { wallets })
+    let wallets = watchlist::list_wallets(store, &account.account_id).await?;
+    Ok(Wallets {
+        wallets: wallets
+            .into_iter()
+            .map(|w| view(&account.account_id, w))
+            .collect(),
+    })
 }
 
 /// `add_wallet`: watch a wallet (again: relabel it). Answers the wallet as
@@ -183,7 +174,7 @@ pub async fn add_wallet(
         .into_iter()
         .find(|w| w.address == args.address)
         .ok_or_else(|| AppError::internal("add_wallet", &"the wallet vanished from the list"))?;
-    view(store, &account.account_id, added).await
+    Ok(view(&account.account_id, added))
 }
 
 /// Stop watching a wallet (`DELETE /v1/wallets/{address}`); not watching

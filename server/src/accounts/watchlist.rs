@@ -22,6 +22,8 @@ pub struct LastScan {
     pub status: String,
     /// None while it runs.
     pub finished_at: Option<i64>,
+    /// The account that started it; none for an anonymous payer.
+    pub account_id: Option<String>,
 }
 
 /// One watched wallet.
@@ -108,6 +110,7 @@ pub async fn list_wallets(
                     job_id,
                     status,
                     finished_at: row.job_finished_at,
+                    account_id: row.job_account_id,
                 }),
                 _ => None,
             };

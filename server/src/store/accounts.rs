@@ -45,6 +45,7 @@ pub struct WatchRow {
     pub job_id: Option<String>,
     pub job_status: Option<String>,
     pub job_finished_at: Option<UnixMillis>,
+    pub job_account_id: Option<String>,
     pub legs: i64,
 }
 
@@ -364,6 +365,7 @@ impl Store {
         Ok(on_pool!(&self.pool, |pool| sqlx::query_as(
             "SELECT w.address, w.label, w.added_at, \
                     j.id AS job_id, j.status AS job_status, j.finished_at AS job_finished_at, \
+                    j.account_id AS job_account_id, \
                     (SELECT COUNT(*) FROM legs l WHERE l.wallet = w.address) AS legs \
              FROM watchlist w \
              LEFT JOIN jobs j ON j.id = ( \
