@@ -260,7 +260,26 @@ pub fn paid_json<T: serde::Serialize>(
     body: &T,
     payment: Option<&crate::payments::PaymentBlock>,
 ) -> Response {
-    let mut response = axum::Json(body).into_response();
+    with_payment_headers(axum::Json(body).into_response(), payment)
+}
+
+/// [`paid_json`] for a body already serialised.
+pub fn paid_json_bytes(body: Bytes, payment: Option<&crate::payments::PaymentBlock>) -> Response {
+    let response = (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response();
+    with_payment_headers(response, payment)
+}
+
+fn with_payment_headers(
+    mut response: Response,
+    payment: Option<&crate::payments::PaymentBlock>,
+) -> Response {
     if let Some(block) = payment
         && let Ok(value) = HeaderValue::from_str(&block.response_header())
     {

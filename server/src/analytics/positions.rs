@@ -17,6 +17,7 @@ use std::{
     sync::{Arc, Mutex, PoisonError},
 };
 
+use bytes::Bytes;
 use rust_decimal::Decimal;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -27,7 +28,7 @@ use crate::{
     basis::{self, LegInput, Method, Replay, Totals},
     error::AppError,
     ledger::OperationType,
-    payments::Presented,
+    payments::{PaymentBlock, Presented},
     prices::valuation::Valuer,
     reads::{ReadKind, Reads},
     solana::WalletAddress,
@@ -132,7 +133,7 @@ pub struct Positions {
     pub unpriced_legs: u64,
     /// The payment this call settled (or replayed), with its receipt.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub payment: Option<crate::payments::PaymentBlock>,
+    pub payment: Option<PaymentBlock>,
 }
 
 /// The legs as the engine reads them; legs without a block time replay at 0.
@@ -204,13 +205,64 @@ pub fn view(address: &str, replay: &Replay, exclude_spam: bool, unpriced_legs: u
     }
 }
 
-/// `get_positions` for the MCP tool and the REST route alike.
+/// `get_positions` for the MCP tool.
 pub async fn get_positions(
     reads: &Reads<'_>,
     principal: &Principal,
     args: GetPositionsArgs,
     presented: &Presented,
 ) -> Result<Positions, AppError> {
+    let (kept, payment) = replayed(reads, principal, args, presented).await?;
+    let mut positions = kept.positions.clone();
+    positions.payment = payment;
+    Ok(positions)
+}
+
+/// `get_positions` for the REST route: the same answer as JSON bytes. A kept
+/// answer is serialised once, when it is kept, so a wallet with thousands of
+/// open lots is not cloned and serialised again on every request; a payment
+/// block, when there is one, is appended to the kept object.
+pub async fn get_positions_json(
+    reads: &Reads<'_>,
+    principal: &Principal,
+    args: GetPositionsArgs,
+    presented: &Presented,
+) -> Result<(Bytes, Option<PaymentBlock>), AppError> {
+    let (kept, payment) = replayed(reads, principal, args, presented).await?;
+    let body = match &payment {
+        None => kept.json.clone(),
+        Some(block) => with_payment(&kept.json, block)?,
+    };
+    Ok((body, payment))
+}
+
+/// A kept answer's JSON object with `"payment"` added as its last member.
+fn with_payment(json: &[u8], block: &PaymentBlock) -> Result<Bytes, AppError> {
+    let block = serde_json::to_vec(block)
+        .map_err(|e| AppError::internal("serialising a payment block", &e))?;
+    // The kept object always has members and ends with its closing brace.
+    let Some((b'}', head)) = json.split_last() else {
+        return Err(AppError::internal(
+            "appending a payment block",
+            &"a kept positions answer is not a JSON object",
+        ));
+    };
+    let mut out = Vec::with_capacity(json.len() + block.len() + 12);
+    out.extend_from_slice(head);
+    out.extend_from_slice(b",\"payment\":");
+    out.extend_from_slice(&block);
+    out.push(b'}');
+    Ok(Bytes::from(out))
+}
+
+/// The paywall, then the kept replay of this wallet, method and spam choice
+/// when it is still exact, else a new replay (kept for the next call).
+async fn replayed(
+    reads: &Reads<'_>,
+    principal: &Principal,
+    args: GetPositionsArgs,
+    presented: &Presented,
+) -> Result<(Arc<Kept>, Option<PaymentBlock>), AppError> {
     let address = args.address;
     let method = args.method.unwrap_or_default();
     let exclude_spam = args.exclude_spam.unwrap_or(true);
@@ -231,9 +283,7 @@ pub async fn get_positions(
     if let Some(kept) = cache.get(&key).filter(|k| k.version == version) {
         let valuer = reads.valuer(kept.mints.clone(), kept.span).await?;
         if valuer.fingerprint() == kept.fingerprint {
-            let mut positions = kept.positions.clone();
-            positions.payment = payment;
-            return Ok(positions);
+            return Ok((kept, payment));
         }
     }
     let legs = scanned_legs(reads, &address).await?;
@@ -246,19 +296,21 @@ pub async fn get_positions(
     let (inputs, unpriced) = inputs(&legs, &valuer);
     let events = basis::events_from_legs(&inputs, exclude_spam);
     let replay = basis::replay(&events, method);
-    let mut positions = view(address.as_str(), &replay, exclude_spam, unpriced);
-    cache.keep(
-        key,
-        Kept {
-            version,
-            span,
-            mints,
-            fingerprint: valuer.fingerprint(),
-            positions: positions.clone(),
-        },
+    let positions = view(address.as_str(), &replay, exclude_spam, unpriced);
+    let json = Bytes::from(
+        serde_json::to_vec(&positions)
+            .map_err(|e| AppError::internal("serialising positions", &e))?,
     );
-    positions.payment = payment;
-    Ok(positions)
+    let kept = Arc::new(Kept {
+        version,
+        span,
+        mints,
+        fingerprint: valuer.fingerprint(),
+        positions,
+        json,
+    });
+    cache.keep(key, kept.clone());
+    Ok((kept, payment))
 }
 
 /// A replay's answer and what it was made from.
@@ -268,7 +320,9 @@ struct Kept {
     span: Option<(i64, i64)>,
     mints: Vec<String>,
     fingerprint: u64,
+    /// The answer without a payment block, and the same serialised.
     positions: Positions,
+    json: Bytes,
 }
 
 /// The most answers kept; past it the cache starts over.
@@ -287,7 +341,7 @@ impl ReplayCache {
             .cloned()
     }
 
-    fn keep(&self, key: (String, Method, bool), kept: Kept) {
+    fn keep(&self, key: (String, Method, bool), kept: Arc<Kept>) {
         let mut all = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         if all.len() >= MAX_KEPT && !all.contains_key(&key) {
             all.clear();
@@ -295,7 +349,7 @@ impl ReplayCache {
         // A slower call that read an older version must not replace a
         // newer answer.
         if all.get(&key).is_none_or(|k| k.version <= kept.version) {
-            all.insert(key, Arc::new(kept));
+            all.insert(key, kept);
         }
     }
 }

@@ -26,7 +26,7 @@ use crate::{
     },
     auth::{self, PingResult, PrincipalView},
     error::AppError,
-    http::{Caller, JsonBody, paid_json},
+    http::{Caller, JsonBody, paid_json, paid_json_bytes},
     jobs::{self, GetJobArgs, JobView, ScanWalletArgs},
     ledger::{self, page::GetLedgerArgs},
     mcp::{
@@ -242,8 +242,9 @@ pub async fn wallet_positions(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, AppError> {
     let args: GetPositionsArgs = query_args("get_positions", &[("address", &address)], raw)?;
-    let body = positions::get_positions(&state.reads(), &principal, args, &presented).await?;
-    Ok(paid_json(&body, body.payment.as_ref()))
+    let (body, payment) =
+        positions::get_positions_json(&state.reads(), &principal, args, &presented).await?;
+    Ok(paid_json_bytes(body, payment.as_ref()))
 }
 
 /// A scanned wallet's value at every bucket close: the REST twin of `get_value_history`.

@@ -722,6 +722,64 @@ async fn a_receipt_covers_reads_until_it_expires_and_not_a_moment_longer() {
 }
 
 #[tokio::test]
+async fn rest_positions_paid_by_header_carry_the_payment_block_on_the_kept_answer() {
+    let paid = paid_app(|_| {}).await;
+    let (started, _) = paid.paid_scan().await;
+    let receipt = started["structuredContent"]["payment"]["receipt"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let url = paid.app.url(&format!("/v1/wallets/{WALLET}/positions"));
+    // Covered by the scan's receipt: the replay is made and kept.
+    let kept: Value = paid
+        .app
+        .client
+        .get(&url)
+        .header("X-Receipt", &receipt)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(kept.get("payment").is_none(), "{kept}");
+    // A paid read of the same wallet is served from the kept bytes, with
+    // the payment block appended.
+    let challenge: Value = paid
+        .app
+        .client
+        .get(&url)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let value = paid.build(&paid.payment_for(&challenge));
+    let response = paid
+        .app
+        .client
+        .get(&url)
+        .header("X-PAYMENT", &value)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let header: Value = serde_json::from_slice(
+        &STANDARD
+            .decode(response.headers()["x-payment-response"].to_str().unwrap())
+            .unwrap(),
+    )
+    .unwrap();
+    let mut body: Value = response.json().await.unwrap();
+    let block = body.as_object_mut().unwrap().remove("payment").unwrap();
+    assert_eq!(block["settled"], true, "{block}");
+    assert_eq!(block["receipt"], header["receipt"]);
+    assert_eq!(body, kept, "the same answer, only the payment added");
+}
+
+#[tokio::test]
 async fn rest_answers_402_and_an_x_payment_header_settles() {
     let (paid, _) = scanned().await;
     let url = paid
@@ -1448,6 +1506,16 @@ async fn every_paid_read_is_behind_the_paywall_and_the_scans_receipt_covers_it()
             .await
             .unwrap();
         assert_eq!(rest.status(), StatusCode::OK, "{route}");
+        // The REST body is the tool's answer, its payment block included
+        // (positions append it to an answer kept serialised).
+        let rest: Value = rest.json().await.unwrap();
+        assert_eq!(
+            rest["payment"], covered["structuredContent"]["payment"],
+            "{route}"
+        );
+        if route == "positions" {
+            assert_eq!(rest, covered["structuredContent"]);
+        }
     }
     // A read payment for get_flows settles and reports itself.
     let challenge = paid
