@@ -40,16 +40,8 @@ pub fn server_card_json(state: &AppState) -> Value {
 
 /// `GET /.well-known/oauth-protected-resource` (RFC 9728): what a client
 /// that received our 401 learns about this resource.
-pub async fn protected_resource(State(state): State<AppState>) -> Response {
-    let public = state.public_url();
-    axum::Json(json!({
-        "resource": format!("{public}/mcp"),
-        "bearer_methods_supported": ["header"],
-        "scopes_supported": ["read", "scan"],
-        "resource_name": "Ledger",
-        "resource_documentation": format!("{public}/llms.txt"),
-    }))
-    .into_response()
+pub async fn protected_resource(state: State<AppState>) -> Response {
+    crate::oauth::http::protected_resource_mcp(state).await
 }
 
 /// `GET /llms.txt`: the service for a language model, paid routes marked.
