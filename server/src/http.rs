@@ -66,7 +66,7 @@ pub fn resource_metadata_url(state: &AppState, path: &str) -> String {
 /// `error="invalid_token"` when a bearer was presented and refused,
 /// `scope` when a scope was missing, the bare challenge for an anonymous
 /// caller of `/mcp/account`.
-fn name_resource_metadata(state: &AppState, path: &str, response: &mut Response) {
+fn name_resource_metadata(state: &AppState, path: &str, had_bearer: bool, response: &mut Response) {
     let status = response.status();
     let existing = response
         .headers()
@@ -76,7 +76,8 @@ fn name_resource_metadata(state: &AppState, path: &str, response: &mut Response)
         .to_owned();
     let metadata = resource_metadata_url(state, path);
     let challenge = if status == StatusCode::UNAUTHORIZED {
-        if existing.contains("invalid_token") {
+        // RFC 6750 §3.1: no error code when no credential was presented.
+        if had_bearer {
             format!("Bearer error=\"invalid_token\", resource_metadata=\"{metadata}\"")
         } else {
             format!("Bearer resource_metadata=\"{metadata}\"")
@@ -560,10 +561,11 @@ pub async fn api_edge(State(state): State<AppState>, request: Request, next: Nex
         }
     }
     let method = request.method().clone();
+    let had_bearer = request.headers().contains_key(header::AUTHORIZATION);
     let response = next.run(request).await;
     let mut response = as_json_error(surface, &method, response);
     if matches!(surface, Surface::Rest | Surface::Mcp) {
-        name_resource_metadata(&state, &path, &mut response);
+        name_resource_metadata(&state, &path, had_bearer, &mut response);
     }
     response
 }

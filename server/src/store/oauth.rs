@@ -361,16 +361,15 @@ impl Store {
 
     /// A token by hash, with its grant.
     pub async fn oauth_token(&self, hash: &str) -> Result<Option<OAuthTokenWithGrant>, StoreError> {
-        let token: Option<OAuthTokenRecord> =
-            on_pool!(&self.pool, |pool| {
-                sqlx::query_as(
+        let token: Option<OAuthTokenRecord> = on_pool!(&self.pool, |pool| {
+            sqlx::query_as(
             "SELECT hash, grant_id, kind, scope, created_at, expires_at, rotated_at, revoked_at \
              FROM oauth_tokens WHERE hash = $1"
         )
         .bind(hash)
         .fetch_optional(pool)
         .await?
-            });
+        });
         let Some(token) = token else {
             return Ok(None);
         };
