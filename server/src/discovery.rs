@@ -63,6 +63,7 @@ pub fn llms_txt_text(state: &AppState) -> String {
          MCP endpoint (Streamable HTTP, JSON-RPC 2.0): {public}/mcp\n\
          Protocol versions: {versions}\n\
          Authentication: none (anonymous, pay per call) or `Authorization: Bearer lm_…` / `lk_…`.\n\
+         OAuth 2.1 (sign in and consent in a browser, no pasted token): connect to {public}/mcp/account, which answers 401 with the challenge; metadata at {public}/.well-known/oauth-authorization-server.\n\
          Anonymous callers are limited per client IP; over the limit is HTTP 429 with Retry-After.\n\
          Payments: {payments}.\n\n\
          ## Tools\n\n",

@@ -208,6 +208,7 @@ pub async fn hold(
     account: &AccountId,
     valid: &Valid,
 ) -> Result<String, OAuthError> {
+    ctx.store.purge_expired_oauth_requests(ctx.now_ms).await?;
     let id = ids::new_id(REQUEST_ID_PREFIX, ctx.now_ms);
     ctx.store
         .insert_oauth_request(&OAuthRequestRecord {

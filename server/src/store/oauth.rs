@@ -208,6 +208,17 @@ impl Store {
         Ok(())
     }
 
+    /// Forget pending requests that expired at or before `now`.
+    pub async fn purge_expired_oauth_requests(&self, now: UnixMillis) -> Result<u64, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query(
+            "DELETE FROM oauth_requests WHERE expires_at <= $1"
+        )
+        .bind(now)
+        .execute(pool)
+        .await?
+        .rows_affected()))
+    }
+
     /// Take a pending request for a decision: the row, once, if it is
     /// `account`'s, undecided and not expired at `now`.
     pub async fn decide_oauth_request(

@@ -1364,6 +1364,23 @@ async fn an_oauth_token_with_read_only_cannot_scan() {
         body["result"]["structuredContent"]["principal"]["scopes"],
         json!(["read"])
     );
+    // /v1 refuses the scan 403 with an insufficient_scope challenge.
+    let response = app
+        .client
+        .post(app.url("/v1/scans"))
+        .bearer_auth(issued["access_token"].as_str().unwrap())
+        .json(&json!({"quote_id": "q_01JDZQ3Y3E8W9V5K2M7N4P6R8T"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    assert_eq!(
+        response.headers()["www-authenticate"].to_str().unwrap(),
+        format!(
+            "Bearer error=\"insufficient_scope\", scope=\"scan\", resource_metadata=\"{}/.well-known/oauth-protected-resource\"",
+            app.base
+        )
+    );
     app.stop().await;
 }
 
@@ -1551,5 +1568,24 @@ async fn the_keys_page_lists_connected_clients_and_activity_and_disconnect_revok
     let html = browser.get(&app.url("/keys")).await.text().await.unwrap();
     assert!(html.contains("id=\"oauth-no-clients\""));
     assert!(html.contains("was disconnected"));
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_consent_request_left_past_its_lifetime_cannot_be_approved() {
+    let (app, clock) = spawn_default().await;
+    let mut browser = Browser::new();
+    sign_in(&mut browser, &app).await;
+    let client_id = register(&app, &[LOOPBACK]).await;
+    let (_, challenge) = pkce();
+    let (request_id, csrf, _) = consent(
+        &mut browser,
+        &authorize_url(&app, &standard_params(&client_id, LOOPBACK, &challenge)),
+    )
+    .await;
+    clock.advance_ms(601_000);
+    let response = decide(&mut browser, &app, &request_id, &csrf, "approve").await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    assert!(response.headers().get(header::LOCATION).is_none());
     app.stop().await;
 }
