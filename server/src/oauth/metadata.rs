@@ -10,7 +10,8 @@
 //! most `metadata_max_bytes`, gives up after `metadata_timeout_ms`, and
 //! reports the response's `Cache-Control` so the caller can cache the
 //! document. The test-only `metadata_allow_loopback` admits loopback
-//! addresses over plain http, so tests can serve documents on 127.0.0.1.
+//! addresses, over plain http or https with a self-signed certificate, so
+//! tests can serve documents on 127.0.0.1.
 //! The fetch is behind [`MetadataFetcher`] so the flow does not depend on
 //! the network to be exercised.
 
@@ -155,10 +156,15 @@ impl MetadataFetcher for HttpFetcher {
             tracing::info!(%host, "refused a metadata document on a non-public address");
             return Err(FetchError::Address);
         }
+        // Test-only: a document served on loopback may use a self-signed
+        // certificate (the SDKs insist on https for metadata URLs, and a
+        // test has no public certificate). Never for any other address.
+        let loopback_only = addrs.iter().all(|a| a.ip().is_loopback());
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(self.timeout)
             .resolve_to_addrs(&host, &addrs)
+            .danger_accept_invalid_certs(self.allow_loopback && loopback_only)
             .build()
             .map_err(|_| FetchError::Unreachable)?;
         let work = async {

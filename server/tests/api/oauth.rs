@@ -1589,3 +1589,50 @@ async fn a_consent_request_left_past_its_lifetime_cannot_be_approved() {
     assert!(response.headers().get(header::LOCATION).is_none());
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_google_sign_in_from_authorize_comes_straight_back_to_authorize() {
+    let standin = crate::oidc_standin::start(crate::oidc_standin::Options::default()).await;
+    let issuer = standin.issuer.clone();
+    let (app, _) = spawn(move |c| {
+        c.google.issuer = issuer;
+        c.google.client_id = Some(crate::oidc_standin::CLIENT_ID.to_owned());
+        c.google.client_secret = Some(crate::oidc_standin::CLIENT_SECRET.to_owned());
+    })
+    .await;
+    let client_id = register(&app, &[LOOPBACK]).await;
+    let (_, challenge) = pkce();
+    let url = authorize_url(&app, &standard_params(&client_id, LOOPBACK, &challenge));
+    let mut browser = Browser::new();
+    let to_signin = browser.get(&url).await;
+    let signin_path = to_signin.headers()[header::LOCATION]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let signin = browser
+        .get(&app.url(&signin_path))
+        .await
+        .text()
+        .await
+        .unwrap();
+    let at = signin.find("href=\"/auth/google/start?next=").unwrap() + "href=\"".len();
+    let start = &signin[at..at + signin[at..].find('"').unwrap()];
+    let to_google = browser.get(&app.url(start)).await;
+    assert_eq!(to_google.status(), StatusCode::FOUND);
+    let provider = browser
+        .get(to_google.headers()[header::LOCATION].to_str().unwrap())
+        .await;
+    let callback = provider.headers()[header::LOCATION]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let done = browser.get(&callback).await;
+    assert_eq!(done.status(), StatusCode::SEE_OTHER);
+    let back = done.headers()[header::LOCATION]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(back, &url[app.base.len()..]);
+    consent(&mut browser, &app.url(&back)).await;
+    app.stop().await;
+}
