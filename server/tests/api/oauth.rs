@@ -1636,3 +1636,28 @@ async fn a_google_sign_in_from_authorize_comes_straight_back_to_authorize() {
     consent(&mut browser, &app.url(&back)).await;
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_code_exchanged_twice_at_once_issues_once_and_the_race_revokes_it() {
+    let (app, _) = spawn_default().await;
+    let (_, client_id, code, verifier) = approved(&app, LOOPBACK).await;
+    let (a, b) = tokio::join!(
+        exchange(&app, &client_id, &code, &verifier, LOOPBACK),
+        exchange(&app, &client_id, &code, &verifier, LOOPBACK),
+    );
+    let (won, lost) = if a.status() == StatusCode::OK {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    assert_eq!(won.status(), StatusCode::OK);
+    oauth_error(lost, StatusCode::BAD_REQUEST, "invalid_grant").await;
+    let issued: Value = won.json().await.unwrap();
+    let (status, _, _) = ping_on(&app, "/mcp/account", issued["access_token"].as_str()).await;
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "a second use revokes what the first got"
+    );
+    app.stop().await;
+}
