@@ -170,24 +170,41 @@ fn check_redirect_uris(uris: &[String]) -> Result<Vec<RedirectUri>, OAuthError> 
     uris.iter().map(|u| RedirectUri::parse(u)).collect()
 }
 
+/// A client must be able to use the code flow; other grant and response
+/// types it lists are ignored (the token endpoint grants only
+/// `authorization_code` and `refresh_token` whatever was registered), so
+/// a host that lists more still connects.
 fn check_grant_types(request: &RegistrationRequest) -> Result<(), OAuthError> {
     if let Some(types) = &request.grant_types
-        && let Some(other) = types
-            .iter()
-            .find(|t| !matches!(t.as_str(), "authorization_code" | "refresh_token"))
+        && !types.iter().any(|t| t == "authorization_code")
     {
-        return Err(OAuthError::InvalidClientMetadata(format!(
-            "grant type {other:?} is not supported; use authorization_code and refresh_token"
-        )));
+        return Err(OAuthError::InvalidClientMetadata(
+            "grant_types must include authorization_code".to_owned(),
+        ));
     }
     if let Some(types) = &request.response_types
-        && let Some(other) = types.iter().find(|t| t.as_str() != "code")
+        && !types.iter().any(|t| t == "code")
     {
-        return Err(OAuthError::InvalidClientMetadata(format!(
-            "response type {other:?} is not supported; use code"
-        )));
+        return Err(OAuthError::InvalidClientMetadata(
+            "response_types must include code".to_owned(),
+        ));
     }
     Ok(())
+}
+
+/// The scopes a registration asks for, kept to `read` and `scan` (others
+/// are dropped, RFC 7591 §2 lets the server replace them); none of ours
+/// means both.
+fn registered_scopes(scope: Option<&str>) -> Scopes {
+    let ours: Vec<&str> = scope
+        .unwrap_or_default()
+        .split_ascii_whitespace()
+        .filter(|s| matches!(*s, "read" | "scan"))
+        .collect();
+    parse_scope(Some(&ours.join(" ")))
+        .ok()
+        .flatten()
+        .unwrap_or(Scopes::ALL)
 }
 
 /// Register a client. A public client (`token_endpoint_auth_method:
@@ -209,9 +226,7 @@ pub async fn register(
             ))
         })?,
     };
-    let scopes = parse_scope(request.scope.as_deref())
-        .map_err(|e| OAuthError::InvalidClientMetadata(e.description()))?
-        .unwrap_or(Scopes::ALL);
+    let scopes = registered_scopes(request.scope.as_deref());
     let name = clean_name(request.client_name.as_deref());
     let cutoff = ctx.now_ms.saturating_sub(ctx.settings.unused_client_ttl_ms);
     let purged = ctx.store.purge_unused_oauth_clients(cutoff).await?;
@@ -382,9 +397,7 @@ async fn fetch_metadata_client(
             )));
         }
     }
-    let scopes = parse_scope(doc.scope.as_deref())
-        .map_err(|e| refuse(e.description()))?
-        .unwrap_or(Scopes::ALL);
+    let scopes = registered_scopes(doc.scope.as_deref());
     let cache_until = match fetched.max_age_secs {
         None => ctx.now_ms,
         Some(secs) => ctx.now_ms.saturating_add(
@@ -479,5 +492,35 @@ pub async fn authenticate(ctx: OAuth<'_>, credentials: &Credentials) -> Result<C
             }
             Ok(client)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registered_scopes_keep_ours_and_default_to_both() {
+        assert_eq!(registered_scopes(None), Scopes::ALL);
+        assert_eq!(registered_scopes(Some("openid profile")), Scopes::ALL);
+        assert_eq!(
+            scope_string(registered_scopes(Some("read offline_access"))),
+            "read"
+        );
+    }
+
+    #[test]
+    fn a_client_must_be_able_to_use_the_code_flow() {
+        let with = |grants: &[&str], responses: &[&str]| {
+            check_grant_types(&RegistrationRequest {
+                grant_types: Some(grants.iter().map(|s| s.to_string()).collect()),
+                response_types: Some(responses.iter().map(|s| s.to_string()).collect()),
+                ..RegistrationRequest::default()
+            })
+        };
+        assert!(with(&["authorization_code", "refresh_token"], &["code"]).is_ok());
+        assert!(with(&["authorization_code", "client_credentials"], &["code"]).is_ok());
+        assert!(with(&["client_credentials"], &["code"]).is_err());
+        assert!(with(&["authorization_code"], &["token"]).is_err());
     }
 }
