@@ -58,6 +58,14 @@
     return json;
   }
 
+  // Where to go once signed in: the same-origin path the page was opened
+  // with (/signin?next=…, checked by the server too), else the Keys page.
+  function nextPath(next) {
+    const ok = typeof next === "string" && next.startsWith("/") && !next.startsWith("//")
+      && !next.includes("\\") && !/[\u0000-\u001f]/.test(next);
+    return ok ? next : "/keys";
+  }
+
   async function run() {
     const provider = wallet();
     if (!provider) { say("No Solana wallet found in this browser. Install one (Phantom, Solflare, Backpack) and reload."); return; }
@@ -74,7 +82,7 @@
       const signature = typeof raw === "string" ? raw : base58(Uint8Array.from(raw));
       await post("/auth/solana/verify", { message: challenge.message, signature });
       say("Signed in.");
-      window.location.assign("/keys");
+      window.location.assign(nextPath(signIn.dataset.next));
     } catch (err) {
       say(`Sign-in failed: ${err.message || err}`);
       signIn.disabled = false;

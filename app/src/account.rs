@@ -56,12 +56,60 @@ pub enum PortalPage {
     Payments(Vec<PaymentRow>),
     /// A form was refused (CSRF); nothing changed.
     Refused(String),
+    /// An OAuth client asks for access (`/authorize`).
+    Consent(ConsentView),
+    /// An authorization request that cannot be answered (`/authorize`):
+    /// shown, never redirected.
+    OAuthError(String),
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SignInView {
     /// Why the last sign-in failed, in words.
     pub error: Option<String>,
+    /// Where to go once signed in: a same-origin path the server checked.
+    pub next: Option<String>,
+}
+
+/// The consent page of an OAuth authorization request.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsentView {
+    /// The held request the form answers (its parameters stay server-side).
+    pub request_id: String,
+    pub client_name: String,
+    /// For a metadata-document client: the host its document comes from.
+    pub client_from: Option<String>,
+    pub redirect_uri: String,
+    /// The host (or app scheme) the browser is sent back to.
+    pub redirect_host: String,
+    /// What the granted scopes let the client do, in words.
+    pub abilities: Vec<String>,
+    /// The scopes, `read scan`.
+    pub scope: String,
+    /// The signed-in account's label.
+    pub identity: String,
+    /// Its identities ("Solana wallet …", "Google account …").
+    pub identities: Vec<String>,
+}
+
+/// A client connected through OAuth, on the Keys page.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OAuthClientRow {
+    pub client_id: String,
+    pub name: String,
+    pub from: String,
+    pub scopes: String,
+    pub connected: String,
+    pub last_used: Option<String>,
+}
+
+/// One line of OAuth activity, on the Keys page.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OAuthActivityRow {
+    pub client: String,
+    /// In words: "authorized", "refreshed a token", …
+    pub what: String,
+    pub at: String,
 }
 
 /// An error to show next to a form field.
@@ -80,6 +128,10 @@ pub struct KeysView {
     pub error: Option<FieldError>,
     /// What the mint form held when it was refused.
     pub form: MintForm,
+    /// Clients connected through OAuth.
+    pub oauth_clients: Vec<OAuthClientRow>,
+    /// Recent activity on them, newest first.
+    pub oauth_activity: Vec<OAuthActivityRow>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -244,10 +296,14 @@ fn CopyBlock(#[prop(into)] label: String, #[prop(into)] code: String) -> impl In
 #[component]
 pub fn SignInPage() -> impl IntoView {
     with_portal(|portal| {
-        let error = match &portal.page {
-            PortalPage::SignIn(view) => view.error.clone(),
+        let (error, next) = match &portal.page {
+            PortalPage::SignIn(view) => (view.error.clone(), view.next.clone()),
             PortalPage::Refused(message) => return refused(message.clone()),
-            _ => None,
+            _ => (None, None),
+        };
+        let google_href = match &next {
+            Some(next) => format!("/auth/google/start?next={}", encode_component(next)),
+            None => "/auth/google/start".to_owned(),
         };
         let signed_in = portal.viewer.account.clone();
         view! {
@@ -272,7 +328,7 @@ pub fn SignInPage() -> impl IntoView {
                 <article class="card">
                     <h2>"Sign in with a Solana wallet"</h2>
                     <p>"Your wallet signs a one-time message (Sign-In With Solana); nothing is sent on chain. Needs JavaScript and a wallet extension."</p>
-                    <button type="button" id="siws-button" class="primary" disabled>"Sign in with a Solana wallet"</button>
+                    <button type="button" id="siws-button" class="primary" disabled data-next=next.clone().unwrap_or_default()>"Sign in with a Solana wallet"</button>
                     <p class="error" id="siws-status" role="status" aria-live="polite"></p>
                     <noscript><p>"Turn on JavaScript to sign in with a wallet."</p></noscript>
                 </article>
@@ -280,7 +336,7 @@ pub fn SignInPage() -> impl IntoView {
                     <article class="card">
                         <h2>"Sign in with Google"</h2>
                         <p>"Google tells us your account's id and email; nothing else."</p>
-                        <a class="button primary" href="/auth/google/start" rel="external" id="google-signin">"Sign in with Google"</a>
+                        <a class="button primary" href=google_href.clone() rel="external" id="google-signin">"Sign in with Google"</a>
                     </article>
                 })}
             </div>
@@ -288,6 +344,19 @@ pub fn SignInPage() -> impl IntoView {
         }
         .into_any()
     })
+}
+
+/// Percent-encode a query component (everything but unreserved characters).
+fn encode_component(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
 }
 
 fn claude_code(mcp_url: &str, token: &str) -> String {
@@ -444,11 +513,165 @@ pub fn KeysPage() -> impl IntoView {
                     }.into_any()
                 }}
             </section>
-            <section class="oauth-clients" aria-labelledby="oauth-heading">
-                <h2 id="oauth-heading">"OAuth clients"</h2>
-                <p>"Apps you connect through OAuth (an MCP client that signs you in, instead of a pasted token) will be listed here, with their activity and a way to disconnect them."</p>
-            </section>
+            <OAuthSection
+                clients=keys.oauth_clients
+                activity=keys.oauth_activity
+                csrf=viewer.csrf.clone()
+                public_url=viewer.public_url.clone()
+            />
             <script src="/portal.js" defer></script>
+        }
+        .into_any()
+    })
+}
+
+/// The OAuth snippets: the URL that refuses anonymous callers, so a host
+/// starts its OAuth flow instead of connecting anonymously.
+fn oauth_snippets(public_url: &str) -> Vec<(&'static str, &'static str, String)> {
+    let url = format!("{public_url}/mcp/account");
+    vec![
+        (
+            "oauth-claude-ai",
+            "Claude.ai and Claude Desktop (Settings, Connectors, Add custom connector)",
+            url.clone(),
+        ),
+        (
+            "oauth-claude-code",
+            "Claude Code",
+            format!("claude mcp add --transport http ledger {url}"),
+        ),
+        (
+            "oauth-cursor",
+            "Cursor (~/.cursor/mcp.json)",
+            format!("{{\n  \"mcpServers\": {{\n    \"ledger\": {{ \"url\": \"{url}\" }}\n  }}\n}}"),
+        ),
+        (
+            "oauth-mcp-remote",
+            "mcp-remote",
+            format!("npx -y mcp-remote {url}"),
+        ),
+    ]
+}
+
+#[component]
+fn OAuthSection(
+    clients: Vec<OAuthClientRow>,
+    activity: Vec<OAuthActivityRow>,
+    csrf: String,
+    public_url: String,
+) -> impl IntoView {
+    let no_clients = clients.is_empty();
+    let no_activity = activity.is_empty();
+    view! {
+        <section class="oauth-clients" aria-labelledby="oauth-heading" id="oauth-clients">
+            <h2 id="oauth-heading">"OAuth clients"</h2>
+            <p>"Connect with OAuth instead of pasting a token: give your MCP client this URL and pick Connect. It sends you here to sign in and approve; the client gets the same account and scopes as an MCP token, never admin."</p>
+            <div class="clients">
+                {oauth_snippets(&public_url).into_iter().map(|(id, label, code)| view! {
+                    <article id=id>
+                        <h4>{label}</h4>
+                        <CopyBlock label="connect" code=code/>
+                    </article>
+                }).collect_view()}
+            </div>
+            <h3>"Connected clients"</h3>
+            {if no_clients {
+                view! { <p class="empty" id="oauth-no-clients">"No client is connected through OAuth."</p> }.into_any()
+            } else {
+                view! {
+                    <div class="table-wrap">
+                        <table class="tokens" id="oauth-client-table">
+                            <thead><tr><th>"Client"</th><th>"From"</th><th>"Scopes"</th><th>"Connected"</th><th>"Last used"</th><th></th></tr></thead>
+                            <tbody>
+                                {clients.into_iter().map(|c| {
+                                    let csrf = csrf.clone();
+                                    view! {
+                                        <tr class="oauth-client">
+                                            <td data-label="Client">{c.name}</td>
+                                            <td data-label="From">{c.from}</td>
+                                            <td data-label="Scopes">{c.scopes}</td>
+                                            <td data-label="Connected">{c.connected}</td>
+                                            <td data-label="Last used">{c.last_used.unwrap_or_else(|| "never".to_owned())}</td>
+                                            <td class="token-actions">
+                                                <form method="post" action="/keys/oauth/disconnect">
+                                                    <input type="hidden" name="csrf" value=csrf/>
+                                                    <input type="hidden" name="client_id" value=c.client_id.clone()/>
+                                                    <button type="submit" class="danger">"Disconnect"</button>
+                                                </form>
+                                            </td>
+                                        </tr>
+                                    }
+                                }).collect_view()}
+                            </tbody>
+                        </table>
+                    </div>
+                }.into_any()
+            }}
+            <h3>"Recent activity"</h3>
+            {if no_activity {
+                view! { <p class="empty">"Nothing yet."</p> }.into_any()
+            } else {
+                view! {
+                    <ul class="oauth-activity" id="oauth-activity">
+                        {activity.into_iter().map(|a| view! {
+                            <li><span class="when">{a.at}</span>" " <strong>{a.client}</strong>" " {a.what}</li>
+                        }).collect_view()}
+                    </ul>
+                }.into_any()
+            }}
+        </section>
+    }
+}
+
+/// `/authorize`: the consent page (or why the request cannot be answered).
+#[component]
+pub fn ConsentPage() -> impl IntoView {
+    with_portal(|portal| {
+        let view = match portal.page {
+            PortalPage::Consent(view) => view,
+            PortalPage::Refused(message) => return refused(message),
+            PortalPage::OAuthError(message) => {
+                return view! {
+                    <Title text="Ledger: authorization refused"/>
+                    <h1>"This authorization request cannot be answered"</h1>
+                    <p class="error" role="alert" id="oauth-error">{message}</p>
+                    <p>"Nothing was shared and you were not sent anywhere. Go back to the app that sent you here and connect again."</p>
+                }
+                .into_any();
+            }
+            _ => ConsentView::default(),
+        };
+        let csrf = portal.viewer.csrf.clone();
+        view! {
+            <Title text="Ledger: connect an app"/>
+            <h1>"Connect " {view.client_name.clone()} " to your account?"</h1>
+            <section class="card consent" id="oauth-consent">
+                <p id="oauth-client">
+                    <strong>{view.client_name.clone()}</strong>
+                    {match view.client_from.clone() {
+                        Some(host) => view! { " (its description is published by " <strong>{host}</strong> ")" }.into_any(),
+                        None => view! { " (it registered itself with this name; Ledger has not verified it)" }.into_any(),
+                    }}
+                    " asks to act for you."
+                </p>
+                <p id="oauth-identity">"It will act as " <strong>{view.identity.clone()}</strong>
+                    {(!view.identities.is_empty()).then(|| view! { " (" {view.identities.join(", ")} ")" })}
+                    "."
+                </p>
+                <p>"It will be able to:"</p>
+                <ul id="oauth-abilities">
+                    {view.abilities.iter().map(|a| view! { <li>{a.clone()}</li> }).collect_view()}
+                </ul>
+                <p id="oauth-never">"It will never be able to change your account or billing."</p>
+                <p id="oauth-redirect">"Once you answer, you are sent back to " <strong>{view.redirect_host.clone()}</strong>
+                    " at " <code>{view.redirect_uri.clone()}</code> "."</p>
+                <form method="post" action="/authorize" class="consent-actions">
+                    <input type="hidden" name="csrf" value=csrf/>
+                    <input type="hidden" name="request_id" value=view.request_id.clone()/>
+                    <button type="submit" id="oauth-approve" name="decision" value="approve" class="primary">"Approve"</button>
+                    <button type="submit" id="oauth-deny" name="decision" value="deny">"Deny"</button>
+                </form>
+            </section>
         }
         .into_any()
     })

@@ -25,7 +25,7 @@ pub use backend::{ArgumentSummary, SiteInfo, ToolSummary};
 
 /// The portal's account pages, which the server renders itself (their
 /// forms POST to the same paths); its route list leaves them out.
-pub const ACCOUNT_PATHS: [&str; 4] = ["/signin", "/keys", "/wallets", "/payments"];
+pub const ACCOUNT_PATHS: [&str; 5] = ["/signin", "/keys", "/wallets", "/payments", "/authorize"];
 
 /// The stylesheet's URL; the server serves `style/ledger.css` here.
 pub const STYLESHEET_PATH: &str = "/style/ledger.css";
@@ -83,6 +83,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/keys") view=account::KeysPage ssr=SsrMode::Async/>
                     <Route path=path!("/wallets") view=account::WalletsPage ssr=SsrMode::Async/>
                     <Route path=path!("/payments") view=account::PaymentsPage ssr=SsrMode::Async/>
+                    <Route path=path!("/authorize") view=account::ConsentPage ssr=SsrMode::Async/>
                 </Routes>
             </main>
             <footer class="site-footer">

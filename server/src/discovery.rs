@@ -40,16 +40,8 @@ pub fn server_card_json(state: &AppState) -> Value {
 
 /// `GET /.well-known/oauth-protected-resource` (RFC 9728): what a client
 /// that received our 401 learns about this resource.
-pub async fn protected_resource(State(state): State<AppState>) -> Response {
-    let public = state.public_url();
-    axum::Json(json!({
-        "resource": format!("{public}/mcp"),
-        "bearer_methods_supported": ["header"],
-        "scopes_supported": ["read", "scan"],
-        "resource_name": "Ledger",
-        "resource_documentation": format!("{public}/llms.txt"),
-    }))
-    .into_response()
+pub async fn protected_resource(state: State<AppState>) -> Response {
+    crate::oauth::http::protected_resource_mcp(state).await
 }
 
 /// `GET /llms.txt`: the service for a language model, paid routes marked.
@@ -71,6 +63,7 @@ pub fn llms_txt_text(state: &AppState) -> String {
          MCP endpoint (Streamable HTTP, JSON-RPC 2.0): {public}/mcp\n\
          Protocol versions: {versions}\n\
          Authentication: none (anonymous, pay per call) or `Authorization: Bearer lm_…` / `lk_…`.\n\
+         OAuth 2.1 (sign in and consent in a browser, no pasted token): connect to {public}/mcp/account, which answers 401 with the challenge; metadata at {public}/.well-known/oauth-authorization-server.\n\
          Anonymous callers are limited per client IP; over the limit is HTTP 429 with Retry-After.\n\
          Payments: {payments}.\n\n\
          ## Tools\n\n",

@@ -49,6 +49,51 @@ pub fn unauthenticated(state: &AppState, err: AppError) -> Response {
     response
 }
 
+/// The protected-resource metadata a path's challenge names: the
+/// account endpoint's own for `/mcp/account`, the root document (which
+/// describes `/mcp`) for the rest.
+pub fn resource_metadata_url(state: &AppState, path: &str) -> String {
+    let account = path == "/mcp/account" || path.starts_with("/mcp/account/");
+    format!(
+        "{}/.well-known/oauth-protected-resource{}",
+        state.public_url(),
+        if account { "/mcp/account" } else { "" }
+    )
+}
+
+/// Make a `/v1` or `/mcp` 401 (or a 403 for a missing scope) name the
+/// resource metadata in its `WWW-Authenticate` challenge (RFC 9728 §5.1):
+/// `error="invalid_token"` when a bearer was presented and refused,
+/// `scope` when a scope was missing, the bare challenge for an anonymous
+/// caller of `/mcp/account`.
+fn name_resource_metadata(state: &AppState, path: &str, had_bearer: bool, response: &mut Response) {
+    let status = response.status();
+    let existing = response
+        .headers()
+        .get(header::WWW_AUTHENTICATE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let metadata = resource_metadata_url(state, path);
+    let challenge = if status == StatusCode::UNAUTHORIZED {
+        // RFC 6750 §3.1: no error code when no credential was presented.
+        if had_bearer {
+            format!("Bearer error=\"invalid_token\", resource_metadata=\"{metadata}\"")
+        } else {
+            format!("Bearer resource_metadata=\"{metadata}\"")
+        }
+    } else if status == StatusCode::FORBIDDEN && existing.contains("insufficient_scope") {
+        format!("{existing}, resource_metadata=\"{metadata}\"")
+    } else {
+        return;
+    };
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+}
+
 /// The `Authorization` header resolved to a principal; an unreadable or
 /// unknown credential is refused, never downgraded to anonymous.
 pub async fn resolve(
@@ -535,8 +580,13 @@ pub async fn api_edge(State(state): State<AppState>, request: Request, next: Nex
         }
     }
     let method = request.method().clone();
+    let had_bearer = request.headers().contains_key(header::AUTHORIZATION);
     let response = next.run(request).await;
-    as_json_error(surface, &method, response)
+    let mut response = as_json_error(surface, &method, response);
+    if matches!(surface, Surface::Rest | Surface::Mcp) {
+        name_resource_metadata(&state, &path, had_bearer, &mut response);
+    }
+    response
 }
 
 /// A framework error (no body, or plain text) in our JSON error body, with

@@ -26,6 +26,7 @@ pub mod ids;
 pub mod jobs;
 pub mod ledger;
 pub mod mcp;
+pub mod oauth;
 pub mod params;
 pub mod payments;
 pub mod portal;

@@ -18,7 +18,7 @@ use crate::{
     config::Config,
     discovery,
     error::AppError,
-    mcp, portal,
+    mcp, oauth, portal,
     site::{self, backend_context, shell_fn},
     state::{AppState, Parts, Services},
     store::{Store, StoreError},
@@ -215,6 +215,27 @@ pub fn router(state: AppState) -> Router {
                 .get(mcp::transport::get)
                 .delete(mcp::transport::delete),
         )
+        .route(
+            "/mcp/account",
+            post(mcp::transport::post_account)
+                .get(mcp::transport::get_account)
+                .delete(mcp::transport::delete_account),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/mcp",
+            get(oauth::http::protected_resource_mcp),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/mcp/account",
+            get(oauth::http::protected_resource_account),
+        )
+        .route(
+            "/.well-known/oauth-authorization-server",
+            get(oauth::http::authorization_server),
+        )
+        .route("/register", post(oauth::http::register))
+        .route("/token", post(oauth::http::token))
+        .route("/revoke", post(oauth::http::revoke))
         .route("/healthz", get(v1::health))
         .route("/v1/ping", get(v1::ping))
         .route("/v1/quotes", post(v1::quotes))
@@ -310,6 +331,14 @@ fn portal_router(
         .route("/signin", get(portal::pages::sign_in_page))
         .route("/keys", get(portal::pages::keys).post(portal::pages::mint))
         .route("/keys/revoke", post(portal::pages::revoke))
+        .route(
+            "/keys/oauth/disconnect",
+            post(portal::pages::disconnect_oauth_client),
+        )
+        .route(
+            "/authorize",
+            get(oauth::http::authorize).post(oauth::http::decide),
+        )
         .route(
             "/wallets",
             get(portal::pages::wallets).post(portal::pages::add_wallet),

@@ -86,6 +86,14 @@ impl Principal {
                     scope.as_str(),
                     a.scopes
                 ),
+            )
+            // RFC 6750 §3.1; `http::api_edge` adds the resource metadata.
+            .with_header(
+                "www-authenticate",
+                format!(
+                    "Bearer error=\"insufficient_scope\", scope=\"{}\"",
+                    scope.as_str()
+                ),
             )),
             _ => Ok(()),
         }
@@ -193,6 +201,9 @@ pub async fn resolve(
 
 /// Look a bearer up: an account's token, or the admin key.
 async fn resolve_bearer(resolver: Resolver<'_>, token: &str) -> Result<Principal, AppError> {
+    if token.starts_with(crate::oauth::ACCESS_PREFIX) {
+        return resolve_oauth(resolver, token).await;
+    }
     let kind = if token.starts_with("lm_") {
         "MCP token"
     } else if token.starts_with("lk_") {
@@ -216,6 +227,30 @@ async fn resolve_bearer(resolver: Resolver<'_>, token: &str) -> Result<Principal
         Code::Unauthenticated,
         format!("unknown or revoked {kind}; connect without a token to be anonymous"),
     ))
+}
+
+/// An OAuth access token (`lo_…`): exactly an MCP token of its account,
+/// with the scopes it was granted. Expired, revoked, or of a revoked grant
+/// is refused like any unknown bearer.
+async fn resolve_oauth(resolver: Resolver<'_>, token: &str) -> Result<Principal, AppError> {
+    let resolved = crate::oauth::flow::resolve_access(resolver.store, resolver.now_ms, token)
+        .await
+        .map_err(|e| AppError::internal("oauth token", &e))?;
+    match resolved {
+        Some(grant) => Ok(Principal::Account(AccountCaller {
+            account_id: grant.account_id,
+            token_id: grant.grant_id,
+            kind: TokenKind::Mcp,
+            scopes: grant.scopes,
+        })),
+        None => {
+            tracing::info!("refused an unknown, expired or revoked OAuth access token");
+            Err(AppError::new(
+                Code::Unauthenticated,
+                "unknown, expired or revoked OAuth access token; refresh it or authorize again",
+            ))
+        }
+    }
 }
 
 /// Whether `token` is the admin key: its SHA-256 against the configured

@@ -60,6 +60,54 @@ pub struct Config {
     pub google: GoogleConfig,
     /// Sign-In With Solana.
     pub siws: SiwsConfig,
+    /// The OAuth 2.1 authorization server of `/mcp` (docs/oauth.md).
+    pub oauth: OAuthConfig,
+}
+
+/// Lifetimes and limits of the OAuth authorization server.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OAuthConfig {
+    /// An access token lives this long (seconds).
+    pub access_token_ttl_secs: u64,
+    /// A refresh token lives this long (seconds); each refresh issues a new one.
+    pub refresh_token_ttl_secs: u64,
+    /// An authorization code must be exchanged within this (seconds, at most 60).
+    pub code_ttl_secs: u64,
+    /// A consent page must be answered within this (seconds).
+    pub request_ttl_secs: u64,
+    /// A registered client that never obtained a code is deleted after this (seconds).
+    pub unused_client_ttl_secs: u64,
+    /// Registrations per hour per client IP.
+    pub register_per_hour: u32,
+    /// Registrations one IP may make at once.
+    pub register_burst: u32,
+    /// Largest Client ID Metadata Document read (bytes).
+    pub metadata_max_bytes: usize,
+    /// How long fetching a Client ID Metadata Document may take (milliseconds).
+    pub metadata_timeout_ms: u64,
+    /// Longest a fetched metadata document is cached (seconds), whatever its headers say.
+    pub metadata_max_cache_secs: u64,
+    /// Tests only: fetch metadata documents from loopback addresses, over http.
+    pub metadata_allow_loopback: bool,
+}
+
+impl Default for OAuthConfig {
+    fn default() -> Self {
+        Self {
+            access_token_ttl_secs: 3600,
+            refresh_token_ttl_secs: 30 * 24 * 3600,
+            code_ttl_secs: 60,
+            request_ttl_secs: 600,
+            unused_client_ttl_secs: 24 * 3600,
+            register_per_hour: 30,
+            register_burst: 10,
+            metadata_max_bytes: 5 * 1024,
+            metadata_timeout_ms: 5_000,
+            metadata_max_cache_secs: 24 * 3600,
+            metadata_allow_loopback: false,
+        }
+    }
 }
 
 /// Portal sessions end after `idle_secs` without a request, and
@@ -423,6 +471,7 @@ impl Default for Config {
             session: SessionConfig::default(),
             google: GoogleConfig::default(),
             siws: SiwsConfig::default(),
+            oauth: OAuthConfig::default(),
         }
     }
 }

@@ -259,6 +259,54 @@ impl From<UnknownSession> for Response {
     }
 }
 
+/// `/mcp/account`: the same endpoint as `/mcp` for a caller with a
+/// bearer, and 401 with the `WWW-Authenticate` challenge for one without
+/// (`http::api_edge` names the account endpoint's resource metadata). MCP
+/// hosts start OAuth only on a 401, and `/mcp` never answers one to an
+/// anonymous caller, so this is the URL to connect with OAuth.
+fn anonymous_refused(headers: &HeaderMap) -> Option<Response> {
+    (!headers.contains_key(header::AUTHORIZATION)).then(|| {
+        AppError::new(
+            Code::Unauthenticated,
+            "this endpoint needs a bearer: connect with OAuth (see the WWW-Authenticate challenge) or present an MCP token; /mcp serves anonymous callers",
+        )
+        .into_response()
+    })
+}
+
+/// `POST /mcp/account`.
+pub async fn post_account(
+    state: State<AppState>,
+    peer: ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    if let Some(refused) = anonymous_refused(&headers) {
+        return refused;
+    }
+    post(state, peer, headers, body).await
+}
+
+/// `GET /mcp/account`.
+pub async fn get_account(state: State<AppState>, headers: HeaderMap) -> Response {
+    if let Some(refused) = anonymous_refused(&headers) {
+        return refused;
+    }
+    get(state, headers).await
+}
+
+/// `DELETE /mcp/account`.
+pub async fn delete_account(
+    state: State<AppState>,
+    peer: ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Response {
+    if let Some(refused) = anonymous_refused(&headers) {
+        return refused;
+    }
+    delete(state, peer, headers).await
+}
+
 /// `GET /mcp`: no server-initiated stream, so a client opening one (it
 /// names `text/event-stream` in `Accept`, or a session) gets 405 `Allow:
 /// POST`; a plain GET (a browser, curl's `*/*`) gets the description.

@@ -17,8 +17,8 @@ use tower_sessions::Session;
 
 use super::{Parts, render, viewer};
 use app::account::{
-    FieldError, KeysView, MintForm, MintedToken, PaymentRow, Portal, PortalPage, SignInView,
-    TokenRow, WalletRow, WalletsView,
+    FieldError, KeysView, MintForm, MintedToken, OAuthActivityRow, OAuthClientRow, PaymentRow,
+    Portal, PortalPage, SignInView, TokenRow, WalletRow, WalletsView,
 };
 
 use crate::{
@@ -58,7 +58,7 @@ async fn account_page(
 
 /// A form POST's account, once its CSRF token matched the session's; the
 /// refusal page otherwise. Runs before anything else a handler does.
-async fn checked_form<T: serde::de::DeserializeOwned>(
+pub(crate) async fn checked_form<T: serde::de::DeserializeOwned>(
     state: &AppState,
     parts: &Parts,
     session: &Session,
@@ -131,16 +131,29 @@ pub async fn sign_in_error(
         viewer,
         page: PortalPage::SignIn(SignInView {
             error: Some(message.to_owned()),
+            next: None,
         }),
     };
     render(state, "/signin", status, portal).await
 }
 
-/// `GET /signin`.
+/// `next` of a query string, when it is a same-origin relative path.
+pub fn next_of(query: Option<&str>) -> Option<String> {
+    serde_urlencoded::from_str::<Vec<(String, String)>>(query.unwrap_or(""))
+        .ok()?
+        .into_iter()
+        .find(|(k, _)| k == "next")
+        .and_then(|(_, v)| crate::oauth::http::safe_next(&v).map(str::to_owned))
+}
+
+/// `GET /signin[?next=/path]`: `next` (a same-origin path only) is where
+/// a sign-in returns to, such as the `/authorize` request that sent the
+/// visitor here.
 pub async fn sign_in_page(
     State(state): State<AppState>,
     axum::Extension(parts): axum::Extension<Parts>,
     session: Session,
+    uri: axum::http::Uri,
 ) -> Response {
     let viewer = match viewer(&state, &parts, &session).await {
         Ok((viewer, _)) => viewer,
@@ -148,7 +161,10 @@ pub async fn sign_in_page(
     };
     let portal = Portal {
         viewer,
-        page: PortalPage::SignIn(SignInView::default()),
+        page: PortalPage::SignIn(SignInView {
+            error: None,
+            next: next_of(uri.query()),
+        }),
     };
     render(&state, "/signin", StatusCode::OK, portal).await
 }
@@ -182,6 +198,13 @@ async fn keys_response(
         Ok(rows) => rows,
         Err(err) => return err.into_response(),
     };
+    match oauth_rows(state, account).await {
+        Ok((clients, activity)) => {
+            view.oauth_clients = clients;
+            view.oauth_activity = activity;
+        }
+        Err(err) => return crate::oauth::http::internal(&err).into_response(),
+    }
     let portal = Portal {
         viewer,
         page: PortalPage::Keys(view),
@@ -345,6 +368,97 @@ pub async fn revoke(
             keys_response(&state, viewer, &account, StatusCode::NOT_FOUND, view).await
         }
         Err(err) => AppError::from(err).into_response(),
+    }
+}
+
+/// How many OAuth events the Keys page lists.
+const OAUTH_ACTIVITY_SHOWN: i64 = 20;
+
+fn activity_words(kind: &str) -> &'static str {
+    match kind {
+        "authorized" => "was authorized",
+        "denied" => "was denied",
+        "refreshed" => "refreshed its token",
+        "revoked" => "revoked a token",
+        "disconnected" => "was disconnected",
+        "code_reused" => "presented a used authorization code: its tokens were revoked",
+        "refresh_reused" => {
+            "presented a used refresh token: every token of that connection was revoked"
+        }
+        _ => "did something",
+    }
+}
+
+async fn oauth_rows(
+    state: &AppState,
+    account: &AccountId,
+) -> Result<(Vec<OAuthClientRow>, Vec<OAuthActivityRow>), crate::oauth::OAuthError> {
+    let clients = crate::oauth::flow::connected(state.store(), account)
+        .await?
+        .into_iter()
+        .map(|c| OAuthClientRow {
+            client_id: c.client_id,
+            name: c.name,
+            from: c.from,
+            scopes: c.scope,
+            connected: when(c.connected_at),
+            last_used: c.last_used_at.map(when),
+        })
+        .collect();
+    let activity = crate::oauth::flow::activity(state.store(), account, OAUTH_ACTIVITY_SHOWN)
+        .await?
+        .into_iter()
+        .map(|a| OAuthActivityRow {
+            client: a.client,
+            what: activity_words(&a.kind).to_owned(),
+            at: when(a.at),
+        })
+        .collect();
+    Ok((clients, activity))
+}
+
+#[derive(Deserialize)]
+pub struct DisconnectRequest {
+    #[serde(default)]
+    client_id: String,
+    #[serde(default, rename = "csrf")]
+    _csrf: String,
+}
+
+/// `POST /keys/oauth/disconnect`: revoke every token of one OAuth client
+/// for this account, 303 to /keys.
+pub async fn disconnect_oauth_client(
+    State(state): State<AppState>,
+    axum::Extension(parts): axum::Extension<Parts>,
+    session: Session,
+    body: Bytes,
+) -> Response {
+    let (viewer, account, form) =
+        match checked_form::<DisconnectRequest>(&state, &parts, &session, "/keys", &body).await {
+            Ok(checked) => checked,
+            Err(response) => return response,
+        };
+    let settings = crate::oauth::http::settings(&state);
+    let fetcher = crate::oauth::HttpFetcher::new(&settings);
+    let ctx = crate::oauth::OAuth {
+        store: state.store(),
+        now_ms: state.now_ms(),
+        settings: &settings,
+        fetcher: &fetcher,
+    };
+    match crate::oauth::flow::disconnect(ctx, &account, &form.client_id).await {
+        Ok(true) => Redirect::to("/keys").into_response(),
+        Ok(false) => {
+            let view = KeysView {
+                error: Some(FieldError {
+                    field: "client_id".to_owned(),
+                    message: "no such connected client on this account".to_owned(),
+                }),
+                ..KeysView::default()
+            };
+            keys_response(&state, viewer, &account, StatusCode::NOT_FOUND, view).await
+        }
+        Err(err) => crate::oauth::http::internal(&err).into_response(),
     }
 }
 

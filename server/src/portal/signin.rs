@@ -198,16 +198,29 @@ fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         .map(|(_, v)| v)
 }
 
-/// `GET /auth/google/start`: begin a flow, bind its state to this browser,
-/// send the browser to Google. 404 when Google is not configured.
+/// The session key of where a sign-in returns to.
+const NEXT_KEY: &str = "signin_next";
+
+/// `GET /auth/google/start[?next=/path]`: begin a flow, bind its state to
+/// this browser, send the browser to Google. `next` (a same-origin path)
+/// is kept in the session for the callback. 404 when Google is not
+/// configured.
 pub async fn google_start(
     State(state): State<AppState>,
     axum::Extension(parts): axum::Extension<Parts>,
+    session: Session,
     request: Request,
 ) -> Response {
     let Some(google) = &parts.google else {
         return crate::site::fallback(State(state), request).await;
     };
+    let stored = match pages::next_of(request.uri().query()) {
+        Some(next) => session.insert(NEXT_KEY, next).await,
+        None => session.remove::<String>(NEXT_KEY).await.map(|_| ()),
+    };
+    if let Err(err) = stored {
+        return AppError::internal("portal session", &err).into_response();
+    }
     let start = match google.begin(state.store(), state.now_ms()).await {
         Ok(start) => start,
         Err(err) => {
@@ -301,7 +314,14 @@ async fn google_finish(
     }
     .await;
     match result {
-        Ok(_) => Redirect::to("/keys").into_response(),
+        Ok(_) => {
+            let next = session.remove::<String>(NEXT_KEY).await.ok().flatten();
+            let next = next
+                .as_deref()
+                .and_then(crate::oauth::http::safe_next)
+                .unwrap_or("/keys");
+            Redirect::to(next).into_response()
+        }
         Err(err) => {
             pages::sign_in_error(state, parts, Some(session), err.status(), err.message()).await
         }

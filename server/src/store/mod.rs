@@ -33,6 +33,7 @@ macro_rules! on_pool {
 mod accounts;
 mod jobs;
 mod memo;
+mod oauth;
 mod payments;
 mod portal_sessions;
 mod prices;
@@ -52,6 +53,10 @@ use sqlx::{
 pub use accounts::{IdentityRecord, TokenRecord, WatchRow};
 pub use jobs::{Created, JobProgress, JobRecord, LedgerQuery, LegRow, NewScanJob, TransactionLegs};
 pub use memo::Memo;
+pub use oauth::{
+    ConnectedClientRow, OAuthClientRecord, OAuthEventRow, OAuthGrantRecord, OAuthRequestRecord,
+    OAuthTokenRecord, OAuthTokenWithGrant,
+};
 pub use payments::{Intent, PaymentRecord};
 pub use prices::{AnalyticsLeg, BACKFILL_KIND, BACKFILL_QUOTE, PricePointRow};
 pub use quotes::QuoteRecord;

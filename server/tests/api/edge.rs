@@ -118,7 +118,7 @@ async fn unrouted_json_paths_are_json_404_not_the_portal() {
 #[tokio::test]
 async fn unrouted_oauth_paths_are_json_404_in_the_oauth_shape() {
     let app = spawn_app().await;
-    for path in ["/authorize", "/token", "/register", "/revoke", "/token/x"] {
+    for path in ["/authorize/x", "/token/x", "/register/x", "/revoke/x"] {
         let response = app.client.get(app.url(path)).send().await.unwrap();
         assert_eq!(response.status(), StatusCode::NOT_FOUND, "{path}");
         let body: Value = response.json().await.expect("a JSON 404");

@@ -16,6 +16,7 @@ mod ledger;
 mod mcp_limits;
 mod mcp_stateless;
 mod mcp_transport;
+mod oauth;
 #[path = "../support/oidc_standin.rs"]
 mod oidc_standin;
 mod pages;

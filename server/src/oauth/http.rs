@@ -1,0 +1,572 @@
+//! The OAuth endpoints as thin adapters over [`super::flow`] and
+//! [`super::clients`]: discovery documents (RFC 9728, RFC 8414),
+//! `POST /register`, `GET`/`POST /authorize` (the consent page is the
+//! portal's, rendered through `portal::render`), `POST /token` and
+//! `POST /revoke`. Each handler parses, calls one domain function, and
+//! renders: JSON errors in RFC 6749 §5.2 shape with `Cache-Control:
+//! no-store`, HTML pages for what a person sees. Routes are declared in
+//! `startup::router`.
+
+use axum::{
+    body::Body,
+    extract::{ConnectInfo, State},
+    http::{HeaderMap, HeaderValue, StatusCode, Uri, header},
+    response::{IntoResponse, Redirect, Response},
+};
+use base64::Engine;
+use bytes::Bytes;
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use tower_sessions::Session;
+
+use super::{
+    ClientKind, HttpFetcher, OAuth, OAuthError, Settings,
+    clients::{self, Credentials, RegistrationRequest},
+    flow::{self, AuthorizeParams, Checked, TokenParams},
+    scope_string,
+};
+use crate::{
+    error::AppError,
+    portal::{self, Parts},
+    state::AppState,
+    store::{RateDecision, RateRule},
+};
+
+/// The largest body `/register`, `/token` and `/revoke` read.
+const MAX_BODY: usize = 16 * 1024;
+
+/// The authorization server's settings for this request.
+pub fn settings(state: &AppState) -> Settings {
+    Settings::new(state.public_url(), &state.config().oauth)
+}
+
+/// Run `f` with an [`OAuth`] context over the real fetcher.
+macro_rules! with_ctx {
+    ($state:expr, |$ctx:ident| $body:expr) => {{
+        let settings = settings($state);
+        let fetcher = HttpFetcher::new(&settings);
+        let $ctx = OAuth {
+            store: $state.store(),
+            now_ms: $state.now_ms(),
+            settings: &settings,
+            fetcher: &fetcher,
+        };
+        $body
+    }};
+}
+
+fn no_store(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// An error in RFC 6749 §5.2 shape.
+pub fn error_response(err: &OAuthError) -> Response {
+    if let OAuthError::Store(e) = err {
+        tracing::error!(error = %e, "OAuth endpoint storage failure");
+    }
+    let status = StatusCode::from_u16(err.status()).unwrap_or(StatusCode::BAD_REQUEST);
+    let body = json!({ "error": err.code(), "error_description": err.description() });
+    no_store((status, axum::Json(body)).into_response())
+}
+
+// ---- discovery -----------------------------------------------------------
+
+/// The protected-resource metadata of `resource` (RFC 9728 §2).
+pub fn protected_resource_json(state: &AppState, resource: &str) -> Value {
+    let public = state.public_url();
+    json!({
+        "resource": resource,
+        "authorization_servers": [public],
+        "bearer_methods_supported": ["header"],
+        "scopes_supported": ["read", "scan"],
+        "resource_name": "Ledger",
+        "resource_documentation": format!("{public}/llms.txt"),
+    })
+}
+
+/// `GET /.well-known/oauth-protected-resource` and its `/mcp` path form.
+pub async fn protected_resource_mcp(State(state): State<AppState>) -> Response {
+    let resource = settings(&state).mcp_resource();
+    axum::Json(protected_resource_json(&state, &resource)).into_response()
+}
+
+/// `GET /.well-known/oauth-protected-resource/mcp/account`.
+pub async fn protected_resource_account(State(state): State<AppState>) -> Response {
+    let resource = settings(&state).account_resource();
+    axum::Json(protected_resource_json(&state, &resource)).into_response()
+}
+
+/// The authorization server metadata (RFC 8414 §2).
+pub fn authorization_server_json(state: &AppState) -> Value {
+    let base = state.public_url();
+    json!({
+        "issuer": base,
+        "authorization_endpoint": format!("{base}/authorize"),
+        "token_endpoint": format!("{base}/token"),
+        "registration_endpoint": format!("{base}/register"),
+        "revocation_endpoint": format!("{base}/revoke"),
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
+        "revocation_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
+        "scopes_supported": ["read", "scan"],
+        "client_id_metadata_document_supported": true,
+        "authorization_response_iss_parameter_supported": true,
+        "service_documentation": format!("{base}/llms.txt"),
+    })
+}
+
+/// `GET /.well-known/oauth-authorization-server`.
+pub async fn authorization_server(State(state): State<AppState>) -> Response {
+    axum::Json(authorization_server_json(&state)).into_response()
+}
+
+// ---- registration --------------------------------------------------------
+
+fn is_media(headers: &HeaderMap, mime: &str) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case(mime))
+}
+
+async fn read(body: Body) -> Result<Bytes, Response> {
+    crate::http::read_body(body, MAX_BODY).await.map_err(|_| {
+        error_response(&OAuthError::request(
+            "the request body is too large or unreadable",
+        ))
+    })
+}
+
+/// `POST /register` (RFC 7591): rate limited per client IP.
+pub async fn register(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let ip = crate::http::client_ip(&state, peer, &headers);
+    let config = &state.config().oauth;
+    let rule = RateRule {
+        per_second: f64::from(config.register_per_hour) / 3600.0,
+        burst: config.register_burst,
+    };
+    match state
+        .store()
+        .take_rate_tokens(&format!("oauth-register:{ip}"), state.now_ms(), rule, 1)
+        .await
+    {
+        Ok(RateDecision::Allowed) => {}
+        Ok(RateDecision::Limited { retry_after_ms }) => {
+            tracing::info!(%ip, "refused a registration: rate limited");
+            let secs = u64::try_from(retry_after_ms.max(1))
+                .unwrap_or(1)
+                .div_ceil(1000)
+                .max(1);
+            let mut response = no_store(
+                (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    axum::Json(json!({
+                        "error": "temporarily_unavailable",
+                        "error_description": "too many registrations from this address; retry later",
+                    })),
+                )
+                    .into_response(),
+            );
+            if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+            return response;
+        }
+        Err(err) => return error_response(&OAuthError::Store(err)),
+    }
+    if !is_media(&headers, "application/json") {
+        return error_response(&OAuthError::InvalidClientMetadata(
+            "send the client metadata as Content-Type: application/json".to_owned(),
+        ));
+    }
+    let bytes = match read(body).await {
+        Ok(bytes) => bytes,
+        Err(response) => return response,
+    };
+    let request: RegistrationRequest = match serde_json::from_slice(&bytes) {
+        Ok(request) => request,
+        Err(e) => {
+            return error_response(&OAuthError::InvalidClientMetadata(format!(
+                "the body is not client metadata: {e}"
+            )));
+        }
+    };
+    let result = with_ctx!(&state, |ctx| clients::register(ctx, &request).await);
+    match result {
+        Ok(registered) => no_store((StatusCode::CREATED, axum::Json(registered)).into_response()),
+        Err(err) => error_response(&err),
+    }
+}
+
+// ---- authorize -----------------------------------------------------------
+
+/// What the consent page says each scope lets the client do.
+fn abilities(scopes: crate::accounts::Scopes) -> Vec<String> {
+    use crate::accounts::Scope;
+    let mut out = Vec::new();
+    if scopes.allows(Scope::Read) {
+        out.push("read your watched wallets, reports and positions".to_owned());
+    }
+    if scopes.allows(Scope::Scan) {
+        out.push("start scans on your behalf".to_owned());
+    }
+    out
+}
+
+async fn error_page(
+    state: &AppState,
+    parts: &Parts,
+    session: &Session,
+    status: StatusCode,
+    err: &OAuthError,
+) -> Response {
+    if let OAuthError::Store(e) = err {
+        tracing::error!(error = %e, "authorize storage failure");
+    }
+    let viewer = match portal::viewer(state, parts, session).await {
+        Ok((viewer, _)) => viewer,
+        Err(e) => return e.into_response(),
+    };
+    let portal = app::Portal {
+        viewer,
+        page: app::account::PortalPage::OAuthError(format!(
+            "{}: {}",
+            err.code(),
+            err.description()
+        )),
+    };
+    portal::render(state, "/authorize", status, portal).await
+}
+
+/// A same-origin relative path a sign-in may return to, or `None`.
+pub fn safe_next(next: &str) -> Option<&str> {
+    let ok = next.starts_with('/')
+        && !next.starts_with("//")
+        && !next.starts_with("/\\")
+        && next.len() <= 4096
+        && !next.chars().any(|c| c.is_control() || c == '\\');
+    ok.then_some(next)
+}
+
+/// `GET /authorize`: check the request; a bad client or redirect URI is an
+/// error page; a signed-out visitor goes to sign in and comes back; a
+/// signed-in one sees the consent page.
+pub async fn authorize(
+    State(state): State<AppState>,
+    axum::Extension(parts): axum::Extension<Parts>,
+    session: Session,
+    uri: Uri,
+) -> Response {
+    let params: AuthorizeParams = match serde_urlencoded::from_str(uri.query().unwrap_or("")) {
+        Ok(params) => params,
+        Err(_) => {
+            let err = OAuthError::request("the query is malformed (a parameter may be repeated)");
+            return error_page(&state, &parts, &session, StatusCode::BAD_REQUEST, &err).await;
+        }
+    };
+    let checked = with_ctx!(&state, |ctx| flow::check(ctx, &params).await);
+    let valid = match checked {
+        Checked::Fatal(err) => {
+            let status = if matches!(err, OAuthError::Store(_)) {
+                StatusCode::INTERNAL_SERVER_ERROR
+            } else {
+                StatusCode::BAD_REQUEST
+            };
+            return error_page(&state, &parts, &session, status, &err).await;
+        }
+        Checked::Redirect(url) => return found(&url),
+        Checked::Valid(valid) => valid,
+    };
+    let (viewer, signed_in) = match portal::viewer(&state, &parts, &session).await {
+        Ok(v) => v,
+        Err(e) => return e.into_response(),
+    };
+    let Some(signed) = signed_in else {
+        let here = uri
+            .path_and_query()
+            .map(|p| p.as_str())
+            .unwrap_or("/authorize");
+        let next: String = url::form_urlencoded::byte_serialize(here.as_bytes()).collect();
+        return found(&format!("/signin?next={next}"));
+    };
+    let account = match signed.account() {
+        Ok(a) => a,
+        Err(e) => return e.into_response(),
+    };
+    let held = with_ctx!(&state, |ctx| flow::hold(ctx, &account, &valid).await);
+    let request_id = match held {
+        Ok(id) => id,
+        Err(err) => {
+            return error_page(
+                &state,
+                &parts,
+                &session,
+                StatusCode::INTERNAL_SERVER_ERROR,
+                &err,
+            )
+            .await;
+        }
+    };
+    let identity = viewer
+        .account
+        .as_ref()
+        .map(|a| a.label.clone())
+        .unwrap_or_default();
+    let identities = viewer
+        .account
+        .as_ref()
+        .map(|a| a.identities.clone())
+        .unwrap_or_default();
+    let view = app::account::ConsentView {
+        request_id,
+        client_name: valid.client.display_name(),
+        client_from: match &valid.client.kind {
+            ClientKind::Metadata { host } => Some(host.clone()),
+            ClientKind::Registered => None,
+        },
+        redirect_uri: valid.redirect_uri.as_str().to_owned(),
+        redirect_host: valid.redirect_uri.display_host(),
+        abilities: abilities(valid.scopes),
+        scope: scope_string(valid.scopes),
+        identity,
+        identities,
+    };
+    let portal = app::Portal {
+        viewer,
+        page: app::account::PortalPage::Consent(view),
+    };
+    portal::render(&state, "/authorize", StatusCode::OK, portal).await
+}
+
+fn found(location: &str) -> Response {
+    let mut response = Redirect::to(location).into_response();
+    *response.status_mut() = StatusCode::FOUND;
+    no_store(response)
+}
+
+#[derive(serde::Deserialize)]
+struct DecisionForm {
+    #[serde(default)]
+    request_id: String,
+    #[serde(default)]
+    decision: String,
+    #[serde(default, rename = "csrf")]
+    _csrf: String,
+}
+
+/// `POST /authorize`: the consent form (CSRF-checked first); 303 to the
+/// client with a code, or with `error=access_denied`.
+pub async fn decide(
+    State(state): State<AppState>,
+    axum::Extension(parts): axum::Extension<Parts>,
+    session: Session,
+    body: Bytes,
+) -> Response {
+    let (_, account, form) = match portal::pages::checked_form::<DecisionForm>(
+        &state,
+        &parts,
+        &session,
+        "/authorize",
+        &body,
+    )
+    .await
+    {
+        Ok(checked) => checked,
+        Err(response) => return response,
+    };
+    let approve = match form.decision.as_str() {
+        "approve" => true,
+        "deny" => false,
+        _ => {
+            let err = OAuthError::request("decision must be approve or deny");
+            return error_page(&state, &parts, &session, StatusCode::BAD_REQUEST, &err).await;
+        }
+    };
+    let decided = with_ctx!(&state, |ctx| flow::decide(
+        ctx,
+        &account,
+        &form.request_id,
+        approve
+    )
+    .await);
+    match decided {
+        Ok(url) => no_store(Redirect::to(&url).into_response()),
+        Err(err) => {
+            let status = if matches!(err, OAuthError::Store(_)) {
+                StatusCode::INTERNAL_SERVER_ERROR
+            } else {
+                StatusCode::BAD_REQUEST
+            };
+            error_page(&state, &parts, &session, status, &err).await
+        }
+    }
+}
+
+// ---- token and revoke ----------------------------------------------------
+
+/// The client credentials of a form request: `Authorization: Basic`
+/// (RFC 6749 §2.3.1, form-encoded id and secret) and/or the body's.
+fn credentials(
+    headers: &HeaderMap,
+    client_id: Option<&str>,
+    secret: Option<&str>,
+) -> Result<Credentials, OAuthError> {
+    let basic = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Basic ")
+                .or_else(|| v.strip_prefix("basic "))
+        });
+    let Some(encoded) = basic else {
+        return Ok(Credentials {
+            client_id: client_id.map(str::to_owned),
+            secret: secret.map(str::to_owned),
+            basic: false,
+        });
+    };
+    let refuse = || OAuthError::InvalidClient("the Basic credentials are unreadable".to_owned());
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .map_err(|_| refuse())?;
+    let decoded = String::from_utf8(decoded).map_err(|_| refuse())?;
+    let (id, pw) = decoded.split_once(':').ok_or_else(refuse)?;
+    let unescape = |s: &str| -> String {
+        url::form_urlencoded::parse(format!("x={s}").as_bytes())
+            .next()
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_default()
+    };
+    let (id, pw) = (unescape(id), unescape(pw));
+    if client_id.is_some_and(|c| c != id) || secret.is_some() {
+        return Err(OAuthError::request(
+            "authenticate the client one way: Basic or the body, not both",
+        ));
+    }
+    Ok(Credentials {
+        client_id: Some(id),
+        secret: Some(pw),
+        basic: true,
+    })
+}
+
+async fn form<T: serde::de::DeserializeOwned>(
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<T, Response> {
+    if !is_media(headers, "application/x-www-form-urlencoded") {
+        return Err(error_response(&OAuthError::request(
+            "send the parameters as application/x-www-form-urlencoded",
+        )));
+    }
+    let bytes = read(body).await?;
+    serde_urlencoded::from_bytes(&bytes).map_err(|_| {
+        error_response(&OAuthError::request(
+            "the parameters are malformed (a parameter may be repeated)",
+        ))
+    })
+}
+
+fn client_error(err: &OAuthError, basic: bool) -> Response {
+    let mut response = error_response(err);
+    if basic && matches!(err, OAuthError::InvalidClient(_)) {
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Basic realm=\"ledger\""),
+        );
+    }
+    response
+}
+
+/// `POST /token`.
+pub async fn token(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
+    let params: TokenParams = match form(&headers, body).await {
+        Ok(params) => params,
+        Err(response) => return response,
+    };
+    let creds = match credentials(
+        &headers,
+        params.client_id.as_deref(),
+        params.client_secret.as_deref(),
+    ) {
+        Ok(c) => c,
+        Err(err) => return client_error(&err, true),
+    };
+    let result = with_ctx!(&state, |ctx| flow::token(ctx, &params, &creds).await);
+    match result {
+        Ok(issued) => no_store(axum::Json(issued).into_response()),
+        Err(err) => client_error(&err, creds.basic),
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct RevokeParams {
+    token: Option<String>,
+    #[serde(default, rename = "token_type_hint")]
+    _hint: Option<String>,
+    client_id: Option<String>,
+    client_secret: Option<String>,
+}
+
+/// `POST /revoke` (RFC 7009): 200 whether or not the token was known.
+pub async fn revoke(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
+    let params: RevokeParams = match form(&headers, body).await {
+        Ok(params) => params,
+        Err(response) => return response,
+    };
+    let creds = match credentials(
+        &headers,
+        params.client_id.as_deref(),
+        params.client_secret.as_deref(),
+    ) {
+        Ok(c) => c,
+        Err(err) => return client_error(&err, true),
+    };
+    let result = with_ctx!(&state, |ctx| flow::revoke(
+        ctx,
+        params.token.as_deref(),
+        &creds
+    )
+    .await);
+    match result {
+        Ok(()) => no_store(StatusCode::OK.into_response()),
+        Err(err) => client_error(&err, creds.basic),
+    }
+}
+
+/// An [`AppError`] for a storage failure met outside the endpoints.
+pub fn internal(err: &OAuthError) -> AppError {
+    AppError::internal("oauth", &err.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_same_origin_relative_paths_are_safe_next_targets() {
+        assert_eq!(safe_next("/authorize?x=1"), Some("/authorize?x=1"));
+        for bad in [
+            "//evil.example",
+            "https://evil.example",
+            "/\\evil",
+            "authorize",
+            "/a\nb",
+            "",
+        ] {
+            assert_eq!(safe_next(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! Redirect URIs: what a client may register, and whether the one an
+//! authorization request names is one of them.
+//!
+//! Allowed: `https` anywhere; `http` on a loopback host only (`localhost`,
+//! `127.0.0.1`, `[::1]`), where the port is ignored when matching because
+//! a native app picks a free port each time (RFC 8252 §7.3); and
+//! private-use schemes of native apps (`cursor://…`, `com.example.app:/cb`,
+//! RFC 8252 §7.1). Never a fragment, a wildcard, user info, or a scheme a
+//! browser would run (`javascript:`, `data:`, `file:` …). Everything else
+//! matches exactly, after URL normalisation.
+
+use std::fmt;
+
+use url::{Host, Url};
+
+use super::OAuthError;
+
+/// The longest redirect URI accepted.
+const MAX_LEN: usize = 2000;
+
+/// Schemes that are never a redirect target.
+const FORBIDDEN_SCHEMES: [&str; 10] = [
+    "javascript",
+    "data",
+    "file",
+    "vbscript",
+    "about",
+    "blob",
+    "ftp",
+    "ws",
+    "wss",
+    "view-source",
+];
+
+/// A redirect URI that passed the rules above.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RedirectUri {
+    url: Url,
+    loopback: bool,
+}
+
+impl RedirectUri {
+    /// Check `input` against the rules; `invalid_redirect_uri` says which
+    /// one it broke.
+    pub fn parse(input: &str) -> Result<Self, OAuthError> {
+        let refuse = |why: &str| OAuthError::InvalidRedirectUri(format!("{input:?}: {why}"));
+        if input.is_empty() || input.len() > MAX_LEN {
+            return Err(refuse("must be 1 to 2000 characters"));
+        }
+        if input.contains('#') {
+            return Err(refuse("must not contain a fragment"));
+        }
+        if input.contains('*') {
+            return Err(refuse("must not contain a wildcard"));
+        }
+        if input.chars().any(|c| c.is_control() || c.is_whitespace()) {
+            return Err(refuse("must not contain spaces or control characters"));
+        }
+        let url = Url::parse(input).map_err(|_| refuse("is not an absolute URL"))?;
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(refuse("must not carry user information"));
+        }
+        let loopback = match url.scheme() {
+            "https" => {
+                if url.host().is_none() {
+                    return Err(refuse("an https redirect URI needs a host"));
+                }
+                false
+            }
+            "http" => {
+                if !is_loopback_host(url.host()) {
+                    return Err(refuse(
+                        "http is allowed only on a loopback host (localhost, 127.0.0.1, [::1]); use https",
+                    ));
+                }
+                true
+            }
+            scheme if FORBIDDEN_SCHEMES.contains(&scheme) => {
+                return Err(refuse("this scheme is not a redirect target"));
+            }
+            _ => false,
+        };
+        Ok(Self { url, loopback })
+    }
+
+    pub fn as_str(&self) -> &str {
+        self.url.as_str()
+    }
+
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    /// Whether a request's `redirect_uri` (already parsed) is this
+    /// registered one: exactly, or, on loopback http, with any port.
+    pub fn matches(&self, requested: &RedirectUri) -> bool {
+        if self.loopback && requested.loopback {
+            let (a, b) = (&self.url, &requested.url);
+            return a.scheme() == b.scheme()
+                && a.host() == b.host()
+                && a.path() == b.path()
+                && a.query() == b.query();
+        }
+        self.url == requested.url
+    }
+
+    /// The host a person reads on the consent page (`claude.ai`), or the
+    /// scheme for a native app (`cursor:`).
+    pub fn display_host(&self) -> String {
+        match self.url.host_str() {
+            Some(host) if !host.is_empty() => host.to_owned(),
+            _ => format!("{}:", self.url.scheme()),
+        }
+    }
+}
+
+fn is_loopback_host(host: Option<Host<&str>>) -> bool {
+    match host {
+        Some(Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(Host::Ipv4(ip)) => ip.is_loopback() && ip.octets() == [127, 0, 0, 1],
+        Some(Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+impl fmt::Debug for RedirectUri {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.url.as_str())
+    }
+}
+
+impl fmt::Display for RedirectUri {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.url.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(s: &str) -> RedirectUri {
+        RedirectUri::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    #[test]
+    fn the_real_hosts_redirect_uris_are_accepted() {
+        for uri in [
+            "https://claude.ai/api/mcp/auth_callback",
+            "https://claude.com/api/mcp/auth_callback",
+            "http://localhost:33418/callback",
+            "http://127.0.0.1:5173/callback",
+            "http://[::1]:8080/oauth/callback",
+            "cursor://anysphere.cursor-mcp/oauth/callback",
+            "com.example.app:/oauth2redirect",
+        ] {
+            ok(uri);
+        }
+    }
+
+    #[test]
+    fn http_off_loopback_is_refused() {
+        for uri in [
+            "http://example.com/callback",
+            "http://127.0.0.2/callback",
+            "http://localhost.evil.example/cb",
+            "http://10.0.0.1/cb",
+        ] {
+            let err = RedirectUri::parse(uri).unwrap_err();
+            assert_eq!(err.code(), "invalid_redirect_uri", "{uri}");
+        }
+    }
+
+    #[test]
+    fn fragments_wildcards_and_user_info_are_refused() {
+        for uri in [
+            "https://claude.ai/cb#frag",
+            "https://*.claude.ai/cb",
+            "https://claude.ai/*",
+            "https://user:pw@claude.ai/cb",
+            "https://claude.ai/a b",
+            "callback",
+            "",
+        ] {
+            assert!(RedirectUri::parse(uri).is_err(), "{uri}");
+        }
+    }
+
+    #[test]
+    fn schemes_a_browser_runs_are_refused() {
+        for uri in [
+            "javascript:alert(1)",
+            "data:text/html,hi",
+            "file:///etc/passwd",
+            "JavaScript:alert(1)",
+        ] {
+            assert!(RedirectUri::parse(uri).is_err(), "{uri}");
+        }
+    }
+
+    #[test]
+    fn loopback_matches_any_port_and_nothing_else_loosely() {
+        let registered = ok("http://localhost:3000/callback");
+        assert!(registered.matches(&ok("http://localhost:49152/callback")));
+        assert!(registered.matches(&ok("http://localhost/callback")));
+        assert!(!registered.matches(&ok("http://localhost:3000/other")));
+        assert!(!registered.matches(&ok("http://127.0.0.1:3000/callback")));
+        let https = ok("https://claude.ai/api/mcp/auth_callback");
+        assert!(https.matches(&ok("https://claude.ai/api/mcp/auth_callback")));
+        assert!(!https.matches(&ok("https://claude.ai:8443/api/mcp/auth_callback")));
+        assert!(!https.matches(&ok("https://claude.ai/api/mcp/auth_callback?x=1")));
+        assert!(!https.matches(&ok("https://claude.com/api/mcp/auth_callback")));
+    }
+}

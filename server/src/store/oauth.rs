@@ -1,0 +1,509 @@
+//! The rows behind `crate::oauth`: clients, pending authorization
+//! requests, grants (one per approved code) with their tokens, and the
+//! activity the Keys page lists. What a value may be is decided in
+//! `oauth`; this file takes and returns plain rows, and holds only hashes
+//! of secrets. The few writes that must happen once (a code's first use, a
+//! refresh token's rotation, a request's decision) are single conditional
+//! `UPDATE`s, so two racing requests cannot both win.
+
+use super::{Pool, Store, StoreError};
+use crate::clock::UnixMillis;
+
+/// One client row.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct OAuthClientRecord {
+    pub id: String,
+    /// `registered` or `metadata`.
+    pub kind: String,
+    pub name: String,
+    /// A JSON array of strings.
+    pub redirect_uris: String,
+    pub auth_method: String,
+    pub secret_hash: Option<String>,
+    /// Space-separated.
+    pub scope: String,
+    pub created_at: UnixMillis,
+    pub last_used_at: Option<UnixMillis>,
+    /// A metadata document's cache lifetime.
+    pub cache_until: Option<UnixMillis>,
+}
+
+/// One pending authorization request.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct OAuthRequestRecord {
+    pub id: String,
+    pub client_id: String,
+    pub account_id: String,
+    pub redirect_uri: String,
+    pub code_challenge: String,
+    pub scope: String,
+    pub resource: String,
+    pub state: Option<String>,
+    pub created_at: UnixMillis,
+    pub expires_at: UnixMillis,
+    pub decided_at: Option<UnixMillis>,
+}
+
+/// One grant: an approval, its code, and the family of tokens from it.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct OAuthGrantRecord {
+    pub id: String,
+    pub client_id: String,
+    pub account_id: String,
+    pub scope: String,
+    pub resource: String,
+    pub redirect_uri: String,
+    pub code_hash: String,
+    pub code_challenge: String,
+    pub code_expires_at: UnixMillis,
+    pub code_used_at: Option<UnixMillis>,
+    pub created_at: UnixMillis,
+    pub last_used_at: Option<UnixMillis>,
+    pub revoked_at: Option<UnixMillis>,
+}
+
+/// One access or refresh token (by hash).
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct OAuthTokenRecord {
+    pub hash: String,
+    pub grant_id: String,
+    /// `access` or `refresh`.
+    pub kind: String,
+    pub scope: String,
+    pub created_at: UnixMillis,
+    pub expires_at: UnixMillis,
+    pub rotated_at: Option<UnixMillis>,
+    pub revoked_at: Option<UnixMillis>,
+}
+
+/// A token with its grant, as resolving or refreshing reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OAuthTokenWithGrant {
+    pub token: OAuthTokenRecord,
+    pub grant: OAuthGrantRecord,
+}
+
+/// A client an account has live grants with, for the Keys page.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct ConnectedClientRow {
+    pub client_id: String,
+    pub kind: String,
+    pub name: String,
+    /// Space-separated union is not needed: the newest grant's scope.
+    pub scope: String,
+    pub connected_at: UnixMillis,
+    pub last_used_at: Option<UnixMillis>,
+}
+
+/// One activity row.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct OAuthEventRow {
+    pub client_id: String,
+    pub client_name: Option<String>,
+    pub kind: String,
+    pub at: UnixMillis,
+}
+
+const CLIENT_COLUMNS: &str = "id, kind, name, redirect_uris, auth_method, secret_hash, scope, \
+                              created_at, last_used_at, cache_until";
+const GRANT_COLUMNS: &str = "id, client_id, account_id, scope, resource, redirect_uri, code_hash, \
+                             code_challenge, code_expires_at, code_used_at, created_at, \
+                             last_used_at, revoked_at";
+
+impl Store {
+    /// Insert a registered client.
+    pub async fn insert_oauth_client(&self, c: &OAuthClientRecord) -> Result<(), StoreError> {
+        on_pool!(&self.pool, |pool| sqlx::query(
+            "INSERT INTO oauth_clients (id, kind, name, redirect_uris, auth_method, secret_hash, \
+             scope, created_at, last_used_at, cache_until) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+        )
+        .bind(&c.id)
+        .bind(&c.kind)
+        .bind(&c.name)
+        .bind(&c.redirect_uris)
+        .bind(&c.auth_method)
+        .bind(&c.secret_hash)
+        .bind(&c.scope)
+        .bind(c.created_at)
+        .bind(c.last_used_at)
+        .bind(c.cache_until)
+        .execute(pool)
+        .await
+        .map(|_| ())?);
+        Ok(())
+    }
+
+    /// Insert or refresh a metadata-document client (its id is its URL);
+    /// `last_used_at` survives a refresh.
+    pub async fn upsert_oauth_metadata_client(
+        &self,
+        c: &OAuthClientRecord,
+    ) -> Result<(), StoreError> {
+        on_pool!(&self.pool, |pool| sqlx::query(
+            "INSERT INTO oauth_clients (id, kind, name, redirect_uris, auth_method, secret_hash, \
+             scope, created_at, last_used_at, cache_until) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+             ON CONFLICT (id) DO UPDATE SET name = excluded.name, \
+             redirect_uris = excluded.redirect_uris, auth_method = excluded.auth_method, \
+             scope = excluded.scope, cache_until = excluded.cache_until"
+        )
+        .bind(&c.id)
+        .bind(&c.kind)
+        .bind(&c.name)
+        .bind(&c.redirect_uris)
+        .bind(&c.auth_method)
+        .bind(&c.secret_hash)
+        .bind(&c.scope)
+        .bind(c.created_at)
+        .bind(c.last_used_at)
+        .bind(c.cache_until)
+        .execute(pool)
+        .await
+        .map(|_| ())?);
+        Ok(())
+    }
+
+    pub async fn oauth_client(&self, id: &str) -> Result<Option<OAuthClientRecord>, StoreError> {
+        let sql = format!("SELECT {CLIENT_COLUMNS} FROM oauth_clients WHERE id = $1");
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(&sql)
+            .bind(id)
+            .fetch_optional(pool)
+            .await?))
+    }
+
+    /// Delete registered clients created at or before `cutoff` that never
+    /// got a code. The number deleted.
+    pub async fn purge_unused_oauth_clients(&self, cutoff: UnixMillis) -> Result<u64, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query(
+            "DELETE FROM oauth_clients WHERE kind = 'registered' AND last_used_at IS NULL \
+             AND created_at <= $1"
+        )
+        .bind(cutoff)
+        .execute(pool)
+        .await?
+        .rows_affected()))
+    }
+
+    pub async fn insert_oauth_request(&self, r: &OAuthRequestRecord) -> Result<(), StoreError> {
+        on_pool!(&self.pool, |pool| sqlx::query(
+            "INSERT INTO oauth_requests (id, client_id, account_id, redirect_uri, code_challenge, \
+             scope, resource, state, created_at, expires_at, decided_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+        )
+        .bind(&r.id)
+        .bind(&r.client_id)
+        .bind(&r.account_id)
+        .bind(&r.redirect_uri)
+        .bind(&r.code_challenge)
+        .bind(&r.scope)
+        .bind(&r.resource)
+        .bind(&r.state)
+        .bind(r.created_at)
+        .bind(r.expires_at)
+        .bind(r.decided_at)
+        .execute(pool)
+        .await
+        .map(|_| ())?);
+        Ok(())
+    }
+
+    /// Forget pending requests that expired at or before `now`.
+    pub async fn purge_expired_oauth_requests(&self, now: UnixMillis) -> Result<u64, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query(
+            "DELETE FROM oauth_requests WHERE expires_at <= $1"
+        )
+        .bind(now)
+        .execute(pool)
+        .await?
+        .rows_affected()))
+    }
+
+    /// Take a pending request for a decision: the row, once, if it is
+    /// `account`'s, undecided and not expired at `now`.
+    pub async fn decide_oauth_request(
+        &self,
+        id: &str,
+        account_id: &str,
+        now: UnixMillis,
+    ) -> Result<Option<OAuthRequestRecord>, StoreError> {
+        let taken = on_pool!(&self.pool, |pool| sqlx::query(
+            "UPDATE oauth_requests SET decided_at = $3 WHERE id = $1 AND account_id = $2 \
+             AND decided_at IS NULL AND expires_at > $3"
+        )
+        .bind(id)
+        .bind(account_id)
+        .bind(now)
+        .execute(pool)
+        .await?
+        .rows_affected());
+        if taken != 1 {
+            return Ok(None);
+        }
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(
+            "SELECT id, client_id, account_id, redirect_uri, code_challenge, scope, resource, \
+             state, created_at, expires_at, decided_at FROM oauth_requests WHERE id = $1"
+        )
+        .bind(id)
+        .fetch_optional(pool)
+        .await?))
+    }
+
+    /// Record a grant (its code issued) and mark its client used.
+    pub async fn insert_oauth_grant(&self, g: &OAuthGrantRecord) -> Result<(), StoreError> {
+        on_pool!(&self.pool, |pool| {
+            let mut tx = pool.begin().await?;
+            sqlx::query(
+                "INSERT INTO oauth_grants (id, client_id, account_id, scope, resource, \
+                 redirect_uri, code_hash, code_challenge, code_expires_at, code_used_at, \
+                 created_at, last_used_at, revoked_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+            )
+            .bind(&g.id)
+            .bind(&g.client_id)
+            .bind(&g.account_id)
+            .bind(&g.scope)
+            .bind(&g.resource)
+            .bind(&g.redirect_uri)
+            .bind(&g.code_hash)
+            .bind(&g.code_challenge)
+            .bind(g.code_expires_at)
+            .bind(g.code_used_at)
+            .bind(g.created_at)
+            .bind(g.last_used_at)
+            .bind(g.revoked_at)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query(
+                "UPDATE oauth_clients SET last_used_at = $2 WHERE id = $1 \
+                 AND (last_used_at IS NULL OR last_used_at < $2)",
+            )
+            .bind(&g.client_id)
+            .bind(g.created_at)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+        });
+        Ok(())
+    }
+
+    pub async fn oauth_grant_by_code(
+        &self,
+        code_hash: &str,
+    ) -> Result<Option<OAuthGrantRecord>, StoreError> {
+        let sql = format!("SELECT {GRANT_COLUMNS} FROM oauth_grants WHERE code_hash = $1");
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(&sql)
+            .bind(code_hash)
+            .fetch_optional(pool)
+            .await?))
+    }
+
+    /// Mark a grant's code used: true for the first use only.
+    pub async fn use_oauth_code(
+        &self,
+        grant_id: &str,
+        now: UnixMillis,
+    ) -> Result<bool, StoreError> {
+        let n = on_pool!(&self.pool, |pool| sqlx::query(
+            "UPDATE oauth_grants SET code_used_at = $2 WHERE id = $1 AND code_used_at IS NULL"
+        )
+        .bind(grant_id)
+        .bind(now)
+        .execute(pool)
+        .await?
+        .rows_affected());
+        Ok(n == 1)
+    }
+
+    /// Revoke a grant and so every token of it. True when it was live.
+    pub async fn revoke_oauth_grant(
+        &self,
+        grant_id: &str,
+        now: UnixMillis,
+    ) -> Result<bool, StoreError> {
+        let n = on_pool!(&self.pool, |pool| sqlx::query(
+            "UPDATE oauth_grants SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL"
+        )
+        .bind(grant_id)
+        .bind(now)
+        .execute(pool)
+        .await?
+        .rows_affected());
+        Ok(n == 1)
+    }
+
+    /// Revoke every live grant of `client_id` for `account_id`: the number.
+    pub async fn revoke_oauth_client_grants(
+        &self,
+        account_id: &str,
+        client_id: &str,
+        now: UnixMillis,
+    ) -> Result<u64, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query(
+            "UPDATE oauth_grants SET revoked_at = $3 WHERE account_id = $1 AND client_id = $2 \
+             AND revoked_at IS NULL"
+        )
+        .bind(account_id)
+        .bind(client_id)
+        .bind(now)
+        .execute(pool)
+        .await?
+        .rows_affected()))
+    }
+
+    pub async fn insert_oauth_token(&self, t: &OAuthTokenRecord) -> Result<(), StoreError> {
+        on_pool!(&self.pool, |pool| sqlx::query(
+            "INSERT INTO oauth_tokens (hash, grant_id, kind, scope, created_at, expires_at, \
+             rotated_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+        )
+        .bind(&t.hash)
+        .bind(&t.grant_id)
+        .bind(&t.kind)
+        .bind(&t.scope)
+        .bind(t.created_at)
+        .bind(t.expires_at)
+        .bind(t.rotated_at)
+        .bind(t.revoked_at)
+        .execute(pool)
+        .await
+        .map(|_| ())?);
+        Ok(())
+    }
+
+    /// A token by hash, with its grant.
+    pub async fn oauth_token(&self, hash: &str) -> Result<Option<OAuthTokenWithGrant>, StoreError> {
+        let token: Option<OAuthTokenRecord> = on_pool!(&self.pool, |pool| {
+            sqlx::query_as(
+            "SELECT hash, grant_id, kind, scope, created_at, expires_at, rotated_at, revoked_at \
+             FROM oauth_tokens WHERE hash = $1"
+        )
+        .bind(hash)
+        .fetch_optional(pool)
+        .await?
+        });
+        let Some(token) = token else {
+            return Ok(None);
+        };
+        let sql = format!("SELECT {GRANT_COLUMNS} FROM oauth_grants WHERE id = $1");
+        let grant: Option<OAuthGrantRecord> = on_pool!(&self.pool, |pool| sqlx::query_as(&sql)
+            .bind(&token.grant_id)
+            .fetch_optional(pool)
+            .await?);
+        Ok(grant.map(|grant| OAuthTokenWithGrant { token, grant }))
+    }
+
+    /// Rotate a refresh token out: true for the first rotation only.
+    pub async fn rotate_oauth_refresh(
+        &self,
+        hash: &str,
+        now: UnixMillis,
+    ) -> Result<bool, StoreError> {
+        let n = on_pool!(&self.pool, |pool| sqlx::query(
+            "UPDATE oauth_tokens SET rotated_at = $2 WHERE hash = $1 AND kind = 'refresh' \
+             AND rotated_at IS NULL AND revoked_at IS NULL"
+        )
+        .bind(hash)
+        .bind(now)
+        .execute(pool)
+        .await?
+        .rows_affected());
+        Ok(n == 1)
+    }
+
+    /// Revoke one token. True when it was live.
+    pub async fn revoke_oauth_token(
+        &self,
+        hash: &str,
+        now: UnixMillis,
+    ) -> Result<bool, StoreError> {
+        let n = on_pool!(&self.pool, |pool| sqlx::query(
+            "UPDATE oauth_tokens SET revoked_at = $2 WHERE hash = $1 AND revoked_at IS NULL"
+        )
+        .bind(hash)
+        .bind(now)
+        .execute(pool)
+        .await?
+        .rows_affected());
+        Ok(n == 1)
+    }
+
+    /// Note a grant's use, at most once per `resolution` ms.
+    pub async fn touch_oauth_grant(
+        &self,
+        grant_id: &str,
+        now: UnixMillis,
+        stale_before: UnixMillis,
+    ) -> Result<(), StoreError> {
+        on_pool!(&self.pool, |pool| sqlx::query(
+            "UPDATE oauth_grants SET last_used_at = $2 WHERE id = $1 \
+             AND (last_used_at IS NULL OR last_used_at <= $3)"
+        )
+        .bind(grant_id)
+        .bind(now)
+        .bind(stale_before)
+        .execute(pool)
+        .await
+        .map(|_| ())?);
+        Ok(())
+    }
+
+    /// The clients `account_id` has live grants with, most recently
+    /// connected first.
+    pub async fn oauth_connected_clients(
+        &self,
+        account_id: &str,
+    ) -> Result<Vec<ConnectedClientRow>, StoreError> {
+        let rows: Vec<ConnectedClientRow> = on_pool!(&self.pool, |pool| sqlx::query_as(
+            "SELECT g.client_id AS client_id, COALESCE(c.kind, 'registered') AS kind, \
+             COALESCE(c.name, '') AS name, MAX(g.scope) AS scope, \
+             MIN(g.created_at) AS connected_at, MAX(g.last_used_at) AS last_used_at \
+             FROM oauth_grants g LEFT JOIN oauth_clients c ON c.id = g.client_id \
+             WHERE g.account_id = $1 AND g.revoked_at IS NULL \
+             GROUP BY g.client_id, c.kind, c.name ORDER BY MIN(g.created_at) DESC"
+        )
+        .bind(account_id)
+        .fetch_all(pool)
+        .await?);
+        Ok(rows)
+    }
+
+    pub async fn insert_oauth_event(
+        &self,
+        id: &str,
+        account_id: &str,
+        client_id: &str,
+        kind: &str,
+        at: UnixMillis,
+    ) -> Result<(), StoreError> {
+        on_pool!(&self.pool, |pool| sqlx::query(
+            "INSERT INTO oauth_events (id, account_id, client_id, kind, at) \
+             VALUES ($1, $2, $3, $4, $5)"
+        )
+        .bind(id)
+        .bind(account_id)
+        .bind(client_id)
+        .bind(kind)
+        .bind(at)
+        .execute(pool)
+        .await
+        .map(|_| ())?);
+        Ok(())
+    }
+
+    /// An account's newest `limit` events, newest first.
+    pub async fn oauth_events(
+        &self,
+        account_id: &str,
+        limit: i64,
+    ) -> Result<Vec<OAuthEventRow>, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(
+            "SELECT e.client_id AS client_id, c.name AS client_name, e.kind AS kind, e.at AS at \
+             FROM oauth_events e LEFT JOIN oauth_clients c ON c.id = e.client_id \
+             WHERE e.account_id = $1 ORDER BY e.at DESC, e.id DESC LIMIT $2"
+        )
+        .bind(account_id)
+        .bind(limit)
+        .fetch_all(pool)
+        .await?))
+    }
+}
