@@ -14,6 +14,10 @@
 #    c. tests/pages.test.mjs        portal pages in Debian's Chromium (node --test)
 #    d. tests/accounts.test.mjs     sign-in (a test wallet, Google against the OIDC
 #                                   stand-in), keys, wallets, in Chromium (node --test)
+#    e. tests/oauth.test.mjs        Connect with OAuth: the SDK's own OAuth client from a
+#                                   bare 401 on /mcp/account to tools, consent in Chromium,
+#                                   a refresh after a real expiry, a Client ID Metadata
+#                                   Document served over https on loopback, a denial
 # The last line of stdout is `N passed, M failed`: node tests, plus one per
 # conformance run, plus one for the server's clean shutdown. Exit 1 if M > 0.
 #
@@ -144,6 +148,10 @@ stop_server() {
 }
 
 on_exit() {
+    if [ -n "${CIMD_PID:-}" ]; then
+        kill -TERM "$CIMD_PID" 2>/dev/null || true
+        wait "$CIMD_PID" 2>/dev/null || true
+    fi
     if [ -n "${OIDC_PID:-}" ]; then
         kill -TERM "$OIDC_PID" 2>/dev/null || true
         wait "$OIDC_PID" 2>/dev/null || true
@@ -166,7 +174,7 @@ start_server() {
             cd "$SERVER_DIR"
             # The server warns about LEDGER_* variables that name no setting, so
             # this script's own variables are not passed on; other LEDGER_* are.
-            exec env -u LEDGER_BIN -u LEDGER_E2E_OUT -u LEDGER_REQUIRE_HYDRATION -u LEDGER_URL \
+            exec env -u LEDGER_BIN -u LEDGER_E2E_OUT -u LEDGER_REQUIRE_HYDRATION -u LEDGER_URL -u LEDGER_E2E_CIMD_PORT -u LEDGER_E2E_CIMD_DIR \
                 LEDGER_LISTEN="127.0.0.1:$PORT" \
                 LEDGER_PUBLIC_URL="$BASE_URL" \
                 DATABASE_URL="$DB_URL" \
@@ -219,6 +227,34 @@ log "OIDC stand-in pid $OIDC_PID at $OIDC_ISSUER"
 export LEDGER_GOOGLE__ISSUER=$OIDC_ISSUER
 export LEDGER_GOOGLE__CLIENT_ID=ledger-test-client.apps.example
 export LEDGER_GOOGLE__CLIENT_SECRET=ledger-test-secret
+
+# --- Client ID Metadata Documents over https on loopback (the OAuth suite) ----------
+# A self-signed certificate for localhost: the MCP SDK insists on an https
+# client_id, and the server's test-only metadata_allow_loopback accepts a
+# self-signed certificate on loopback addresses (never elsewhere).
+CIMD_DIR=$RUN_DIR/cimd
+mkdir -p "$CIMD_DIR/clients"
+command -v openssl >/dev/null || die "openssl is not installed (apt-get install openssl)"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
+    -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+    -keyout "$CIMD_DIR/key.pem" -out "$CIMD_DIR/cert.pem" >"$CIMD_DIR/openssl.log" 2>&1 ||
+    { cat "$CIMD_DIR/openssl.log" >&2; die "could not make the loopback certificate"; }
+"$NODE" "$HERE/cimd-server.mjs" "$CIMD_DIR/clients" "$CIMD_DIR/cert.pem" "$CIMD_DIR/key.pem" \
+    >"$CIMD_DIR/port" 2>"$CIMD_DIR/server.log" &
+CIMD_PID=$!
+CIMD_PORT=
+for _ in $(seq 1 100); do
+    CIMD_PORT=$(head -1 "$CIMD_DIR/port" 2>/dev/null || true)
+    [ -n "$CIMD_PORT" ] && break
+    kill -0 "$CIMD_PID" 2>/dev/null || break
+    sleep 0.1
+done
+[ -n "$CIMD_PORT" ] || { cat "$CIMD_DIR/server.log" >&2; die "the metadata document server did not start"; }
+log "metadata document server pid $CIMD_PID at https://localhost:$CIMD_PORT/clients/"
+export LEDGER_E2E_CIMD_PORT=$CIMD_PORT LEDGER_E2E_CIMD_DIR=$CIMD_DIR/clients
+# Access tokens live 6 s here, so the OAuth suite sees a real expiry and refresh.
+export LEDGER_OAUTH__ACCESS_TOKEN_TTL_SECS=${LEDGER_OAUTH__ACCESS_TOKEN_TTL_SECS:-6}
+export LEDGER_OAUTH__METADATA_ALLOW_LOOPBACK=true
 
 start_server
 MCP_URL=$BASE_URL/mcp
@@ -288,6 +324,7 @@ conformance_run 2025-11-25 "$HERE/conformance/baseline-2025-11-25.yml"
 conformance_run 2026-07-28 "$HERE/conformance/baseline-2026-07-28.yml" --requirements 2026-07-28
 node_suite pages tests/pages.test.mjs
 node_suite accounts tests/accounts.test.mjs
+node_suite oauth tests/oauth.test.mjs
 
 # --- shutdown ---------------------------------------------------------------------------
 log "stopping the server (SIGTERM)"
