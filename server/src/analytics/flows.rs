@@ -74,7 +74,7 @@ pub struct Node {
 }
 
 /// Value moved from `source` to `target` in one mint.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Edge {
     pub source: String,
     pub target: String,
@@ -290,7 +290,7 @@ pub async fn get_flows(
 /// as `own_wallet` (named by their watch label, else their short form)
 /// where it has not labelled them otherwise. Anonymous callers get the
 /// program registry's names only.
-async fn namer(store: &crate::store::Store, principal: &Principal) -> Result<Namer, AppError> {
+pub(crate) async fn namer(store: &crate::store::Store, principal: &Principal) -> Result<Namer, AppError> {
     let Some(account) = principal.account() else {
         return Ok(Namer::default());
     };
