@@ -12,10 +12,12 @@ CREATE TABLE credit_balances (
 -- One line per movement: kind topup | grant | charge | refund; amount is
 -- signed (a charge is negative); balance_after is the balance once it was
 -- applied, so a balance reads line by line. reference makes a movement
--- happen once: a top-up's payment id, a refund's action. Never updated
--- except to fill balance_after in the transaction that writes it.
+-- happen once: a top-up's payment id, a refund's action. seq orders an
+-- account's lines: each is written after its balance row is locked, so
+-- seq follows the order the balance moved in. Never updated.
 CREATE TABLE credit_movements (
-    id             TEXT PRIMARY KEY NOT NULL,
+    seq            BIGSERIAL PRIMARY KEY,
+    id             TEXT NOT NULL UNIQUE,
     account_id     TEXT NOT NULL REFERENCES accounts (id),
     kind           TEXT NOT NULL CHECK (kind IN ('topup', 'grant', 'charge', 'refund')),
     amount_atomic  BIGINT NOT NULL,
@@ -25,7 +27,7 @@ CREATE TABLE credit_movements (
     note           TEXT NOT NULL DEFAULT '',
     created_at     BIGINT NOT NULL
 );
-CREATE INDEX credit_movements_account ON credit_movements (account_id, created_at);
+CREATE INDEX credit_movements_account ON credit_movements (account_id, seq);
 
 -- A research action (expand_graph, find_first_funder) under the caller's
 -- action_id: what was asked (args_hash), what it cost, how it ended

@@ -373,7 +373,7 @@ fn conflict(message: &str) -> AppError {
 }
 
 /// One movement line.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema, utoipa::ToSchema)]
 pub struct MovementView {
     pub id: String,
     /// topup, grant, charge or refund.
@@ -391,7 +391,7 @@ pub struct MovementView {
 }
 
 /// What each research call costs, in USD.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema, utoipa::ToSchema)]
 pub struct PricesView {
     pub expand_graph_ledger: String,
     pub expand_graph_live: String,
@@ -413,7 +413,7 @@ impl From<&GraphConfig> for PricesView {
 }
 
 /// An account's credits.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema, utoipa::ToSchema)]
 pub struct CreditsView {
     /// Atomic USDC, as a string; the sum of every movement.
     pub balance_atomic: String,

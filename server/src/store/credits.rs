@@ -115,7 +115,7 @@ impl Store {
     ) -> Result<Vec<MovementRow>, StoreError> {
         let sql = format!(
             "SELECT {MOVEMENT_COLUMNS} FROM credit_movements WHERE account_id = $1 \
-             ORDER BY created_at DESC, id DESC LIMIT $2"
+             ORDER BY seq DESC LIMIT $2"
         );
         Ok(on_pool!(&self.pool, |pool| sqlx::query_as(&sql)
             .bind(account_id)
@@ -124,20 +124,33 @@ impl Store {
             .await?))
     }
 
-    /// Apply a top-up or grant once: false (nothing applied) when a
-    /// movement with the same reference exists.
+    /// Apply a top-up or grant once: `None` (nothing applied) when a
+    /// movement with the same reference exists. The balance row is written
+    /// first (it locks the row), then the line; a duplicate reference rolls
+    /// both back.
     pub async fn credit(&self, c: &NewCredit<'_>) -> Result<Option<i64>, StoreError> {
         Ok(on_pool!(&self.pool, |pool| {
             let mut tx = pool.begin().await?;
+            let balance: i64 = sqlx::query_scalar(
+                "INSERT INTO credit_balances (account_id, balance_atomic) VALUES ($1, $2) \
+                 ON CONFLICT (account_id) DO UPDATE \
+                 SET balance_atomic = credit_balances.balance_atomic + excluded.balance_atomic \
+                 RETURNING balance_atomic",
+            )
+            .bind(c.account_id)
+            .bind(c.amount_atomic)
+            .fetch_one(&mut *tx)
+            .await?;
             let inserted = sqlx::query(
                 "INSERT INTO credit_movements (id, account_id, kind, amount_atomic, \
                  balance_after, action_id, reference, note, created_at) \
-                 VALUES ($1, $2, $3, $4, 0, NULL, $5, $6, $7) ON CONFLICT DO NOTHING",
+                 VALUES ($1, $2, $3, $4, $5, NULL, $6, $7, $8) ON CONFLICT DO NOTHING",
             )
             .bind(c.id)
             .bind(c.account_id)
             .bind(c.kind)
             .bind(c.amount_atomic)
+            .bind(balance)
             .bind(c.reference)
             .bind(c.note)
             .bind(c.now)
@@ -148,21 +161,6 @@ impl Store {
                 tx.rollback().await?;
                 None
             } else {
-                let balance: i64 = sqlx::query_scalar(
-                    "INSERT INTO credit_balances (account_id, balance_atomic) VALUES ($1, $2) \
-                     ON CONFLICT (account_id) DO UPDATE \
-                     SET balance_atomic = credit_balances.balance_atomic + excluded.balance_atomic \
-                     RETURNING balance_atomic",
-                )
-                .bind(c.account_id)
-                .bind(c.amount_atomic)
-                .fetch_one(&mut *tx)
-                .await?;
-                sqlx::query("UPDATE credit_movements SET balance_after = $1 WHERE id = $2")
-                    .bind(balance)
-                    .bind(c.id)
-                    .execute(&mut *tx)
-                    .await?;
                 tx.commit().await?;
                 Some(balance)
             }
