@@ -233,7 +233,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/wallets/{address}/flows", get(v1::wallet_flows))
         .route("/v1/graph/expand", post(v1::graph_expand))
         .route("/v1/graph/funder", post(v1::graph_funder))
-        .route("/v1/credits", get(v1::credits_get))
+        .route("/v1/credits", get(v1::credits_get).post(v1::credits_topup))
         .route("/v1/prices", get(v1::prices))
         .route("/v1/prices/history", get(v1::price_history))
         .route("/v1/openapi.json", get(v1::openapi))

@@ -19,6 +19,8 @@
 //! operator switches it on (or `graph.enabled_for_all`), the tools answer
 //! `not_found`, as if they did not exist.
 
+pub mod topup;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -335,6 +337,7 @@ impl Credits<'_> {
     /// Balance and the most recent movements, as `GET /v1/credits` and the
     /// portal show them.
     pub async fn view(&self, account: &AccountId) -> Result<CreditsView, AppError> {
+        topup::sweep(self, account).await?;
         let balance = self.balance(account).await?;
         let movements = self
             .store

@@ -392,6 +392,20 @@ impl Store {
         Ok(changed > 0)
     }
 
+    /// Settled payments of top-up quotes for the account: (payment id,
+    /// price in micro-USD). Crediting them is idempotent per payment.
+    pub async fn settled_topups(&self, account_id: &str) -> Result<Vec<(String, i64)>, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(
+            "SELECT p.id, q.price_micros FROM payments p JOIN quotes q ON q.id = p.quote_id \
+             WHERE q.scope = 'topup' AND q.address = $1 AND p.status = 'settled' \
+             AND NOT EXISTS (SELECT 1 FROM credit_movements m \
+                             WHERE m.reference = 'topup:' || p.id)"
+        )
+        .bind(account_id)
+        .fetch_all(pool)
+        .await?))
+    }
+
     /// A cached chain read fetched at or after `fresh_since`.
     pub async fn graph_cache_get(
         &self,

@@ -19,7 +19,7 @@ use utoipa::OpenApi;
 
 mod research;
 
-pub use research::{credits_get, graph_expand, graph_funder};
+pub use research::{credits_get, credits_topup, graph_expand, graph_funder};
 
 use crate::{
     accounts::api as account_api,
@@ -62,7 +62,7 @@ pub struct ErrorBody {
         description = "Solana wallet reports. Paid routes answer HTTP 402 with an x402 challenge.",
         license(name = "MIT"),
     ),
-    paths(ping, health, quotes, scans, job, ledger, payments_list, wallets_list, wallets_add, wallets_remove, labels_set, wallet_positions, wallet_value_history, wallet_flows, prices, price_history, research::graph_expand, research::graph_funder, research::credits_get),
+    paths(ping, health, quotes, scans, job, ledger, payments_list, wallets_list, wallets_add, wallets_remove, labels_set, wallet_positions, wallet_value_history, wallet_flows, prices, price_history, research::graph_expand, research::graph_funder, research::credits_get, research::credits_topup),
     components(schemas(ErrorBody, PingResult, PrincipalView, HealthBody)),
     tags(
         (name = "meta", description = "Service health and identity"),

@@ -82,6 +82,38 @@ pub async fn graph_funder(
         .map_err(|err| account_refusal(&state, err))
 }
 
+/// Buy research credits: answers HTTP 402 with an x402 challenge for the
+/// amount, and with the payment (body `payment` or the `X-PAYMENT` header)
+/// and its `quote_id` settles it and credits the account, once.
+#[utoipa::path(
+    post,
+    path = "/v1/credits",
+    tag = "research",
+    request_body = crate::credits::topup::TopUpArgs,
+    responses(
+        (status = 200, description = "Settled and credited (credited_atomic 0 when this payment was credited before)", body = crate::credits::topup::TopUp),
+        (status = 400, description = "An amount the server does not sell", body = ErrorBody),
+        (status = 401, description = "No account: present an MCP token or API key", body = ErrorBody),
+        (status = 402, description = "The x402 challenge for the amount, or a refused payment with a fresh challenge", body = ErrorBody),
+        (status = 503, description = "This server takes no payments, or the RPC failed (nothing charged)", body = ErrorBody),
+    ),
+)]
+pub async fn credits_topup(
+    State(state): State<AppState>,
+    Caller(principal, presented): Caller,
+    JsonBody(body): JsonBody<Value>,
+) -> Result<Json<crate::credits::topup::TopUp>, Response> {
+    let run = async {
+        let args: crate::credits::topup::TopUpArgs = serde_json::from_value(body)
+            .map_err(|e| crate::error::AppError::invalid_params(format!("body: {e}")))?;
+        crate::credits::topup::top_up(&state.paywall(), &state.credits(), &principal, args, &presented)
+            .await
+    };
+    run.await
+        .map(Json)
+        .map_err(|err| account_refusal(&state, err))
+}
+
 /// Your research credits: balance, prices, top-up amounts, movements.
 #[utoipa::path(
     get,

@@ -841,3 +841,111 @@ async fn get_credits_shows_the_balance_prices_and_every_movement() {
     assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_top_up_answers_a_challenge_and_credits_once_when_the_payment_settles() {
+    let paid = crate::payments::paid_app(|_| {}).await;
+    let app = &paid.app;
+    let (account, token) = account(app, false, None).await;
+    let post = |body: Value| {
+        app.client
+            .post(app.url("/v1/credits"))
+            .bearer_auth(&token)
+            .json(&body)
+            .send()
+    };
+    // An amount the server does not sell.
+    assert_eq!(post(json!({"amount_usd": "3"})).await.unwrap().status(), StatusCode::BAD_REQUEST);
+    // The challenge, for exactly the amount.
+    let response = post(json!({"amount_usd": "5"})).await.unwrap();
+    assert_eq!(response.status(), StatusCode::PAYMENT_REQUIRED);
+    let challenge: Value = response.json().await.unwrap();
+    assert_eq!(challenge["code"], "payment_required");
+    let accepts = &challenge["accepts"][0];
+    assert_eq!(accepts["amount"], "5000000");
+    assert_eq!(accepts["resource"], "/v1/credits");
+    assert!(accepts["description"].as_str().unwrap().contains("Research credits"));
+    let quote_id = accepts["extra"]["quoteId"].as_str().unwrap().to_owned();
+    assert_eq!(balance(app, &account).await, 0, "a challenge credits nothing");
+
+    let payment = paid.build(&paid.payment_for(&challenge));
+    let body = json!({"amount_usd": "5", "payment": payment, "quote_id": quote_id});
+    let response = post(body.clone()).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let done: Value = response.json().await.unwrap();
+    assert_eq!(done["credited_atomic"], "5000000");
+    assert_eq!(done["balance_atomic"], "5000000");
+    assert_eq!(done["payment"]["settled"], true);
+    // The same payment again: its first settlement, credited once.
+    let again: Value = post(body).await.unwrap().json().await.unwrap();
+    assert_eq!(again["credited_atomic"], "0", "{again}");
+    assert_eq!(again["payment"]["replayed"], true);
+    assert_eq!(balance(app, &account).await, 5_000_000);
+    assert_eq!(paid.sent(), 1, "settled once on chain");
+    // Reading the credits does not credit it again either.
+    let view: Value = app
+        .client
+        .get(app.url("/v1/credits"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(view["balance_atomic"], "5000000");
+    assert_eq!(kinds(app, &account).await, vec![("topup".to_owned(), 5_000_000)]);
+    assert_explained(app, &account).await;
+}
+
+#[tokio::test]
+async fn a_top_up_quote_credits_only_its_own_account_and_amount() {
+    let paid = crate::payments::paid_app(|_| {}).await;
+    let app = &paid.app;
+    let (_, token) = account(app, false, None).await;
+    let (other, other_token) = account(app, false, None).await;
+    let challenge: Value = app
+        .client
+        .post(app.url("/v1/credits"))
+        .bearer_auth(&token)
+        .json(&json!({"amount_usd": "1"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let quote_id = challenge["accepts"][0]["extra"]["quoteId"].as_str().unwrap().to_owned();
+    let payment = paid.build(&paid.payment_for(&challenge));
+    for (bearer, amount) in [(&other_token, "1"), (&token, "5")] {
+        let response = app
+            .client
+            .post(app.url("/v1/credits"))
+            .bearer_auth(bearer)
+            .json(&json!({"amount_usd": amount, "payment": payment, "quote_id": quote_id}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::PAYMENT_REQUIRED);
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["error"], "wrong_quote", "{body}");
+    }
+    assert_eq!(paid.sent(), 0, "nothing was settled");
+    assert_eq!(balance(app, &other).await, 0);
+}
+
+#[tokio::test]
+async fn top_ups_need_payments_switched_on() {
+    let (app, _s) = research_app(Shared::default(), |_| {}).await;
+    let (_, token) = account(&app, false, None).await;
+    let response = app
+        .client
+        .post(app.url("/v1/credits"))
+        .bearer_auth(&token)
+        .json(&json!({"amount_usd": "1"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    app.stop().await;
+}
