@@ -320,6 +320,11 @@ fn portal_router(
         .route("/wallets/relabel", post(portal::pages::relabel_wallet))
         .route("/wallets/remove", post(portal::pages::remove_wallet))
         .route("/payments", get(portal::pages::payments))
+        .route("/credits", get(portal::research::credits))
+        .route(
+            "/wallets/{address}/graph",
+            get(portal::research::graph).post(portal::research::expand),
+        )
         .merge(pages)
         .layer(axum::Extension(portal::PortalParts::new(state)))
         .layer(portal::sessions::layer(state.services()))

@@ -291,7 +291,15 @@ pub async fn get_flows(
 /// where it has not labelled them otherwise. Anonymous callers get the
 /// program registry's names only.
 pub(crate) async fn namer(store: &crate::store::Store, principal: &Principal) -> Result<Namer, AppError> {
-    let Some(account) = principal.account() else {
+    namer_for(store, principal.account()).await
+}
+
+/// [`namer`] for an account (none: the registry's names only).
+pub(crate) async fn namer_for(
+    store: &crate::store::Store,
+    account: Option<&crate::accounts::AccountId>,
+) -> Result<Namer, AppError> {
+    let Some(account) = account else {
         return Ok(Namer::default());
     };
     let mut labels: HashMap<String, (String, String)> = HashMap::new();

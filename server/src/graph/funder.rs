@@ -15,7 +15,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Graph, GraphNode, Signals, admit, entities, refunded, replayed, rpc_failed};
+use super::{
+    Graph, GraphNode, Signals, admit, caller, entities, refunded, replayed, rpc_failed,
+};
 use crate::{
     analytics::flows,
     auth::Principal,
@@ -115,7 +117,8 @@ pub async fn find_first_funder(
     principal: &Principal,
     args: FindFirstFunderArgs,
 ) -> Result<FirstFunder, AppError> {
-    let account = admit(graph, principal, "find_first_funder").await?;
+    let account = caller(principal, "find_first_funder")?;
+    admit(graph, account).await?;
     let store = graph.reads.store();
     let credits = graph.credits();
     let fresh_since = graph.now_ms() - super::secs_ms(graph.config.funder_cache_secs);
@@ -166,7 +169,7 @@ pub async fn find_first_funder(
         };
         let node = match &finding.first_inbound {
             Some(first) => {
-                let namer = flows::namer(store, principal).await?;
+                let namer = flows::namer_for(store, Some(account)).await?;
                 let named = namer.name(&first.sender);
                 let entity = entities::entity(&first.sender);
                 Some(GraphNode {

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::{
-    accounts::tokens::Scope,
+    accounts::{AccountId, tokens::Scope},
     analytics::{
         Leg,
         flows::{self, Edge},
@@ -289,19 +289,20 @@ fn to_analytics(leg: crate::ledger::Leg) -> Leg {
     }
 }
 
-/// Refuse before anything is charged: an account with the feature and
-/// within its limits. Answers the account.
-async fn admit<'p>(
-    graph: &Graph<'_>,
-    principal: &'p Principal,
-    tool: &str,
-) -> Result<&'p crate::accounts::AccountId, AppError> {
+/// The calling account, refused before anything else unless it is one
+/// with the read scope.
+fn caller<'p>(principal: &'p Principal, tool: &str) -> Result<&'p AccountId, AppError> {
     let caller = principal.require_account(tool)?;
     principal.require(Scope::Read)?;
-    let credits = graph.credits();
-    credits.require_feature(&caller.account_id).await?;
-    credits.check_limits(&caller.account_id).await?;
     Ok(&caller.account_id)
+}
+
+/// Refuse before anything is charged: the feature must be on for the
+/// account and the call within its limits.
+async fn admit(graph: &Graph<'_>, account: &AccountId) -> Result<(), AppError> {
+    let credits = graph.credits();
+    credits.require_feature(account).await?;
+    credits.check_limits(account).await
 }
 
 /// A stored result answered again: nothing charged, the balance now.
@@ -318,7 +319,17 @@ pub async fn expand_graph(
     principal: &Principal,
     args: ExpandGraphArgs,
 ) -> Result<GraphExpansion, AppError> {
-    let account = admit(graph, principal, "expand_graph").await?;
+    let account = caller(principal, "expand_graph")?;
+    expand_for(graph, account, args).await
+}
+
+/// `expand_graph` for an account (a token's, or a portal session's).
+pub async fn expand_for(
+    graph: &Graph<'_>,
+    account: &AccountId,
+    args: ExpandGraphArgs,
+) -> Result<GraphExpansion, AppError> {
+    admit(graph, account).await?;
     if args.depth.is_some_and(|d| d != 1) {
         return Err(AppError::invalid_params("depth: only 1 is supported"));
     }
@@ -423,7 +434,7 @@ pub async fn expand_graph(
                 )
             }
         };
-        let namer = flows::namer(store, principal).await?;
+        let namer = flows::namer_for(store, Some(account)).await?;
         let mut out = expand(
             graph,
             &args,

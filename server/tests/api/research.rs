@@ -949,3 +949,104 @@ async fn top_ups_need_payments_switched_on() {
     assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
     app.stop().await;
 }
+
+#[tokio::test]
+async fn the_credits_page_shows_the_balance_its_movements_and_how_to_top_up() {
+    let (app, _s) = scanned(|_| {}).await;
+    let mut browser = crate::portal::Browser::new();
+    let account = crate::portal::sign_in(&mut browser, &app).await;
+    app.state
+        .credits()
+        .grant(&account, server::values::Usd::parse("1").unwrap(), "welcome")
+        .await
+        .unwrap();
+    let response = browser.get(&app.url("/credits")).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let html = response.text().await.unwrap();
+    assert!(html.contains("1.00"), "the balance");
+    assert!(html.contains("welcome") && html.contains("grant"), "the movement");
+    assert!(html.contains("POST /v1/credits"), "how to top up");
+    assert!(html.contains("not switched on"), "the feature is off");
+    assert!(html.contains("href=\"/credits\""), "the navigation links it");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_graph_page_expands_a_node_through_a_csrf_checked_form() {
+    let (app, _s) = scanned(|_| {}).await;
+    let mut browser = crate::portal::Browser::new();
+    let account = crate::portal::sign_in(&mut browser, &app).await;
+    let store = app.state.store();
+    store
+        .set_feature(account.as_str(), FOLLOW_THE_MONEY, true, app.state.now_ms())
+        .await
+        .unwrap();
+    app.state
+        .credits()
+        .grant(&account, server::values::Usd::parse("1").unwrap(), "g")
+        .await
+        .unwrap();
+    let url = app.url(&format!("/wallets/{WALLET}/graph"));
+    let html = browser.get(&url).await.text().await.unwrap();
+    assert!(html.contains("/assets/echarts.min.js"));
+    assert!(html.contains("id=\"graph-option\""));
+    assert!(html.contains("\"type\":\"graph\""), "a charming graph option");
+    assert!(html.contains("costs 0.005 USD"), "the cost before expanding");
+    let csrf = crate::portal::hidden_csrf_of(&html);
+    let action = {
+        let at = html.find("name=\"action_id\" value=\"").unwrap() + "name=\"action_id\" value=\"".len();
+        html[at..at + html[at..].find('"').unwrap()].to_owned()
+    };
+    // Without the CSRF token: refused, nothing charged.
+    let refused = browser
+        .post_form(&url, &[("node", WALLET), ("action_id", &action), ("source", "ledger")])
+        .await;
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    assert_eq!(balance(&app, &account).await, 1_000_000);
+    // With it: charged once, the balance after shown.
+    let form = [
+        ("csrf", csrf.as_str()),
+        ("node", WALLET),
+        ("action_id", action.as_str()),
+        ("source", "ledger"),
+        ("direction", "both"),
+    ];
+    let page = browser.post_form(&url, &form).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let page = page.text().await.unwrap();
+    assert!(page.contains("cost 0.005 USD"), "{page}");
+    assert!(page.contains("balance 0.995 USD"));
+    assert!(page.contains("<table class=\"edges\""));
+    assert_eq!(balance(&app, &account).await, 1_000_000 - LEDGER);
+    // The same form again (a reload): not charged twice.
+    let again = browser.post_form(&url, &form).await.text().await.unwrap();
+    assert!(again.contains("not charged again"));
+    assert_eq!(balance(&app, &account).await, 1_000_000 - LEDGER);
+    // The script's JSON answer carries the hop's chart option.
+    let body = serde_urlencoded::to_string([
+        ("csrf", csrf.as_str()),
+        ("node", WALLET),
+        ("action_id", "portal-json-1"),
+        ("source", "ledger"),
+    ])
+    .unwrap();
+    let cookie = browser.cookie_header_pub();
+    let json: Value = app
+        .client
+        .post(&url)
+        .header("cookie", cookie)
+        .header("accept", "application/json")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(json["option"]["series"][0]["type"], "graph");
+    assert!(json["option"]["series"][0]["data"].as_array().unwrap().len() > 1);
+    assert_eq!(json["balance_usd"], "0.99");
+    assert_explained(&app, &account).await;
+    app.stop().await;
+}
