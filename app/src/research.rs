@@ -95,7 +95,12 @@ pub fn CreditsView() -> impl IntoView {
             _ => CreditsPage::default(),
         };
         let public_url = portal.viewer.public_url.clone();
-        let account = portal.viewer.account.as_ref().map(|a| a.id.clone()).unwrap_or_default();
+        let account = portal
+            .viewer
+            .account
+            .as_ref()
+            .map(|a| a.id.clone())
+            .unwrap_or_default();
         view! {
             <Title text="Ledger: research credits"/>
             <h1>"Research credits"</h1>

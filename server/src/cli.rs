@@ -419,10 +419,16 @@ async fn research_command(command: Command, store: &Store, config: &Config, now:
             let run = async {
                 let account = exists(account_of(&account)?).await?;
                 let amount = Usd::parse(&usd).map_err(|e| (2, format!("--usd: {e}")))?;
-                let balance = credits
-                    .grant(&account, amount, &note)
-                    .await
-                    .map_err(|e| (if e.code() == crate::error::Code::InvalidParams { 2 } else { 1 }, e.message().to_owned()))?;
+                let balance = credits.grant(&account, amount, &note).await.map_err(|e| {
+                    (
+                        if e.code() == crate::error::Code::InvalidParams {
+                            2
+                        } else {
+                            1
+                        },
+                        e.message().to_owned(),
+                    )
+                })?;
                 println!("{balance}");
                 eprintln!(
                     "ledger credits grant: granted {amount} USD to {account}; balance {} USD",
@@ -437,7 +443,10 @@ async fn research_command(command: Command, store: &Store, config: &Config, now:
         } => {
             let run = async {
                 let account = exists(account_of(&account)?).await?;
-                let view = credits.view(&account).await.map_err(|e| (1, e.message().to_owned()))?;
+                let view = credits
+                    .view(&account)
+                    .await
+                    .map_err(|e| (1, e.message().to_owned()))?;
                 println!("{}", view.balance_atomic);
                 for m in &view.movements {
                     println!(
@@ -455,12 +464,20 @@ async fn research_command(command: Command, store: &Store, config: &Config, now:
             ("ledger credits show", run.await)
         }
         Command::Accounts {
-            command: AccountsCommand::Feature { account, feature, state },
+            command:
+                AccountsCommand::Feature {
+                    account,
+                    feature,
+                    state,
+                },
         } => {
             let run = async {
                 let account = exists(account_of(&account)?).await?;
                 if !FEATURES.contains(&feature.as_str()) {
-                    return Err((2, format!("FEATURE: {feature:?} is none of {}", FEATURES.join(", "))));
+                    return Err((
+                        2,
+                        format!("FEATURE: {feature:?} is none of {}", FEATURES.join(", ")),
+                    ));
                 }
                 let on = match state.as_str() {
                     "on" => true,

@@ -290,7 +290,10 @@ pub async fn get_flows(
 /// as `own_wallet` (named by their watch label, else their short form)
 /// where it has not labelled them otherwise. Anonymous callers get the
 /// program registry's names only.
-pub(crate) async fn namer(store: &crate::store::Store, principal: &Principal) -> Result<Namer, AppError> {
+pub(crate) async fn namer(
+    store: &crate::store::Store,
+    principal: &Principal,
+) -> Result<Namer, AppError> {
     namer_for(store, principal.account()).await
 }
 

@@ -163,7 +163,10 @@ impl Credits<'_> {
             .take_rate_token(&bucket, self.now_ms, rule)
             .await?
         {
-            let secs = u64::try_from(retry_after_ms.max(0)).unwrap_or(0).div_ceil(1000).max(1);
+            let secs = u64::try_from(retry_after_ms.max(0))
+                .unwrap_or(0)
+                .div_ceil(1000)
+                .max(1);
             return Err(AppError::new(
                 Code::RateLimited,
                 format!(
@@ -290,7 +293,12 @@ impl Credits<'_> {
     }
 
     /// An operator's grant; answers the balance after it.
-    pub async fn grant(&self, account: &AccountId, amount: Usd, note: &str) -> Result<i64, AppError> {
+    pub async fn grant(
+        &self,
+        account: &AccountId,
+        amount: Usd,
+        note: &str,
+    ) -> Result<i64, AppError> {
         if amount.micros() == 0 {
             return Err(AppError::invalid_params("usd: a grant must be above zero"));
         }
@@ -365,7 +373,12 @@ impl Credits<'_> {
             balance_usd: usd_text(balance),
             follow_the_money: enabled,
             prices: PricesView::from(self.config),
-            topup_usd: self.config.topup_usd.iter().map(ToString::to_string).collect(),
+            topup_usd: self
+                .config
+                .topup_usd
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
             movements,
         })
     }

@@ -21,7 +21,7 @@ use crate::{
     auth::Principal,
     config::PaymentsMode,
     error::{AppError, Code},
-    payments::{self, Paywall, PaymentBlock, Presented, Resource, settle},
+    payments::{self, PaymentBlock, Paywall, Presented, Resource, settle},
     store::QuoteRecord,
     values::Usd,
 };
@@ -61,13 +61,13 @@ pub struct TopUp {
 
 /// Credit every settled top-up payment of the account not yet credited.
 pub async fn sweep(credits: &Credits<'_>, account: &AccountId) -> Result<(), AppError> {
-    for (payment_id, micros) in credits
-        .store
-        .settled_topups(account.as_str())
-        .await?
-    {
+    for (payment_id, micros) in credits.store.settled_topups(account.as_str()).await? {
         let amount = Usd::from_micros(u64::try_from(micros).unwrap_or(0));
-        if credits.top_up(account, amount, &payment_id).await?.is_some() {
+        if credits
+            .top_up(account, amount, &payment_id)
+            .await?
+            .is_some()
+        {
             tracing::info!(payment = %payment_id, account = account.as_str(), "credited a top-up settled by recovery");
         }
     }
@@ -82,7 +82,9 @@ pub async fn top_up(
     args: TopUpArgs,
     headers: &Presented,
 ) -> Result<TopUp, AppError> {
-    let account = &principal.require_account("topping up research credits")?.account_id;
+    let account = &principal
+        .require_account("topping up research credits")?
+        .account_id;
     let amount = Usd::parse(&args.amount_usd)
         .ok()
         .filter(|a| credits.config.topup_usd.contains(a))
@@ -124,7 +126,12 @@ pub async fn top_up(
         async move {
             let quote = new_quote(pw, account, amount).await?;
             tracing::info!(quote = %quote.id, code, why, "top-up payment refused");
-            Err::<TopUp, AppError>(payments::challenge(pw, &quote, &RESOURCE, Some((&code, &why))))
+            Err::<TopUp, AppError>(payments::challenge(
+                pw,
+                &quote,
+                &RESOURCE,
+                Some((&code, &why)),
+            ))
         }
     };
     let Some(quote) = quote.filter(|q| {
@@ -139,7 +146,11 @@ pub async fn top_up(
         .await;
     };
     if quote.expires_at < pw.now_ms() {
-        return refuse("quote_expired", "the quote expired; pay the fresh challenge").await;
+        return refuse(
+            "quote_expired",
+            "the quote expired; pay the fresh challenge",
+        )
+        .await;
     }
     let settled = match settle::settle(pw, &payment, &quote, settle::Entitlement::Read).await {
         Ok(settled) => settled,

@@ -15,14 +15,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{
-    Graph, GraphNode, Signals, admit, caller, entities, refunded, replayed, rpc_failed,
-};
+use super::{Graph, GraphNode, Signals, admit, caller, entities, refunded, replayed, rpc_failed};
 use crate::{
     analytics::flows,
     auth::Principal,
-    error::AppError,
     credits::{ActionId, Charge, Started, args_hash},
+    error::AppError,
     ledger::{CounterpartyKind, Direction, OperationType, SOL},
     solana::{RpcCost, SignatureInfo, WalletAddress},
     values::rfc3339,
@@ -122,7 +120,10 @@ pub async fn find_first_funder(
     let store = graph.reads.store();
     let credits = graph.credits();
     let fresh_since = graph.now_ms() - super::secs_ms(graph.config.funder_cache_secs);
-    let cached: Option<Finding> = match store.graph_cache_get(&key(&args.address), fresh_since).await? {
+    let cached: Option<Finding> = match store
+        .graph_cache_get(&key(&args.address), fresh_since)
+        .await?
+    {
         Some(text) => serde_json::from_str(&text).ok(),
         None => None,
     };
@@ -333,12 +334,18 @@ async fn walk(
         pages_read: pages,
         transactions_read: read,
         complete: true,
-        reason: Some("the wallet's whole history has no inbound SOL transfer from a wallet".to_owned()),
+        reason: Some(
+            "the wallet's whole history has no inbound SOL transfer from a wallet".to_owned(),
+        ),
     })
 }
 
 /// The SOL a wallet sent into `wallet` in `tx`, if any.
-fn inbound_sol(tx: &crate::ledger::TxView, wallet: &str, info: &SignatureInfo) -> Option<FirstInbound> {
+fn inbound_sol(
+    tx: &crate::ledger::TxView,
+    wallet: &str,
+    info: &SignatureInfo,
+) -> Option<FirstInbound> {
     crate::ledger::legs(tx, wallet).into_iter().find_map(|leg| {
         let inbound = leg.mint == SOL
             && leg.amount > 0
@@ -347,13 +354,18 @@ fn inbound_sol(tx: &crate::ledger::TxView, wallet: &str, info: &SignatureInfo) -
                 OperationType::TransferIn | OperationType::Airdrop | OperationType::AirdropSpam
             );
         let sender = leg.counterparties.iter().find(|c| {
-            c.direction == Direction::In && c.kind == CounterpartyKind::Wallet && c.address != wallet
+            c.direction == Direction::In
+                && c.kind == CounterpartyKind::Wallet
+                && c.address != wallet
         })?;
         inbound.then(|| FirstInbound {
             sender: sender.address.clone(),
             signature: leg.signature.clone(),
             slot: info.slot,
-            block_time: leg.block_time.or(info.block_time).map(|t| rfc3339(t * 1000)),
+            block_time: leg
+                .block_time
+                .or(info.block_time)
+                .map(|t| rfc3339(t * 1000)),
             lamports: leg.amount.to_string(),
         })
     })

@@ -335,7 +335,9 @@ pub async fn expand_for(
     }
     let limit = args.limit.unwrap_or(graph.config.default_limit);
     if !(1..=100).contains(&limit) {
-        return Err(AppError::invalid_params("limit: must be an integer from 1 to 100"));
+        return Err(AppError::invalid_params(
+            "limit: must be an integer from 1 to 100",
+        ));
     }
     let window = args.window_sigs.unwrap_or(graph.config.default_window_sigs);
     if !(1..=100).contains(&window) {
@@ -435,14 +437,7 @@ pub async fn expand_for(
             }
         };
         let namer = flows::namer_for(store, Some(account)).await?;
-        let mut out = expand(
-            graph,
-            &args,
-            &legs,
-            &namer,
-            limit,
-        )
-        .await?;
+        let mut out = expand(graph, &args, &legs, &namer, limit).await?;
         out.source = source.as_str().to_owned();
         out.signatures_read = signatures_read;
         out.complete = complete;
@@ -536,7 +531,10 @@ struct Seen {
 
 /// The counterparty a leg is attributed to, as `flows::compute` does: the
 /// first one in the leg's own direction that is not the wallet.
-fn attributed<'l>(leg: &'l Leg, address: &str) -> Option<(Direction, &'l crate::ledger::Counterparty)> {
+fn attributed<'l>(
+    leg: &'l Leg,
+    address: &str,
+) -> Option<(Direction, &'l crate::ledger::Counterparty)> {
     if leg.amount == 0 {
         return None;
     }
@@ -599,8 +597,14 @@ async fn expand(
         }
     }
     let total_usd: Decimal = seen.values().map(|s| s.usd).sum();
-    let fan_in = seen.values().filter(|s| s.directions.contains(&false)).count();
-    let fan_out = seen.values().filter(|s| s.directions.contains(&true)).count();
+    let fan_in = seen
+        .values()
+        .filter(|s| s.directions.contains(&false))
+        .count();
+    let fan_out = seen
+        .values()
+        .filter(|s| s.directions.contains(&true))
+        .count();
     let counterparties_total = u32::try_from(seen.len()).unwrap_or(u32::MAX);
 
     // min_usd drops priced edges below it; unpriced edges stay.
@@ -624,7 +628,11 @@ async fn expand(
     let mut volume: BTreeMap<String, (Decimal, u32)> = BTreeMap::new();
     for e in &edges {
         let v = volume.entry(counterparty_of(e)).or_default();
-        v.0 += e.usd.as_deref().and_then(|u| u.parse::<Decimal>().ok()).unwrap_or_default();
+        v.0 += e
+            .usd
+            .as_deref()
+            .and_then(|u| u.parse::<Decimal>().ok())
+            .unwrap_or_default();
         v.1 += e.legs;
     }
     let mut ranked: Vec<(String, Decimal, u32)> =
@@ -664,9 +672,15 @@ async fn expand(
                     other => format!("a registry {other}"),
                 },
                 if force {
-                    format!("; force already raised the cap to the server's hub maximum {}", graph.config.hub_max)
+                    format!(
+                        "; force already raised the cap to the server's hub maximum {}",
+                        graph.config.hub_max
+                    )
                 } else {
-                    format!("; force raises this to {}, no further", graph.config.hub_max)
+                    format!(
+                        "; force raises this to {}, no further",
+                        graph.config.hub_max
+                    )
                 }
             ),
             reason,

@@ -55,7 +55,11 @@ pub const FIND_FIRST_FUNDER_DESCRIPTION: &str = "Find the first inbound SOL tran
 
 fn money(cost: &str, balance: &str) -> String {
     let usd = |t: &str| crate::credits::usd_text(t.parse().unwrap_or(0));
-    format!("cost {} USD ({cost} atomic), balance {} USD ({balance} atomic)", usd(cost), usd(balance))
+    format!(
+        "cost {} USD ({cost} atomic), balance {} USD ({balance} atomic)",
+        usd(cost),
+        usd(balance)
+    )
 }
 
 pub fn expand_graph() -> ToolDef {
@@ -86,9 +90,17 @@ pub fn expand_graph() -> ToolDef {
                 g.nodes.len().saturating_sub(1),
                 g.counterparties_total,
                 g.edges.len(),
-                if g.complete { "" } else { "; partial: some transactions could not be read" },
+                if g.complete {
+                    ""
+                } else {
+                    "; partial: some transactions could not be read"
+                },
                 money(&g.cost_atomic, &g.balance_atomic),
-                if g.replayed { " (a retry of this action_id: not charged again)" } else { "" },
+                if g.replayed {
+                    " (a retry of this action_id: not charged again)"
+                } else {
+                    ""
+                },
             )
         },
         |ctx, args: ExpandGraphArgs| async move {
@@ -133,7 +145,11 @@ pub fn find_first_funder() -> ToolDef {
                 f.signatures_scanned,
                 f.complete,
                 money(&f.cost_atomic, &f.balance_atomic),
-                if f.replayed { " (a retry of this action_id: not charged again)" } else { "" },
+                if f.replayed {
+                    " (a retry of this action_id: not charged again)"
+                } else {
+                    ""
+                },
             )
         },
         |ctx, args: FindFirstFunderArgs| async move {

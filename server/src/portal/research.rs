@@ -61,11 +61,20 @@ pub async fn credits(
         balance_atomic: view.balance_atomic,
         follow_the_money: view.follow_the_money,
         prices: vec![
-            ("expand_graph from the ledger".to_owned(), p.expand_graph_ledger.clone()),
+            (
+                "expand_graph from the ledger".to_owned(),
+                p.expand_graph_ledger.clone(),
+            ),
             ("expand_graph live".to_owned(), p.expand_graph_live.clone()),
-            ("expand_graph live, cached".to_owned(), p.expand_graph_cached_live.clone()),
+            (
+                "expand_graph live, cached".to_owned(),
+                p.expand_graph_cached_live.clone(),
+            ),
             ("find_first_funder".to_owned(), p.find_first_funder.clone()),
-            ("find_first_funder, cached".to_owned(), p.find_first_funder_cached.clone()),
+            (
+                "find_first_funder, cached".to_owned(),
+                p.find_first_funder_cached.clone(),
+            ),
         ],
         topup_usd: view.topup_usd,
         movements: view
@@ -93,7 +102,13 @@ pub async fn credits(
 /// The chart: the expanded wallet and its counterparties, edges as links.
 pub fn chart(center: &str, expansion: Option<&GraphExpansion>) -> Chart {
     const CATEGORIES: [&str; 7] = [
-        "self", "external", "own_wallet", "exchange", "bridge", "program", "other",
+        "self",
+        "external",
+        "own_wallet",
+        "exchange",
+        "bridge",
+        "program",
+        "other",
     ];
     let category = |c: &str| {
         CATEGORIES
@@ -247,10 +262,8 @@ async fn page(
     })
 }
 
-fn parse(address: &str) -> Result<WalletAddress, Response> {
-    WalletAddress::parse(address).map_err(|why| {
-        AppError::invalid_params(format!("address: {why}")).into_response()
-    })
+fn parse(address: &str) -> Result<WalletAddress, AppError> {
+    WalletAddress::parse(address).map_err(|why| AppError::invalid_params(format!("address: {why}")))
 }
 
 /// `GET /wallets/{address}/graph`.
@@ -266,7 +279,7 @@ pub async fn graph(
     };
     let address = match parse(&address) {
         Ok(a) => a,
-        Err(response) => return response,
+        Err(err) => return err.into_response(),
     };
     match page(&state, &account, &address).await {
         Ok(view) => {
@@ -304,7 +317,7 @@ pub async fn expand(
 ) -> Response {
     let address = match parse(&address) {
         Ok(a) => a,
-        Err(response) => return response,
+        Err(err) => return err.into_response(),
     };
     let path = format!("/wallets/{address}/graph");
     let (viewer, account, form) =

@@ -349,7 +349,11 @@ impl Store {
     }
 
     /// Whether `feature` is switched on for the account.
-    pub async fn feature_enabled(&self, account_id: &str, feature: &str) -> Result<bool, StoreError> {
+    pub async fn feature_enabled(
+        &self,
+        account_id: &str,
+        feature: &str,
+    ) -> Result<bool, StoreError> {
         let n: i64 = on_pool!(&self.pool, |pool| sqlx::query_scalar(
             "SELECT COUNT(*) FROM account_features WHERE account_id = $1 AND feature = $2"
         )

@@ -106,8 +106,14 @@ pub async fn credits_topup(
     let run = async {
         let args: crate::credits::topup::TopUpArgs = serde_json::from_value(body)
             .map_err(|e| crate::error::AppError::invalid_params(format!("body: {e}")))?;
-        crate::credits::topup::top_up(&state.paywall(), &state.credits(), &principal, args, &presented)
-            .await
+        crate::credits::topup::top_up(
+            &state.paywall(),
+            &state.credits(),
+            &principal,
+            args,
+            &presented,
+        )
+        .await
     };
     run.await
         .map(Json)

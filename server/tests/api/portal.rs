@@ -86,7 +86,11 @@ impl Browser {
         self.send(request).await
     }
 
-    pub(crate) async fn post_form(&mut self, url: &str, form: &[(&str, &str)]) -> reqwest::Response {
+    pub(crate) async fn post_form(
+        &mut self,
+        url: &str,
+        form: &[(&str, &str)],
+    ) -> reqwest::Response {
         let body = serde_urlencoded::to_string(form).unwrap();
         let request = self
             .client

@@ -68,7 +68,9 @@ async fn scanned(configure: impl FnOnce(&mut Config) + Send + 'static) -> (TestA
 async fn account(app: &TestApp, feature: bool, grant: Option<&str>) -> (AccountId, String) {
     let store = app.state.store();
     let now = app.state.now_ms();
-    let account = accounts::create_account(store, now, "research").await.unwrap();
+    let account = accounts::create_account(store, now, "research")
+        .await
+        .unwrap();
     let minted = accounts::mint(
         store,
         now,
@@ -88,7 +90,11 @@ async fn account(app: &TestApp, feature: bool, grant: Option<&str>) -> (AccountI
     if let Some(usd) = grant {
         app.state
             .credits()
-            .grant(&account, server::values::Usd::parse(usd).unwrap(), "test grant")
+            .grant(
+                &account,
+                server::values::Usd::parse(usd).unwrap(),
+                "test grant",
+            )
             .await
             .unwrap();
     }
@@ -132,8 +138,15 @@ async fn balance(app: &TestApp, account: &AccountId) -> i64 {
 async fn assert_explained(app: &TestApp, account: &AccountId) {
     let store = app.state.store();
     let sum = store.credit_movements_sum(account.as_str()).await.unwrap();
-    assert_eq!(balance(app, account).await, sum, "balance = sum of movements");
-    let mut lines = store.credit_movements(account.as_str(), 1000).await.unwrap();
+    assert_eq!(
+        balance(app, account).await,
+        sum,
+        "balance = sum of movements"
+    );
+    let mut lines = store
+        .credit_movements(account.as_str(), 1000)
+        .await
+        .unwrap();
     lines.reverse();
     let mut running = 0;
     for m in lines {
@@ -150,7 +163,10 @@ async fn kinds(app: &TestApp, account: &AccountId) -> Vec<(String, i64)> {
         .await
         .unwrap();
     lines.reverse();
-    lines.into_iter().map(|m| (m.kind, m.amount_atomic)).collect()
+    lines
+        .into_iter()
+        .map(|m| (m.kind, m.amount_atomic))
+        .collect()
 }
 
 fn requests(stand_in: &StandIn) -> usize {
@@ -162,8 +178,14 @@ async fn research_tools_are_not_found_until_the_feature_is_on() {
     let (app, _s) = scanned(|_| {}).await;
     let (account, token) = account(&app, false, Some("1")).await;
     for (tool, args) in [
-        ("expand_graph", json!({"address": WALLET, "action_id": "a1"})),
-        ("find_first_funder", json!({"address": WALLET, "action_id": "f1"})),
+        (
+            "expand_graph",
+            json!({"address": WALLET, "action_id": "a1"}),
+        ),
+        (
+            "find_first_funder",
+            json!({"address": WALLET, "action_id": "f1"}),
+        ),
     ] {
         refused(&call(&app, &token, tool, args).await, "not_found");
     }
@@ -173,7 +195,13 @@ async fn research_tools_are_not_found_until_the_feature_is_on() {
         .set_feature(account.as_str(), FOLLOW_THE_MONEY, true, app.state.now_ms())
         .await
         .unwrap();
-    ok(&call(&app, &token, "expand_graph", json!({"address": WALLET, "action_id": "a1"})).await);
+    ok(&call(
+        &app,
+        &token,
+        "expand_graph",
+        json!({"address": WALLET, "action_id": "a1"}),
+    )
+    .await);
     app.stop().await;
 }
 
@@ -181,7 +209,13 @@ async fn research_tools_are_not_found_until_the_feature_is_on() {
 async fn the_feature_can_be_on_for_everyone_by_config() {
     let (app, _s) = scanned(|c| c.graph.enabled_for_all = true).await;
     let (_, token) = account(&app, false, Some("1")).await;
-    ok(&call(&app, &token, "expand_graph", json!({"address": WALLET, "action_id": "a1"})).await);
+    ok(&call(
+        &app,
+        &token,
+        "expand_graph",
+        json!({"address": WALLET, "action_id": "a1"}),
+    )
+    .await);
     app.stop().await;
 }
 
@@ -189,7 +223,10 @@ async fn the_feature_can_be_on_for_everyone_by_config() {
 async fn research_tools_need_an_account() {
     let (app, _s) = scanned(|c| c.graph.enabled_for_all = true).await;
     let result = app
-        .call_tool("expand_graph", json!({"address": WALLET, "action_id": "a1"}))
+        .call_tool(
+            "expand_graph",
+            json!({"address": WALLET, "action_id": "a1"}),
+        )
         .await;
     refused(&result, "unauthenticated");
     let rest = app
@@ -214,7 +251,11 @@ async fn a_ledger_expansion_is_charged_once_and_its_retry_is_free() {
     assert_eq!(first["cost_atomic"], LEDGER.to_string());
     assert_eq!(first["balance_atomic"], (1_000_000 - LEDGER).to_string());
     assert_eq!(first["replayed"], false);
-    assert_eq!(requests(&stand_in), before, "a ledger expansion reads no RPC");
+    assert_eq!(
+        requests(&stand_in),
+        before,
+        "a ledger expansion reads no RPC"
+    );
     // The wallet node first, then counterparties with edges to them.
     let nodes = first["nodes"].as_array().unwrap();
     assert_eq!(nodes[0]["id"], WALLET);
@@ -260,7 +301,10 @@ async fn a_ledger_expansion_is_charged_once_and_its_retry_is_free() {
 
     assert_eq!(
         kinds(&app, &account).await,
-        vec![("grant".to_owned(), 1_000_000), ("charge".to_owned(), -LEDGER)]
+        vec![
+            ("grant".to_owned(), 1_000_000),
+            ("charge".to_owned(), -LEDGER)
+        ]
     );
     assert_explained(&app, &account).await;
     app.stop().await;
@@ -270,7 +314,13 @@ async fn a_ledger_expansion_is_charged_once_and_its_retry_is_free() {
 async fn the_same_action_id_with_other_arguments_is_action_conflict() {
     let (app, _s) = scanned(|_| {}).await;
     let (account, token) = account(&app, true, Some("1")).await;
-    ok(&call(&app, &token, "expand_graph", json!({"address": WALLET, "action_id": "x"})).await);
+    ok(&call(
+        &app,
+        &token,
+        "expand_graph",
+        json!({"address": WALLET, "action_id": "x"}),
+    )
+    .await);
     let err = refused(
         &call(
             &app,
@@ -293,7 +343,13 @@ async fn the_same_action_id_with_other_arguments_is_action_conflict() {
     assert_eq!(same["cost_atomic"], "0");
     // Another tool under the same id is a conflict too.
     refused(
-        &call(&app, &token, "find_first_funder", json!({"address": WALLET, "action_id": "x"})).await,
+        &call(
+            &app,
+            &token,
+            "find_first_funder",
+            json!({"address": WALLET, "action_id": "x"}),
+        )
+        .await,
         "action_conflict",
     );
     assert_eq!(balance(&app, &account).await, 1_000_000 - LEDGER);
@@ -305,12 +361,22 @@ async fn insufficient_credit_makes_no_rpc_call_and_charges_nothing() {
     let (app, stand_in) = research_app(shared(0, Duration::ZERO), |_| {}).await;
     let (account, token) = account(&app, true, Some("0.01")).await;
     let before = requests(&stand_in);
-    let args = json!({"address": WALLET, "action_id": "live-1", "source": "live", "window_sigs": 5});
-    let err = refused(&call(&app, &token, "expand_graph", args.clone()).await, "insufficient_credit");
+    let args =
+        json!({"address": WALLET, "action_id": "live-1", "source": "live", "window_sigs": 5});
+    let err = refused(
+        &call(&app, &token, "expand_graph", args.clone()).await,
+        "insufficient_credit",
+    );
     assert_eq!(err["cost_atomic"], LIVE.to_string());
     assert_eq!(err["balance_atomic"], "10000");
     let err = refused(
-        &call(&app, &token, "find_first_funder", json!({"address": WALLET, "action_id": "f-1"})).await,
+        &call(
+            &app,
+            &token,
+            "find_first_funder",
+            json!({"address": WALLET, "action_id": "f-1"}),
+        )
+        .await,
         "insufficient_credit",
     );
     assert_eq!(err["cost_atomic"], FUNDER.to_string());
@@ -371,7 +437,10 @@ async fn a_live_expansion_reads_the_window_and_a_repeat_is_the_cached_price() {
     assert_eq!(second["rpc_calls"], 0);
     assert_eq!(second["edges"], first["edges"]);
     assert_eq!(requests(&stand_in), before);
-    assert_eq!(balance(&app, &account).await, 1_000_000 - LIVE - CACHED_LIVE);
+    assert_eq!(
+        balance(&app, &account).await,
+        1_000_000 - LIVE - CACHED_LIVE
+    );
     assert_explained(&app, &account).await;
     app.stop().await;
 }
@@ -407,8 +476,14 @@ async fn a_failing_rpc_is_refunded_and_its_action_id_is_then_a_conflict() {
     .await;
     let (account, token) = account(&app, true, Some("1")).await;
     let args = json!({"address": WALLET, "action_id": "fails", "source": "live"});
-    let err = refused(&call(&app, &token, "expand_graph", args.clone()).await, "unavailable");
-    assert!(err["message"].as_str().unwrap().contains("refunded"), "{err}");
+    let err = refused(
+        &call(&app, &token, "expand_graph", args.clone()).await,
+        "unavailable",
+    );
+    assert!(
+        err["message"].as_str().unwrap().contains("refunded"),
+        "{err}"
+    );
     assert_eq!(balance(&app, &account).await, 1_000_000);
     assert_eq!(
         kinds(&app, &account).await,
@@ -418,10 +493,19 @@ async fn a_failing_rpc_is_refunded_and_its_action_id_is_then_a_conflict() {
             ("refund".to_owned(), LIVE)
         ]
     );
-    let again = refused(&call(&app, &token, "expand_graph", args).await, "action_conflict");
+    let again = refused(
+        &call(&app, &token, "expand_graph", args).await,
+        "action_conflict",
+    );
     assert!(again["message"].as_str().unwrap().contains("refunded"));
     let funder = refused(
-        &call(&app, &token, "find_first_funder", json!({"address": WALLET, "action_id": "ff"})).await,
+        &call(
+            &app,
+            &token,
+            "find_first_funder",
+            json!({"address": WALLET, "action_id": "ff"}),
+        )
+        .await,
         "unavailable",
     );
     assert!(funder["message"].as_str().unwrap().contains("refunded"));
@@ -435,7 +519,13 @@ async fn a_ledger_expansion_of_a_wallet_never_scanned_is_not_found_and_free() {
     let (app, _s) = research_app(shared(0, Duration::ZERO), |_| {}).await;
     let (account, token) = account(&app, true, Some("1")).await;
     refused(
-        &call(&app, &token, "expand_graph", json!({"address": WALLET, "action_id": "n"})).await,
+        &call(
+            &app,
+            &token,
+            "expand_graph",
+            json!({"address": WALLET, "action_id": "n"}),
+        )
+        .await,
         "not_found",
     );
     assert_eq!(kinds(&app, &account).await.len(), 1);
@@ -452,10 +542,22 @@ async fn bursts_are_rate_limited_per_account() {
     let (_, token) = account(&app, true, Some("1")).await;
     let (_, other) = account(&app, true, Some("1")).await;
     for i in 0..2 {
-        ok(&call(&app, &token, "expand_graph", json!({"address": WALLET, "action_id": format!("r{i}")})).await);
+        ok(&call(
+            &app,
+            &token,
+            "expand_graph",
+            json!({"address": WALLET, "action_id": format!("r{i}")}),
+        )
+        .await);
     }
     let err = refused(
-        &call(&app, &token, "expand_graph", json!({"address": WALLET, "action_id": "r2"})).await,
+        &call(
+            &app,
+            &token,
+            "expand_graph",
+            json!({"address": WALLET, "action_id": "r2"}),
+        )
+        .await,
         "rate_limited",
     );
     assert!(err["retry_after"].as_u64().unwrap() >= 1);
@@ -470,7 +572,13 @@ async fn bursts_are_rate_limited_per_account() {
     assert_eq!(rest.status(), StatusCode::TOO_MANY_REQUESTS);
     assert!(rest.headers().get("retry-after").is_some());
     // Another account has its own allowance.
-    ok(&call(&app, &other, "expand_graph", json!({"address": WALLET, "action_id": "r0"})).await);
+    ok(&call(
+        &app,
+        &other,
+        "expand_graph",
+        json!({"address": WALLET, "action_id": "r0"}),
+    )
+    .await);
     app.stop().await;
 }
 
@@ -479,10 +587,22 @@ async fn a_day_of_actions_is_capped_with_too_many_expansions() {
     let (app, _s) = scanned(|c| c.graph.daily_max_actions = 2).await;
     let (account, token) = account(&app, true, Some("1")).await;
     for i in 0..2 {
-        ok(&call(&app, &token, "expand_graph", json!({"address": WALLET, "action_id": format!("d{i}")})).await);
+        ok(&call(
+            &app,
+            &token,
+            "expand_graph",
+            json!({"address": WALLET, "action_id": format!("d{i}")}),
+        )
+        .await);
     }
     refused(
-        &call(&app, &token, "expand_graph", json!({"address": WALLET, "action_id": "d2"})).await,
+        &call(
+            &app,
+            &token,
+            "expand_graph",
+            json!({"address": WALLET, "action_id": "d2"}),
+        )
+        .await,
         "too_many_expansions",
     );
     assert_eq!(balance(&app, &account).await, 1_000_000 - 2 * LEDGER);
@@ -500,16 +620,38 @@ async fn a_hub_returns_its_top_counterparties_and_force_stops_at_the_hub_maximum
     })
     .await;
     let (_, token) = account(&app, true, Some("1")).await;
-    let capped = ok(&call(&app, &token, "expand_graph", json!({"address": WALLET, "action_id": "h1", "limit": 100})).await);
+    let capped = ok(&call(
+        &app,
+        &token,
+        "expand_graph",
+        json!({"address": WALLET, "action_id": "h1", "limit": 100}),
+    )
+    .await);
     let total = capped["counterparties_total"].as_u64().unwrap();
     assert_eq!(total, 2);
     assert_eq!(capped["hub"]["reason"], "counterparty_count");
     assert_eq!(capped["hub"]["cap"], 1);
-    assert!(capped["hub"]["message"].as_str().unwrap().contains("force raises this to 1"));
+    assert!(
+        capped["hub"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("force raises this to 1")
+    );
     assert_eq!(capped["nodes"].as_array().unwrap().len(), 2);
     assert_eq!(capped["counterparties_omitted"], 1);
-    let text = call(&app, &token, "expand_graph", json!({"address": WALLET, "action_id": "h1", "limit": 100})).await;
-    assert!(text["content"][0]["text"].as_str().unwrap().contains("Hub:"));
+    let text = call(
+        &app,
+        &token,
+        "expand_graph",
+        json!({"address": WALLET, "action_id": "h1", "limit": 100}),
+    )
+    .await;
+    assert!(
+        text["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Hub:")
+    );
     let forced = ok(&call(
         &app,
         &token,
@@ -518,8 +660,15 @@ async fn a_hub_returns_its_top_counterparties_and_force_stops_at_the_hub_maximum
     )
     .await);
     assert_eq!(forced["hub"]["cap"], 1);
-    assert_eq!(forced["nodes"].as_array().unwrap().len(), 2, "hub_max, no further");
-    assert_eq!(forced["nodes"][1]["id"], capped["nodes"][1]["id"], "the top one");
+    assert_eq!(
+        forced["nodes"].as_array().unwrap().len(),
+        2,
+        "hub_max, no further"
+    );
+    assert_eq!(
+        forced["nodes"][1]["id"], capped["nodes"][1]["id"],
+        "the top one"
+    );
     app.stop().await;
 }
 
@@ -540,7 +689,11 @@ async fn force_raises_a_hub_cap_to_the_hub_maximum() {
     )
     .await);
     assert_eq!(forced["hub"]["cap"], 5);
-    assert_eq!(forced["nodes"].as_array().unwrap().len(), 3, "both counterparties");
+    assert_eq!(
+        forced["nodes"].as_array().unwrap().len(),
+        3,
+        "both counterparties"
+    );
     app.stop().await;
 }
 
@@ -595,7 +748,13 @@ async fn direction_limit_and_arguments_out_of_bounds() {
         .filter(|e| e["usd"].is_null())
         .collect();
     assert!(!unpriced.is_empty());
-    assert!(all["edges"].as_array().unwrap().iter().any(|e| !e["usd"].is_null()));
+    assert!(
+        all["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| !e["usd"].is_null())
+    );
     let kept: Vec<&Value> = floor["edges"].as_array().unwrap().iter().collect();
     assert_eq!(kept, unpriced);
     for bad in [
@@ -641,7 +800,13 @@ async fn find_first_funder_finds_the_oldest_inbound_sol_transfer_and_caches_it()
         })
     });
     let before = requests(&stand_in);
-    let out = ok(&call(&app, &token, "find_first_funder", json!({"address": WALLET, "action_id": "f1"})).await);
+    let out = ok(&call(
+        &app,
+        &token,
+        "find_first_funder",
+        json!({"address": WALLET, "action_id": "f1"}),
+    )
+    .await);
     eprintln!(
         "funder lookup: {} JSON-RPC requests, {} HTTP requests; {} pages, {} transactions read",
         out["rpc_calls"],
@@ -662,7 +827,10 @@ async fn find_first_funder_finds_the_oldest_inbound_sol_transfer_and_caches_it()
             assert_eq!(out["complete"], true);
             assert_eq!(out["first_inbound"]["signature"], leg.signature);
             assert_eq!(out["first_inbound"]["lamports"], leg.amount.to_string());
-            assert_eq!(out["label"], "first inbound transfer within the scanned window");
+            assert_eq!(
+                out["label"],
+                "first inbound transfer within the scanned window"
+            );
             assert_eq!(out["node"]["id"], out["first_inbound"]["sender"]);
         }
         None => {
@@ -671,13 +839,25 @@ async fn find_first_funder_finds_the_oldest_inbound_sol_transfer_and_caches_it()
     }
     // A new lookup of the same wallet is served from the cache.
     let before = requests(&stand_in);
-    let cached = ok(&call(&app, &token, "find_first_funder", json!({"address": WALLET, "action_id": "f2"})).await);
+    let cached = ok(&call(
+        &app,
+        &token,
+        "find_first_funder",
+        json!({"address": WALLET, "action_id": "f2"}),
+    )
+    .await);
     assert_eq!(cached["cached"], true);
     assert_eq!(cached["cost_atomic"], CACHED_FUNDER.to_string());
     assert_eq!(cached["first_inbound"], out["first_inbound"]);
     assert_eq!(requests(&stand_in), before);
     // A retry of the first: free; the same id for another wallet: conflict.
-    let retry = ok(&call(&app, &token, "find_first_funder", json!({"address": WALLET, "action_id": "f1"})).await);
+    let retry = ok(&call(
+        &app,
+        &token,
+        "find_first_funder",
+        json!({"address": WALLET, "action_id": "f1"}),
+    )
+    .await);
     assert_eq!(retry["cost_atomic"], "0");
     refused(
         &call(
@@ -689,7 +869,10 @@ async fn find_first_funder_finds_the_oldest_inbound_sol_transfer_and_caches_it()
         .await,
         "action_conflict",
     );
-    assert_eq!(balance(&app, &account).await, 1_000_000 - FUNDER - CACHED_FUNDER);
+    assert_eq!(
+        balance(&app, &account).await,
+        1_000_000 - FUNDER - CACHED_FUNDER
+    );
     assert_explained(&app, &account).await;
     app.stop().await;
 }
@@ -706,7 +889,13 @@ async fn a_funder_beyond_the_page_cap_is_not_found_within_window_and_incomplete(
     let (app, stand_in) = research_app(shared, |c| c.graph.funder_max_pages = 2).await;
     let (account, token) = account(&app, true, Some("1")).await;
     let before = requests(&stand_in);
-    let out = ok(&call(&app, &token, "find_first_funder", json!({"address": WALLET, "action_id": "deep"})).await);
+    let out = ok(&call(
+        &app,
+        &token,
+        "find_first_funder",
+        json!({"address": WALLET, "action_id": "deep"}),
+    )
+    .await);
     assert_eq!(out["status"], "not_found_within_window");
     assert_eq!(out["complete"], false);
     assert_eq!(out["first_inbound"], Value::Null);
@@ -818,7 +1007,13 @@ async fn parallel_expansions_over_http_never_overdraw() {
 async fn get_credits_shows_the_balance_prices_and_every_movement() {
     let (app, _s) = scanned(|_| {}).await;
     let (_, token) = account(&app, true, Some("0.5")).await;
-    ok(&call(&app, &token, "expand_graph", json!({"address": WALLET, "action_id": "v"})).await);
+    ok(&call(
+        &app,
+        &token,
+        "expand_graph",
+        json!({"address": WALLET, "action_id": "v"}),
+    )
+    .await);
     let response = app
         .client
         .get(app.url("/v1/credits"))
@@ -855,7 +1050,10 @@ async fn a_top_up_answers_a_challenge_and_credits_once_when_the_payment_settles(
             .send()
     };
     // An amount the server does not sell.
-    assert_eq!(post(json!({"amount_usd": "3"})).await.unwrap().status(), StatusCode::BAD_REQUEST);
+    assert_eq!(
+        post(json!({"amount_usd": "3"})).await.unwrap().status(),
+        StatusCode::BAD_REQUEST
+    );
     // The challenge, for exactly the amount.
     let response = post(json!({"amount_usd": "5"})).await.unwrap();
     assert_eq!(response.status(), StatusCode::PAYMENT_REQUIRED);
@@ -864,9 +1062,18 @@ async fn a_top_up_answers_a_challenge_and_credits_once_when_the_payment_settles(
     let accepts = &challenge["accepts"][0];
     assert_eq!(accepts["amount"], "5000000");
     assert_eq!(accepts["resource"], "/v1/credits");
-    assert!(accepts["description"].as_str().unwrap().contains("Research credits"));
+    assert!(
+        accepts["description"]
+            .as_str()
+            .unwrap()
+            .contains("Research credits")
+    );
     let quote_id = accepts["extra"]["quoteId"].as_str().unwrap().to_owned();
-    assert_eq!(balance(app, &account).await, 0, "a challenge credits nothing");
+    assert_eq!(
+        balance(app, &account).await,
+        0,
+        "a challenge credits nothing"
+    );
 
     let payment = paid.build(&paid.payment_for(&challenge));
     let body = json!({"amount_usd": "5", "payment": payment, "quote_id": quote_id});
@@ -894,7 +1101,10 @@ async fn a_top_up_answers_a_challenge_and_credits_once_when_the_payment_settles(
         .await
         .unwrap();
     assert_eq!(view["balance_atomic"], "5000000");
-    assert_eq!(kinds(app, &account).await, vec![("topup".to_owned(), 5_000_000)]);
+    assert_eq!(
+        kinds(app, &account).await,
+        vec![("topup".to_owned(), 5_000_000)]
+    );
     assert_explained(app, &account).await;
 }
 
@@ -915,7 +1125,10 @@ async fn a_top_up_quote_credits_only_its_own_account_and_amount() {
         .json()
         .await
         .unwrap();
-    let quote_id = challenge["accepts"][0]["extra"]["quoteId"].as_str().unwrap().to_owned();
+    let quote_id = challenge["accepts"][0]["extra"]["quoteId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let payment = paid.build(&paid.payment_for(&challenge));
     for (bearer, amount) in [(&other_token, "1"), (&token, "5")] {
         let response = app
@@ -957,17 +1170,27 @@ async fn the_credits_page_shows_the_balance_its_movements_and_how_to_top_up() {
     let account = crate::portal::sign_in(&mut browser, &app).await;
     app.state
         .credits()
-        .grant(&account, server::values::Usd::parse("1").unwrap(), "welcome")
+        .grant(
+            &account,
+            server::values::Usd::parse("1").unwrap(),
+            "welcome",
+        )
         .await
         .unwrap();
     let response = browser.get(&app.url("/credits")).await;
     assert_eq!(response.status(), StatusCode::OK);
     let html = response.text().await.unwrap();
     assert!(html.contains("1.00"), "the balance");
-    assert!(html.contains("welcome") && html.contains("grant"), "the movement");
+    assert!(
+        html.contains("welcome") && html.contains("grant"),
+        "the movement"
+    );
     assert!(html.contains("POST /v1/credits"), "how to top up");
     assert!(html.contains("not switched on"), "the feature is off");
-    assert!(html.contains("href=\"/credits\""), "the navigation links it");
+    assert!(
+        html.contains("href=\"/credits\""),
+        "the navigation links it"
+    );
     app.stop().await;
 }
 
@@ -990,16 +1213,30 @@ async fn the_graph_page_expands_a_node_through_a_csrf_checked_form() {
     let html = browser.get(&url).await.text().await.unwrap();
     assert!(html.contains("/assets/echarts.min.js"));
     assert!(html.contains("id=\"graph-option\""));
-    assert!(html.contains("\"type\":\"graph\""), "a charming graph option");
-    assert!(html.contains("costs 0.005 USD"), "the cost before expanding");
+    assert!(
+        html.contains("\"type\":\"graph\""),
+        "a charming graph option"
+    );
+    assert!(
+        html.contains("costs 0.005 USD"),
+        "the cost before expanding"
+    );
     let csrf = crate::portal::hidden_csrf_of(&html);
     let action = {
-        let at = html.find("name=\"action_id\" value=\"").unwrap() + "name=\"action_id\" value=\"".len();
+        let at =
+            html.find("name=\"action_id\" value=\"").unwrap() + "name=\"action_id\" value=\"".len();
         html[at..at + html[at..].find('"').unwrap()].to_owned()
     };
     // Without the CSRF token: refused, nothing charged.
     let refused = browser
-        .post_form(&url, &[("node", WALLET), ("action_id", &action), ("source", "ledger")])
+        .post_form(
+            &url,
+            &[
+                ("node", WALLET),
+                ("action_id", &action),
+                ("source", "ledger"),
+            ],
+        )
         .await;
     assert_eq!(refused.status(), StatusCode::FORBIDDEN);
     assert_eq!(balance(&app, &account).await, 1_000_000);
@@ -1045,7 +1282,13 @@ async fn the_graph_page_expands_a_node_through_a_csrf_checked_form() {
         .await
         .unwrap();
     assert_eq!(json["option"]["series"][0]["type"], "graph");
-    assert!(json["option"]["series"][0]["data"].as_array().unwrap().len() > 1);
+    assert!(
+        json["option"]["series"][0]["data"]
+            .as_array()
+            .unwrap()
+            .len()
+            > 1
+    );
     assert_eq!(json["balance_usd"], "0.99");
     assert_explained(&app, &account).await;
     app.stop().await;
