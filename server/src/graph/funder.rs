@@ -87,7 +87,8 @@ pub struct FirstFunder {
     pub signatures_scanned: u64,
     /// Signature pages read (1000 each).
     pub pages_read: u32,
-    /// Transactions read forward from the oldest.
+    /// Transactions fetched forward from the oldest (a few per request, so
+    /// up to four past the one found).
     pub transactions_read: u32,
     /// True when the walk reached the wallet's beginning and read every
     /// transaction it needed.
@@ -297,8 +298,10 @@ async fn walk(
             .transactions(&list, cost)
             .await
             .map_err(|e| rpc_failed("funder lookup: transactions", &e))?;
+        // Every transaction fetched counts, found or not: the count is
+        // the RPC cost of the forward walk.
+        read += u32::try_from(chunk.len()).unwrap_or(u32::MAX);
         for (info, tx) in chunk.iter().zip(txs) {
-            read += 1;
             let view = match tx.as_ref().map(crate::ledger::TxView::parse) {
                 Some(Ok(view)) => view,
                 _ => {

@@ -808,7 +808,9 @@ async fn find_first_funder_finds_the_oldest_inbound_sol_transfer_and_caches_it()
     )
     .await);
     eprintln!(
-        "funder lookup: {} JSON-RPC requests, {} HTTP requests; {} pages, {} transactions read",
+        "funder lookup: {} ({}), {} JSON-RPC requests, {} HTTP requests; {} pages, {} transactions read",
+        out["status"],
+        out["first_inbound"]["signature"],
         out["rpc_calls"],
         requests(&stand_in) - before,
         out["pages_read"],
