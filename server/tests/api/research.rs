@@ -1295,3 +1295,153 @@ async fn the_graph_page_expands_a_node_through_a_csrf_checked_form() {
     assert_explained(&app, &account).await;
     app.stop().await;
 }
+
+/// A fresh base58 public key.
+fn key() -> String {
+    bs58::encode(rand::random::<[u8; 32]>()).into_string()
+}
+
+/// A recorded-shape (jsonParsed) `getTransaction` answer: `from` pays `to`
+/// `lamports` with a System transfer, `from` paying the fee.
+fn transfer(sig: &str, slot: u64, from: &str, to: &str, lamports: u64) -> Value {
+    const SYSTEM: &str = "11111111111111111111111111111111";
+    let fee = 5_000u64;
+    let start = 10_000_000_000u64;
+    json!({"result": {
+        "slot": slot,
+        "blockTime": 1_700_000_000 + slot as i64,
+        "meta": {
+            "err": null, "fee": fee,
+            "preBalances": [start, 0, 1],
+            "postBalances": [start - lamports - fee, lamports, 1],
+            "preTokenBalances": [], "postTokenBalances": [],
+            "innerInstructions": [], "logMessages": []
+        },
+        "transaction": {
+            "signatures": [sig],
+            "message": {
+                "accountKeys": [
+                    {"pubkey": from, "signer": true, "writable": true, "source": "transaction"},
+                    {"pubkey": to, "signer": false, "writable": true, "source": "transaction"},
+                    {"pubkey": SYSTEM, "signer": false, "writable": false, "source": "transaction"}
+                ],
+                "instructions": [{
+                    "programId": SYSTEM, "program": "system", "stackHeight": null,
+                    "parsed": {"type": "transfer", "info": {"source": from, "destination": to, "lamports": lamports}}
+                }],
+                "recentBlockhash": "11111111111111111111111111111111"
+            }
+        },
+        "version": "legacy"
+    }})
+}
+
+fn entry(t: &Value, err: bool) -> Value {
+    let r = &t["result"];
+    json!({"signature": r["transaction"]["signatures"][0], "slot": r["slot"], "blockTime": r["blockTime"],
+           "err": if err { json!({"InstructionError": [0, "Custom"]}) } else { Value::Null }, "memo": null})
+}
+
+#[tokio::test]
+async fn a_funding_tree_finds_each_funder_and_expands_live_into_its_edges() {
+    // funder pays A; A pays B and C. A also has a failed transaction first
+    // (skipped) and a later inbound from B (not the first).
+    let (funder, a, b, c) = (key(), key(), key(), key());
+    let t1 = transfer("sig1", 10, &funder, &a, 3_000_000_000);
+    let t2 = transfer("sig2", 20, &a, &b, 1_000_000_000);
+    let t3 = transfer("sig3", 30, &a, &c, 500_000_000);
+    let t4 = transfer("sig4", 40, &b, &a, 100_000_000);
+    // A failed transfer moves nothing but its fee.
+    let mut failed = transfer("sig0", 5, &b, &a, 1);
+    failed["result"]["meta"]["err"] = json!({"InstructionError": [0, "Custom"]});
+    failed["result"]["meta"]["postBalances"] = json!([10_000_000_000u64 - 5_000, 0, 1]);
+    let mut shared = Shared::default();
+    shared.history.insert(
+        a.clone(),
+        vec![
+            entry(&t4, false),
+            entry(&t3, false),
+            entry(&t2, false),
+            entry(&t1, false),
+            entry(&failed, true),
+        ],
+    );
+    shared
+        .history
+        .insert(b.clone(), vec![entry(&t4, false), entry(&t2, false)]);
+    shared.history.insert(c.clone(), vec![entry(&t3, false)]);
+    for t in [&t1, &t2, &t3, &t4, &failed] {
+        shared.transactions.insert(
+            t["result"]["transaction"]["signatures"][0]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+            t.clone(),
+        );
+    }
+    let (app, _s) = research_app(shared, |c| {
+        c.solana.tx_encoding = server::solana::TxEncoding::JsonParsed;
+    })
+    .await;
+    let (account, token) = account(&app, true, Some("1")).await;
+    for (wallet, sender, signature, lamports) in [
+        (&a, &funder, "sig1", "3000000000"),
+        (&b, &a, "sig2", "1000000000"),
+        (&c, &a, "sig3", "500000000"),
+    ] {
+        let out = ok(&call(
+            &app,
+            &token,
+            "find_first_funder",
+            json!({"address": wallet, "action_id": format!("ff-{wallet}")}),
+        )
+        .await);
+        assert_eq!(out["status"], "found", "{out}");
+        assert_eq!(out["complete"], true);
+        assert_eq!(out["first_inbound"]["sender"], sender.as_str());
+        assert_eq!(out["first_inbound"]["signature"], signature);
+        assert_eq!(out["first_inbound"]["lamports"], lamports);
+        assert_eq!(out["node"]["id"], sender.as_str());
+        assert_eq!(
+            out["label"],
+            "first inbound transfer within the scanned window"
+        );
+        assert_eq!(
+            out["rpc_calls"].as_u64().unwrap(),
+            out["pages_read"].as_u64().unwrap() + out["transactions_read"].as_u64().unwrap()
+        );
+    }
+    let live = ok(&call(
+        &app,
+        &token,
+        "expand_graph",
+        json!({"address": a, "action_id": "tree", "source": "live", "window_sigs": 10}),
+    )
+    .await);
+    let mut edges: Vec<(String, String, String)> = live["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["source"].as_str().unwrap().to_owned(),
+                e["target"].as_str().unwrap().to_owned(),
+                e["amount"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    edges.sort();
+    let mut expected = vec![
+        (funder.clone(), a.clone(), "3000000000".to_owned()),
+        (a.clone(), b.clone(), "1000000000".to_owned()),
+        (a.clone(), c.clone(), "500000000".to_owned()),
+        (b.clone(), a.clone(), "100000000".to_owned()),
+    ];
+    expected.sort();
+    assert_eq!(edges, expected);
+    assert_eq!(live["nodes"][0]["signals"]["fan_in"], 2);
+    assert_eq!(live["nodes"][0]["signals"]["fan_out"], 2);
+    assert_eq!(live["nodes"][0]["signals"]["counterparty_count"], 3);
+    assert_eq!(balance(&app, &account).await, 1_000_000 - 3 * FUNDER - LIVE);
+    app.stop().await;
+}
