@@ -1211,6 +1211,23 @@ async fn the_graph_page_expands_a_node_through_a_csrf_checked_form() {
         .grant(&account, server::values::Usd::parse("1").unwrap(), "g")
         .await
         .unwrap();
+    // The Wallets page links each watched wallet's graph.
+    server::accounts::watchlist::add_wallet(
+        store,
+        app.state.now_ms(),
+        &account,
+        server::solana::WalletAddress::parse(WALLET).unwrap(),
+        "hot",
+    )
+    .await
+    .unwrap();
+    let wallets = browser
+        .get(&app.url("/wallets"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(wallets.contains(&format!("href=\"/wallets/{WALLET}/graph\"")));
     let url = app.url(&format!("/wallets/{WALLET}/graph"));
     let html = browser.get(&url).await.text().await.unwrap();
     assert!(html.contains("/assets/echarts.min.js"));
