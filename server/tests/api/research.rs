@@ -781,7 +781,7 @@ async fn direction_limit_and_arguments_out_of_bounds() {
 }
 
 #[tokio::test]
-async fn find_first_funder_finds_the_oldest_inbound_sol_transfer_and_caches_it() {
+async fn find_first_funder_on_the_recorded_wallet_agrees_with_an_independent_read_and_caches() {
     let (app, stand_in) = research_app(shared(0, Duration::ZERO), |_| {}).await;
     let (account, token) = account(&app, true, Some("1")).await;
     // What the answer must be: the oldest successful transaction that
