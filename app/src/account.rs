@@ -54,6 +54,10 @@ pub enum PortalPage {
     Keys(KeysView),
     Wallets(WalletsView),
     Payments(Vec<PaymentRow>),
+    /// Research credits (follow the money).
+    Credits(crate::research::CreditsPage),
+    /// A wallet's follow-the-money graph.
+    Graph(crate::research::GraphPage),
     /// A form was refused (CSRF); nothing changed.
     Refused(String),
     /// An OAuth client asks for access (`/authorize`).
@@ -220,7 +224,7 @@ pub fn provide_portal() {
 }
 
 /// Render `f` with the request's portal value.
-fn with_portal<V: IntoView + 'static>(f: impl FnOnce(Portal) -> V) -> V {
+pub(crate) fn with_portal<V: IntoView + 'static>(f: impl FnOnce(Portal) -> V) -> V {
     f(use_context::<SharedPortal>()
         .map(|shared| shared.0)
         .unwrap_or_default())
@@ -247,6 +251,7 @@ pub fn AccountNav() -> impl IntoView {
             <a href="/keys" rel="external" aria-current=current("/keys")>"Keys"</a>
             <a href="/wallets" rel="external" aria-current=current("/wallets")>"Wallets"</a>
             <a href="/payments" rel="external" aria-current=current("/payments")>"Payments"</a>
+            <a href="/credits" rel="external" aria-current=current("/credits")>"Credits"</a>
             <form method="post" action="/auth/signout" class="signout">
                 <input type="hidden" name="csrf" value=portal.viewer.csrf.clone()/>
                 <button type="submit" class="link">"Sign out"</button>
@@ -256,7 +261,7 @@ pub fn AccountNav() -> impl IntoView {
     })
 }
 
-fn refused(message: String) -> AnyView {
+pub(crate) fn refused(message: String) -> AnyView {
     view! {
         <Title text="Ledger: refused"/>
         <h1>"Refused"</h1>
@@ -267,7 +272,7 @@ fn refused(message: String) -> AnyView {
 }
 
 /// The hidden CSRF field every form carries.
-fn csrf_field(viewer: &Viewer) -> impl IntoView + use<> {
+pub(crate) fn csrf_field(viewer: &Viewer) -> impl IntoView + use<> {
     view! { <input type="hidden" name="csrf" value=viewer.csrf.clone()/> }
 }
 
@@ -736,6 +741,7 @@ pub fn WalletsPage() -> impl IntoView {
                                             " (REST, with an API key), or the MCP tools "
                                             <code>"get_ledger"</code>", "<code>"get_positions"</code>", "<code>"get_flows"</code>"."
                                         </p>
+                                        <p class="follow"><a href=format!("/wallets/{}/graph", w.address) rel="external">"Follow the money"</a>" (one hop at a time, paid from your research credits)"</p>
                                         <div class="wallet-forms">
                                             <form method="post" action="/wallets/relabel" class="inline">
                                                 <input type="hidden" name="csrf" value=csrf.clone()/>

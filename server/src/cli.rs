@@ -65,6 +65,34 @@ pub enum Command {
         #[command(subcommand)]
         command: TokensCommand,
     },
+    /// Research credits (docs/follow-the-money.md).
+    Credits {
+        #[command(subcommand)]
+        command: CreditsCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CreditsCommand {
+    /// Grant research credits to an account; print its balance after, in
+    /// atomic USDC.
+    Grant {
+        /// The account (acct_…).
+        #[arg(long, value_name = "ID")]
+        account: String,
+        /// The amount in USD, at most 6 decimals (`5`, `0.25`).
+        #[arg(long, value_name = "N")]
+        usd: String,
+        /// What the movement line says.
+        #[arg(long, default_value = "operator grant")]
+        note: String,
+    },
+    /// Print an account's balance and its movements, newest first.
+    Show {
+        /// The account (acct_…).
+        #[arg(long, value_name = "ID")]
+        account: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -74,6 +102,18 @@ pub enum AccountsCommand {
         /// A label for the account (at most 64 characters).
         #[arg(long, default_value = "")]
         label: String,
+    },
+    /// Switch a feature on or off for an account (follow_the_money).
+    Feature {
+        /// The account (acct_…).
+        #[arg(long, value_name = "ID")]
+        account: String,
+        /// The feature: follow_the_money.
+        #[arg(value_name = "FEATURE")]
+        feature: String,
+        /// on or off.
+        #[arg(value_name = "on|off")]
+        state: String,
     },
 }
 
@@ -126,7 +166,7 @@ pub fn main() -> ExitCode {
         }
     };
     let command = cli.command.unwrap_or(Command::Serve);
-    if let Command::Accounts { .. } | Command::Tokens { .. } = &command {
+    if let Command::Accounts { .. } | Command::Tokens { .. } | Command::Credits { .. } = &command {
         return runtime.block_on(operator_command(command, config));
     }
     let outcome = runtime.block_on(run(command, config));
@@ -155,7 +195,7 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
         // Answered in `main` before any configuration is read.
         Command::Basis { .. } => {}
         // Answered in `main` by `operator_command`.
-        Command::Accounts { .. } | Command::Tokens { .. } => {}
+        Command::Accounts { .. } | Command::Tokens { .. } | Command::Credits { .. } => {}
         Command::Worker => {
             let store = Store::open(&config.database_url, &config.database).await?;
             let public_url = config.public_url();
@@ -252,6 +292,17 @@ async fn operator_command(command: Command, config: Config) -> ExitCode {
         }
     };
     let now = crate::clock::Clock::now_ms(&SystemClock);
+    if matches!(
+        &command,
+        Command::Credits { .. }
+            | Command::Accounts {
+                command: AccountsCommand::Feature { .. }
+            }
+    ) {
+        let code = research_command(command, &store, &config, now).await;
+        store.close().await;
+        return code;
+    }
     let outcome: Result<(), (&str, AccountsError)> = match command {
         Command::Accounts {
             command: AccountsCommand::Create { label },
@@ -313,7 +364,14 @@ async fn operator_command(command: Command, config: Config) -> ExitCode {
                 })
                 .map_err(|e| (name, e))
         }
-        Command::Serve | Command::Worker | Command::Migrate | Command::Basis { .. } => Ok(()),
+        Command::Serve
+        | Command::Worker
+        | Command::Migrate
+        | Command::Basis { .. }
+        | Command::Credits { .. }
+        | Command::Accounts {
+            command: AccountsCommand::Feature { .. },
+        } => Ok(()),
     };
     store.close().await;
     match outcome {
@@ -325,6 +383,127 @@ async fn operator_command(command: Command, config: Config) -> ExitCode {
         Err((name, err)) => {
             eprintln!("{name}: {err}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// `ledger credits …` and `ledger accounts feature …`: 0 on success, 2 for
+/// an argument refused (the message names it), 1 for anything else (no
+/// such account, the database). stdout carries what a script captures
+/// (the balance in atomic USDC; the movements as tab-separated lines).
+async fn research_command(command: Command, store: &Store, config: &Config, now: i64) -> ExitCode {
+    use crate::{
+        accounts::AccountId,
+        credits::{Credits, FEATURES},
+        values::Usd,
+    };
+    let credits = Credits {
+        store,
+        config: &config.graph,
+        now_ms: now,
+    };
+    let account_of = |text: &str| -> Result<AccountId, (u8, String)> {
+        AccountId::parse(text).map_err(|e| (2, e.to_string()))
+    };
+    let exists = |account: AccountId| async move {
+        match store.account_exists(account.as_str()).await {
+            Ok(true) => Ok(account),
+            Ok(false) => Err((1, format!("no account {}", account.as_str()))),
+            Err(e) => Err((1, format!("the database: {e}"))),
+        }
+    };
+    let (name, outcome): (&str, Result<(), (u8, String)>) = match command {
+        Command::Credits {
+            command: CreditsCommand::Grant { account, usd, note },
+        } => {
+            let run = async {
+                let account = exists(account_of(&account)?).await?;
+                let amount = Usd::parse(&usd).map_err(|e| (2, format!("--usd: {e}")))?;
+                let balance = credits.grant(&account, amount, &note).await.map_err(|e| {
+                    (
+                        if e.code() == crate::error::Code::InvalidParams {
+                            2
+                        } else {
+                            1
+                        },
+                        e.message().to_owned(),
+                    )
+                })?;
+                println!("{balance}");
+                eprintln!(
+                    "ledger credits grant: granted {amount} USD to {account}; balance {} USD",
+                    crate::credits::usd_text(balance)
+                );
+                Ok(())
+            };
+            ("ledger credits grant", run.await)
+        }
+        Command::Credits {
+            command: CreditsCommand::Show { account },
+        } => {
+            let run = async {
+                let account = exists(account_of(&account)?).await?;
+                let view = credits
+                    .view(&account)
+                    .await
+                    .map_err(|e| (1, e.message().to_owned()))?;
+                println!("{}", view.balance_atomic);
+                for m in &view.movements {
+                    println!(
+                        "{}\t{}\t{}\t{}\t{}\t{}",
+                        m.at,
+                        m.kind,
+                        m.amount_atomic,
+                        m.balance_after_atomic,
+                        m.action_id.as_deref().unwrap_or("-"),
+                        m.note
+                    );
+                }
+                Ok(())
+            };
+            ("ledger credits show", run.await)
+        }
+        Command::Accounts {
+            command:
+                AccountsCommand::Feature {
+                    account,
+                    feature,
+                    state,
+                },
+        } => {
+            let run = async {
+                let account = exists(account_of(&account)?).await?;
+                if !FEATURES.contains(&feature.as_str()) {
+                    return Err((
+                        2,
+                        format!("FEATURE: {feature:?} is none of {}", FEATURES.join(", ")),
+                    ));
+                }
+                let on = match state.as_str() {
+                    "on" => true,
+                    "off" => false,
+                    other => return Err((2, format!("on|off: {other:?} is neither on nor off"))),
+                };
+                let changed = store
+                    .set_feature(account.as_str(), &feature, on, now)
+                    .await
+                    .map_err(|e| (1, format!("the database: {e}")))?;
+                println!("{}", if on { "on" } else { "off" });
+                eprintln!(
+                    "ledger accounts feature: {feature} is {state} for {account}{}",
+                    if changed { "" } else { " (it already was)" }
+                );
+                Ok(())
+            };
+            ("ledger accounts feature", run.await)
+        }
+        _ => ("ledger", Ok(())),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err((code, message)) => {
+            eprintln!("{name}: {message}");
+            ExitCode::from(code)
         }
     }
 }

@@ -31,6 +31,9 @@ pub enum Code {
     JobAlreadyRunning,
     EntitlementConsumed,
     Conflict,
+    InsufficientCredit,
+    ActionConflict,
+    TooManyExpansions,
     Unavailable,
     Internal,
 }
@@ -53,6 +56,9 @@ impl Code {
             Code::JobAlreadyRunning => "job_already_running",
             Code::EntitlementConsumed => "entitlement_consumed",
             Code::Conflict => "conflict",
+            Code::InsufficientCredit => "insufficient_credit",
+            Code::ActionConflict => "action_conflict",
+            Code::TooManyExpansions => "too_many_expansions",
             Code::Unavailable => "unavailable",
             Code::Internal => "internal_error",
         }
@@ -75,6 +81,11 @@ impl Code {
             Code::JobAlreadyRunning => StatusCode::CONFLICT,
             Code::EntitlementConsumed => StatusCode::CONFLICT,
             Code::Conflict => StatusCode::CONFLICT,
+            // Not 402: that status promises an x402 challenge, and credit
+            // is topped up through POST /v1/credits, not by retrying.
+            Code::InsufficientCredit => StatusCode::FORBIDDEN,
+            Code::ActionConflict => StatusCode::CONFLICT,
+            Code::TooManyExpansions => StatusCode::TOO_MANY_REQUESTS,
             Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -93,10 +104,13 @@ impl Code {
             | Code::QuoteExpired
             | Code::JobAlreadyRunning
             | Code::EntitlementConsumed
-            | Code::Conflict => "invalid_request",
+            | Code::Conflict
+            | Code::ActionConflict => "invalid_request",
             Code::Unauthenticated => "invalid_client",
-            Code::Forbidden | Code::PaymentRequired => "access_denied",
-            Code::RateLimited | Code::Unavailable => "temporarily_unavailable",
+            Code::Forbidden | Code::PaymentRequired | Code::InsufficientCredit => "access_denied",
+            Code::RateLimited | Code::TooManyExpansions | Code::Unavailable => {
+                "temporarily_unavailable"
+            }
             Code::Internal => "server_error",
         }
     }
@@ -155,6 +169,13 @@ impl AppError {
         err.extra
             .insert("retry_after".to_owned(), json!(retry_after_secs));
         err
+    }
+
+    /// A `Retry-After` of `secs` (and a `retry_after` member).
+    pub fn with_retry_after(mut self, secs: u64) -> Self {
+        self.retry_after = Some(secs);
+        self.extra.insert("retry_after".to_owned(), json!(secs));
+        self
     }
 
     /// Add a clause to the message.

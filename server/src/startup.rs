@@ -252,6 +252,9 @@ pub fn router(state: AppState) -> Router {
             get(v1::wallet_value_history),
         )
         .route("/v1/wallets/{address}/flows", get(v1::wallet_flows))
+        .route("/v1/graph/expand", post(v1::graph_expand))
+        .route("/v1/graph/funder", post(v1::graph_funder))
+        .route("/v1/credits", get(v1::credits_get).post(v1::credits_topup))
         .route("/v1/prices", get(v1::prices))
         .route("/v1/prices/history", get(v1::price_history))
         .route("/v1/openapi.json", get(v1::openapi))
@@ -346,6 +349,11 @@ fn portal_router(
         .route("/wallets/relabel", post(portal::pages::relabel_wallet))
         .route("/wallets/remove", post(portal::pages::remove_wallet))
         .route("/payments", get(portal::pages::payments))
+        .route("/credits", get(portal::research::credits))
+        .route(
+            "/wallets/{address}/graph",
+            get(portal::research::graph).post(portal::research::expand),
+        )
         .merge(pages)
         .layer(axum::Extension(portal::PortalParts::new(state)))
         .layer(portal::sessions::layer(state.services()))

@@ -88,6 +88,25 @@ impl Services {
         }
     }
 
+    /// The follow-the-money tools' part: reads (store, prices, clock), the
+    /// RPC client and the research config.
+    pub fn graph(&self) -> crate::graph::Graph<'_> {
+        crate::graph::Graph {
+            reads: self.reads(),
+            rpc: &self.0.rpc,
+            config: &self.0.config.graph,
+        }
+    }
+
+    /// Research credits: balances, grants, top-ups.
+    pub fn credits(&self) -> crate::credits::Credits<'_> {
+        crate::credits::Credits {
+            store: &self.0.store,
+            config: &self.0.config.graph,
+            now_ms: self.now_ms(),
+        }
+    }
+
     /// The free price tools' part.
     pub fn price_query(&self) -> crate::prices::api::PriceQuery<'_> {
         crate::prices::api::PriceQuery {

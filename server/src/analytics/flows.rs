@@ -74,7 +74,7 @@ pub struct Node {
 }
 
 /// Value moved from `source` to `target` in one mint.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Edge {
     pub source: String,
     pub target: String,
@@ -290,8 +290,19 @@ pub async fn get_flows(
 /// as `own_wallet` (named by their watch label, else their short form)
 /// where it has not labelled them otherwise. Anonymous callers get the
 /// program registry's names only.
-async fn namer(store: &crate::store::Store, principal: &Principal) -> Result<Namer, AppError> {
-    let Some(account) = principal.account() else {
+pub(crate) async fn namer(
+    store: &crate::store::Store,
+    principal: &Principal,
+) -> Result<Namer, AppError> {
+    namer_for(store, principal.account()).await
+}
+
+/// [`namer`] for an account (none: the registry's names only).
+pub(crate) async fn namer_for(
+    store: &crate::store::Store,
+    account: Option<&crate::accounts::AccountId>,
+) -> Result<Namer, AppError> {
+    let Some(account) = account else {
         return Ok(Namer::default());
     };
     let mut labels: HashMap<String, (String, String)> = HashMap::new();

@@ -40,6 +40,11 @@ impl Leg {
     }
 }
 
+/// A stored leg row as the analytics read it (the graph reads them too).
+pub(crate) fn leg_from_row(row: crate::store::AnalyticsLeg) -> Option<Leg> {
+    Leg::from_row(row)
+}
+
 fn invalid(message: impl Into<String>) -> AppError {
     AppError::invalid_params(message)
 }

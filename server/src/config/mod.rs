@@ -62,6 +62,9 @@ pub struct Config {
     pub siws: SiwsConfig,
     /// The OAuth 2.1 authorization server of `/mcp` (docs/oauth.md).
     pub oauth: OAuthConfig,
+    /// Follow the money: research credits, prices and bounds of
+    /// expand_graph and find_first_funder.
+    pub graph: GraphConfig,
 }
 
 /// Lifetimes and limits of the OAuth authorization server.
@@ -106,6 +109,78 @@ impl Default for OAuthConfig {
             metadata_timeout_ms: 5_000,
             metadata_max_cache_secs: 24 * 3600,
             metadata_allow_loopback: false,
+        }
+    }
+}
+
+/// Follow the money (docs/follow-the-money.md). Prices are USD (atomic
+/// USDC), taken from an account's research credits before any fetch.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GraphConfig {
+    /// Switch the `follow_the_money` feature on for every account.
+    pub enabled_for_all: bool,
+    /// expand_graph from a scanned wallet's ledger.
+    pub ledger_usd: crate::values::Usd,
+    /// expand_graph live, when it reads the chain.
+    pub live_usd: crate::values::Usd,
+    /// expand_graph live, served from the live cache.
+    pub cached_live_usd: crate::values::Usd,
+    /// find_first_funder, when it reads the chain.
+    pub funder_usd: crate::values::Usd,
+    /// find_first_funder, served from its cache.
+    pub cached_funder_usd: crate::values::Usd,
+    /// Top-up amounts `POST /v1/credits` accepts.
+    pub topup_usd: Vec<crate::values::Usd>,
+    /// Counterparties expand_graph returns when `limit` is not given.
+    pub default_limit: u32,
+    /// Recent signatures a live expansion reads when `window_sigs` is not given.
+    pub default_window_sigs: u32,
+    /// How long a live expansion's chain read is reused (seconds).
+    pub live_cache_secs: u64,
+    /// How long a funder lookup's answer is reused (seconds).
+    pub funder_cache_secs: u64,
+    /// A wallet with more counterparties than this is a hub.
+    pub hub_counterparties: u32,
+    /// Counterparties a hub expansion returns.
+    pub hub_cap: u32,
+    /// Counterparties a hub expansion returns with `force`, never more.
+    pub hub_max: u32,
+    /// Signature pages (1000 each) find_first_funder walks back, at most.
+    pub funder_max_pages: u32,
+    /// Oldest transactions find_first_funder reads forward, at most.
+    pub funder_max_transactions: u32,
+    /// Research calls per second per account, sustained.
+    pub rate_per_sec: f64,
+    /// Research calls per account at once.
+    pub rate_burst: u32,
+    /// Research actions per account in 24 hours (too_many_expansions).
+    pub daily_max_actions: u32,
+}
+
+impl Default for GraphConfig {
+    fn default() -> Self {
+        let usd = crate::values::Usd::from_micros;
+        Self {
+            enabled_for_all: false,
+            ledger_usd: usd(5_000),
+            live_usd: usd(20_000),
+            cached_live_usd: usd(5_000),
+            funder_usd: usd(50_000),
+            cached_funder_usd: usd(5_000),
+            topup_usd: vec![usd(1_000_000), usd(5_000_000), usd(20_000_000)],
+            default_limit: 20,
+            default_window_sigs: 50,
+            live_cache_secs: 600,
+            funder_cache_secs: 24 * 3600,
+            hub_counterparties: 200,
+            hub_cap: 10,
+            hub_max: 50,
+            funder_max_pages: 10,
+            funder_max_transactions: 20,
+            rate_per_sec: 1.0,
+            rate_burst: 5,
+            daily_max_actions: 500,
         }
     }
 }
@@ -472,6 +547,7 @@ impl Default for Config {
             google: GoogleConfig::default(),
             siws: SiwsConfig::default(),
             oauth: OAuthConfig::default(),
+            graph: GraphConfig::default(),
         }
     }
 }
@@ -592,6 +668,24 @@ impl Config {
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
+        let g = &self.graph;
+        if !(1..=100).contains(&g.default_limit)
+            || !(1..=100).contains(&g.default_window_sigs)
+            || g.hub_cap == 0
+            || g.hub_max < g.hub_cap
+            || g.funder_max_pages == 0
+            || g.funder_max_transactions == 0
+            || !(g.rate_per_sec.is_finite() && g.rate_per_sec > 0.0)
+            || g.rate_burst == 0
+            || g.topup_usd.iter().any(|u| u.micros() == 0)
+        {
+            return Err(ConfigError::Invalid(
+                "graph: default_limit and default_window_sigs must be 1..=100, hub_cap positive \
+                 and at most hub_max, funder_max_pages, funder_max_transactions, rate_per_sec \
+                 and rate_burst positive, every topup_usd above zero"
+                    .to_owned(),
+            ));
+        }
         if let Some(hash) = &self.admin_key_sha256
             && (hash.trim().len() != 64 || !hash.trim().bytes().all(|b| b.is_ascii_hexdigit()))
         {

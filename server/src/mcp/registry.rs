@@ -29,6 +29,8 @@ pub enum Tier {
     FreeAccountOnly,
     Paid,
     PaidCachedRead,
+    /// Paid from the account's prepaid research credits (follow the money).
+    PaidCredits,
 }
 
 impl Tier {
@@ -36,13 +38,13 @@ impl Tier {
         match self {
             Tier::Free => "free",
             Tier::FreeAccountOnly => "free, account only",
-            Tier::Paid => "paid",
+            Tier::Paid | Tier::PaidCredits => "paid",
             Tier::PaidCachedRead => "paid cached read",
         }
     }
 
     pub fn is_paid(self) -> bool {
-        matches!(self, Tier::Paid | Tier::PaidCachedRead)
+        matches!(self, Tier::Paid | Tier::PaidCachedRead | Tier::PaidCredits)
     }
 }
 
@@ -353,7 +355,7 @@ impl Registry {
                 read_only: tool.meta.annotations.read_only,
                 group: match tool.meta.tier {
                     Tier::Free => "free",
-                    Tier::Paid | Tier::PaidCachedRead => "paid",
+                    Tier::Paid | Tier::PaidCachedRead | Tier::PaidCredits => "paid",
                     Tier::FreeAccountOnly => "account",
                 }
                 .to_owned(),
@@ -381,6 +383,9 @@ fn price(tier: Tier, pricing: &crate::config::PricingConfig) -> String {
     match tier {
         Tier::Free => "Free".to_owned(),
         Tier::FreeAccountOnly => "Free, with an account".to_owned(),
+        Tier::PaidCredits => {
+            "From your account's prepaid research credits (see the Credits page)".to_owned()
+        }
         Tier::PaidCachedRead => format!(
             "${} per wallet (a cached read; a scan's receipt covers it)",
             pricing.cached_read_usd

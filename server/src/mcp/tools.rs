@@ -43,6 +43,8 @@ pub fn registry() -> &'static Registry {
             list_wallets(),
             add_wallet(),
             set_address_label(),
+            super::research::expand_graph(),
+            super::research::find_first_funder(),
         ])
     });
     &REGISTRY

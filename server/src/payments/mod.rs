@@ -205,6 +205,19 @@ fn requirement(
         "read" => "read".to_owned(),
         scope => format!("{scope} scan"),
     };
+    // A research-credit top-up names the account it credits, not a wallet.
+    let description = if quote.scope == crate::credits::topup::SCOPE {
+        format!(
+            "Research credits: a top-up of {} USD for account {}. Credited once the payment settles; no refunds.",
+            Usd::from_micros(u64::try_from(quote.price_micros).unwrap_or(0)),
+            x402::short(&quote.address)
+        )
+    } else {
+        format!(
+            "Wallet reporting: {what} of {}. No refunds; a scan that fails on our side re-runs free with its receipt.",
+            x402::short(&quote.address)
+        )
+    };
     Some(x402::Requirement {
         network: config.network.clone(),
         asset: config.asset.clone(),
@@ -214,10 +227,7 @@ fn requirement(
         fee_payer: fee_payer.pubkey().to_string(),
         max_timeout_secs: config.max_timeout_secs,
         resource: resource.path.to_owned(),
-        description: format!(
-            "Wallet reporting: {what} of {}. No refunds; a scan that fails on our side re-runs free with its receipt.",
-            x402::short(&quote.address)
-        ),
+        description,
         quote_id: quote.id.clone(),
     })
 }

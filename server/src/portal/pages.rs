@@ -32,14 +32,14 @@ use crate::{
 const REFUSED: &str = "This form was refused: it was sent without this session's form token (it may be from an old page, another site, or a session that has ended). Reload the page and try again.";
 
 /// A time for people: `2026-12-01 12:00 UTC`.
-fn when(ms: i64) -> String {
+pub(super) fn when(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
         .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
         .unwrap_or_default()
 }
 
 /// The signed-in account of a page request, or where to send the visitor.
-async fn account_page(
+pub(super) async fn account_page(
     state: &AppState,
     parts: &Parts,
     session: &Session,

@@ -31,6 +31,7 @@ macro_rules! on_pool {
 }
 
 mod accounts;
+mod credits;
 mod jobs;
 mod memo;
 mod oauth;
@@ -51,6 +52,7 @@ use sqlx::{
 };
 
 pub use accounts::{IdentityRecord, TokenRecord, WatchRow};
+pub use credits::{ActionRow, Begun, MovementRow, NewAction, NewCredit};
 pub use jobs::{Created, JobProgress, JobRecord, LedgerQuery, LegRow, NewScanJob, TransactionLegs};
 pub use memo::Memo;
 pub use oauth::{

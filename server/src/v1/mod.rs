@@ -17,6 +17,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use utoipa::OpenApi;
 
+mod research;
+
+pub use research::{credits_get, credits_topup, graph_expand, graph_funder};
+
 use crate::{
     accounts::api as account_api,
     analytics::{
@@ -58,7 +62,7 @@ pub struct ErrorBody {
         description = "Solana wallet reports. Paid routes answer HTTP 402 with an x402 challenge.",
         license(name = "MIT"),
     ),
-    paths(ping, health, quotes, scans, job, ledger, payments_list, wallets_list, wallets_add, wallets_remove, labels_set, wallet_positions, wallet_value_history, wallet_flows, prices, price_history),
+    paths(ping, health, quotes, scans, job, ledger, payments_list, wallets_list, wallets_add, wallets_remove, labels_set, wallet_positions, wallet_value_history, wallet_flows, prices, price_history, research::graph_expand, research::graph_funder, research::credits_get, research::credits_topup),
     components(schemas(ErrorBody, PingResult, PrincipalView, HealthBody)),
     tags(
         (name = "meta", description = "Service health and identity"),
@@ -66,6 +70,7 @@ pub struct ErrorBody {
         (name = "ledger", description = "Reading a scanned wallet"),
         (name = "prices", description = "USD prices, current and past (free)"),
         (name = "account", description = "Your account's watchlist, labels and payments (a bearer token)"),
+        (name = "research", description = "Follow the money, paid from your account's research credits"),
     ),
 )]
 struct ApiDoc;

@@ -195,3 +195,128 @@ async fn minting_for_an_unknown_account_exits_1() {
     assert!(stderr(&output).contains("no account acct_01J9X4A7M3ABCDEFGHJKMNPQRS"));
     assert!(stdout(&output).is_empty());
 }
+
+#[tokio::test]
+async fn an_operator_grants_credits_and_switches_follow_the_money_on_and_off() {
+    let (database_url, _database) = crate::helpers::fresh_database().await;
+    let dir = tempfile::tempdir().unwrap();
+    let created = ledger(dir.path(), &database_url, &["accounts", "create"]);
+    assert!(created.status.success(), "{}", stderr(&created));
+    let account = stdout(&created).trim().to_owned();
+
+    let granted = ledger(
+        dir.path(),
+        &database_url,
+        &["credits", "grant", "--account", &account, "--usd", "2.5"],
+    );
+    assert!(granted.status.success(), "{}", stderr(&granted));
+    assert_eq!(
+        stdout(&granted).trim(),
+        "2500000",
+        "the balance in atomic USDC"
+    );
+    let shown = ledger(
+        dir.path(),
+        &database_url,
+        &["credits", "show", "--account", &account],
+    );
+    let shown = stdout(&shown);
+    let mut lines = shown.lines();
+    assert_eq!(lines.next(), Some("2500000"));
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .contains("\tgrant\t2500000\t2500000\t-\toperator grant")
+    );
+
+    // Refusals: a bad amount, a bad feature, a bad state, no such account.
+    for (args, code) in [
+        (
+            vec![
+                "credits",
+                "grant",
+                "--account",
+                account.as_str(),
+                "--usd",
+                "-1",
+            ],
+            2,
+        ),
+        (
+            vec![
+                "credits",
+                "grant",
+                "--account",
+                account.as_str(),
+                "--usd",
+                "0",
+            ],
+            2,
+        ),
+        (
+            vec![
+                "accounts",
+                "feature",
+                "--account",
+                account.as_str(),
+                "scams",
+                "on",
+            ],
+            2,
+        ),
+        (
+            vec![
+                "accounts",
+                "feature",
+                "--account",
+                account.as_str(),
+                "follow_the_money",
+                "yes",
+            ],
+            2,
+        ),
+        (
+            vec![
+                "credits",
+                "grant",
+                "--account",
+                "acct_01J9X4A7M3ABCDEFGHJKMNPQRS",
+                "--usd",
+                "1",
+            ],
+            1,
+        ),
+    ] {
+        let out = ledger(dir.path(), &database_url, &args);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
+    }
+
+    let store = Store::open(&database_url, &DatabaseConfig::default())
+        .await
+        .unwrap();
+    for (state, on) in [("on", true), ("off", false)] {
+        let out = ledger(
+            dir.path(),
+            &database_url,
+            &[
+                "accounts",
+                "feature",
+                "--account",
+                &account,
+                "follow_the_money",
+                state,
+            ],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(
+            store
+                .feature_enabled(&account, "follow_the_money")
+                .await
+                .unwrap(),
+            on
+        );
+    }
+    assert_eq!(store.credit_balance(&account).await.unwrap(), 2_500_000);
+    store.close().await;
+}

@@ -28,6 +28,7 @@ mod prices;
 mod quotes;
 #[path = "../support/recorded.rs"]
 mod recorded;
+mod research;
 mod scans;
 mod schemas;
 #[path = "../support/rpc_standin.rs"]

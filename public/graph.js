@@ -1,0 +1,77 @@
+// The follow-the-money graph (/wallets/{address}/graph): draws the ECharts
+// option the server built with charming, and turns the expand form into a
+// fetch that merges each hop into the chart. Without this script (or
+// without ECharts) the form still works: it answers the page with the
+// hop's tables. Every POST carries the form's CSRF token.
+(function () {
+  "use strict";
+  const el = document.getElementById("graph");
+  const data = document.getElementById("graph-option");
+  if (!el || !data || typeof echarts === "undefined") return;
+  const option = JSON.parse(data.textContent || "{}");
+  const chart = echarts.init(el);
+  chart.setOption(option);
+
+  const form = document.getElementById("expand-form");
+  if (!form) return;
+  const nodeSelect = document.getElementById("expand-node");
+  const outcome = () => {
+    let p = document.getElementById("graph-outcome");
+    if (!p) {
+      p = document.createElement("p");
+      p.id = "graph-outcome";
+      p.className = "notice";
+      p.setAttribute("role", "status");
+      form.parentElement.insertBefore(p, form);
+    }
+    return p;
+  };
+
+  // Clicking a node picks it for the next expansion.
+  chart.on("click", (params) => {
+    if (params.dataType !== "node" || !nodeSelect) return;
+    if (![...nodeSelect.options].some((o) => o.value === params.data.id)) {
+      nodeSelect.add(new Option(params.data.id, params.data.id));
+    }
+    nodeSelect.value = params.data.id;
+  });
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const body = new URLSearchParams(new FormData(form));
+    let answer;
+    try {
+      const response = await fetch(form.action, {
+        method: "POST",
+        headers: { Accept: "application/json", "Content-Type": "application/x-www-form-urlencoded" },
+        body,
+        credentials: "same-origin",
+      });
+      answer = await response.json();
+      if (!response.ok) {
+        outcome().textContent = (answer.code || "error") + ": " + (answer.message || "");
+        return;
+      }
+    } catch (_) {
+      outcome().textContent = "The expansion could not be sent; try again.";
+      return;
+    }
+    // Merge the hop: nodes by id, links by (source, target).
+    const current = chart.getOption().series[0];
+    const have = new Set(current.data.map((n) => n.id));
+    const hop = answer.option.series[0];
+    const nodes = current.data.concat(hop.data.filter((n) => !have.has(n.id)));
+    const links = current.links.concat(hop.links);
+    chart.setOption({ series: [{ data: nodes, links }] });
+    for (const n of hop.data) {
+      if (nodeSelect && ![...nodeSelect.options].some((o) => o.value === n.id)) {
+        nodeSelect.add(new Option(n.id, n.id));
+      }
+    }
+    outcome().textContent = answer.outcome + (answer.hub ? " " + answer.hub : "");
+    const balance = document.getElementById("graph-balance");
+    if (balance) balance.textContent = answer.balance_usd + " USD";
+    // A new idempotency key for the next hop.
+    form.querySelector("input[name=action_id]").value = answer.next_action_id;
+  });
+})();

@@ -1,0 +1,207 @@
+//! Top-ups: `POST /v1/credits` buys research credits with an x402 payment,
+//! through the same quote, verify and settle path as every paid call.
+//!
+//! Without a payment the route prices the amount as a quote of scope
+//! `topup` whose address is the account (so the challenge, and the payment
+//! that answers it, can only credit that account) and answers the 402
+//! challenge. With the payment and that quote, `payments::settle::settle`
+//! verifies and settles it exactly once; the credit is a movement whose
+//! reference is the payment's id, so presenting the payment again (a
+//! replay answers the first settlement) never credits twice. A payment
+//! that confirmed only after the call gave up (recovery settles it later)
+//! is credited the next time the account's credits are read or topped up
+//! ([`sweep`]).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Credits, usd_text};
+use crate::{
+    accounts::AccountId,
+    auth::Principal,
+    config::PaymentsMode,
+    error::{AppError, Code},
+    payments::{self, PaymentBlock, Paywall, Presented, Resource, settle},
+    store::QuoteRecord,
+    values::Usd,
+};
+
+/// The quote scope of a top-up.
+pub const SCOPE: &str = "topup";
+const RESOURCE: Resource<'static> = Resource {
+    path: "/v1/credits",
+    tool: "POST /v1/credits",
+};
+
+/// The body of `POST /v1/credits`.
+#[derive(Debug, Deserialize, JsonSchema, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TopUpArgs {
+    /// The amount in USD, one of the server's top-up amounts (GET /v1/credits lists them).
+    pub amount_usd: String,
+    /// Base64 X-PAYMENT built for the challenge this route answered (or the X-PAYMENT header).
+    #[serde(default)]
+    pub payment: Option<String>,
+    /// The challenge's quoteId (accepts[0].extra.quoteId).
+    #[serde(default)]
+    pub quote_id: Option<String>,
+}
+
+/// A settled top-up.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema, utoipa::ToSchema)]
+pub struct TopUp {
+    /// Atomic USDC credited by this call (0 when this payment was
+    /// credited before: a replay).
+    pub credited_atomic: String,
+    pub balance_atomic: String,
+    pub balance_usd: String,
+    #[schema(value_type = Object)]
+    pub payment: PaymentBlock,
+}
+
+/// Credit every settled top-up payment of the account not yet credited.
+pub async fn sweep(credits: &Credits<'_>, account: &AccountId) -> Result<(), AppError> {
+    for (payment_id, micros) in credits.store.settled_topups(account.as_str()).await? {
+        let amount = Usd::from_micros(u64::try_from(micros).unwrap_or(0));
+        if credits
+            .top_up(account, amount, &payment_id)
+            .await?
+            .is_some()
+        {
+            tracing::info!(payment = %payment_id, account = account.as_str(), "credited a top-up settled by recovery");
+        }
+    }
+    Ok(())
+}
+
+/// `POST /v1/credits`.
+pub async fn top_up(
+    pw: &Paywall<'_>,
+    credits: &Credits<'_>,
+    principal: &Principal,
+    args: TopUpArgs,
+    headers: &Presented,
+) -> Result<TopUp, AppError> {
+    let account = &principal
+        .require_account("topping up research credits")?
+        .account_id;
+    let amount = Usd::parse(&args.amount_usd)
+        .ok()
+        .filter(|a| credits.config.topup_usd.contains(a))
+        .ok_or_else(|| {
+            AppError::invalid_params(format!(
+                "amount_usd: must be one of {}",
+                credits
+                    .config
+                    .topup_usd
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+    if pw.mode == PaymentsMode::Off {
+        return Err(AppError::new(
+            Code::Unavailable,
+            "top-ups are x402 payments and this server takes no payments; an operator grants \
+             credits with ledger credits grant",
+        ));
+    }
+    let presented = Presented::merge(
+        args.payment.as_deref(),
+        args.quote_id.as_deref(),
+        None,
+        headers,
+    );
+    let Some(payment) = presented.payment else {
+        let quote = new_quote(pw, account, amount).await?;
+        return Err(payments::challenge(pw, &quote, &RESOURCE, None));
+    };
+    let quote = match presented.quote_id {
+        Some(id) => pw.store.quote(&id).await?,
+        None => None,
+    };
+    let refuse = |code: &str, why: &str| {
+        let (code, why) = (code.to_owned(), why.to_owned());
+        async move {
+            let quote = new_quote(pw, account, amount).await?;
+            tracing::info!(quote = %quote.id, code, why, "top-up payment refused");
+            Err::<TopUp, AppError>(payments::challenge(
+                pw,
+                &quote,
+                &RESOURCE,
+                Some((&code, &why)),
+            ))
+        }
+    };
+    let Some(quote) = quote.filter(|q| {
+        q.scope == SCOPE
+            && q.address == account.as_str()
+            && u64::try_from(q.price_micros).ok() == Some(amount.micros())
+    }) else {
+        return refuse(
+            "wrong_quote",
+            "quote_id must name the top-up challenge this route answered for this account and amount",
+        )
+        .await;
+    };
+    if quote.expires_at < pw.now_ms() {
+        return refuse(
+            "quote_expired",
+            "the quote expired; pay the fresh challenge",
+        )
+        .await;
+    }
+    let settled = match settle::settle(pw, &payment, &quote, settle::Entitlement::Read).await {
+        Ok(settled) => settled,
+        Err(settle::SettleError::Refused(r)) => return refuse(r.code(), &r.to_string()).await,
+        Err(settle::SettleError::QuoteAlreadyPaid) => {
+            return refuse(
+                "quote_already_paid",
+                "another payment for this quote is settled or being settled; a quote is paid once",
+            )
+            .await;
+        }
+        Err(settle::SettleError::PayerBusy) => {
+            return refuse(
+                "payer_has_pending_payment",
+                "another payment from this payer is still being settled",
+            )
+            .await;
+        }
+        Err(settle::SettleError::App(err)) => return Err(err),
+    };
+    let credited = credits.top_up(account, amount, &settled.record.id).await?;
+    let balance = credits.balance(account).await?;
+    Ok(TopUp {
+        credited_atomic: if credited.is_some() {
+            amount.usdc_atomic().to_string()
+        } else {
+            "0".to_owned()
+        },
+        balance_atomic: balance.to_string(),
+        balance_usd: usd_text(balance),
+        payment: settled.block,
+    })
+}
+
+async fn new_quote(
+    pw: &Paywall<'_>,
+    account: &AccountId,
+    amount: Usd,
+) -> Result<QuoteRecord, AppError> {
+    let now = pw.now_ms();
+    let ttl = i64::try_from(pw.pricing.quote_ttl_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
+    let quote = QuoteRecord {
+        id: crate::ids::new_id("q_", now),
+        address: account.as_str().to_owned(),
+        scope: SCOPE.to_owned(),
+        tier: SCOPE.to_owned(),
+        price_micros: i64::try_from(amount.micros()).unwrap_or(i64::MAX),
+        signatures: None,
+        created_at: now,
+        expires_at: now.saturating_add(ttl),
+    };
+    pw.store.insert_quote(&quote).await?;
+    Ok(quote)
+}

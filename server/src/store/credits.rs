@@ -1,0 +1,447 @@
+//! Research credits, research actions, account features and the graph
+//! cache: the rows behind `crate::credits` and `crate::graph`.
+//!
+//! A balance is never read and then written: every movement is one
+//! transaction whose first statement writes, so SQLite takes its write lock
+//! up front (no busy upgrade) and PostgreSQL locks the balance row. A charge
+//! is `UPDATE … SET balance = balance - cost WHERE balance >= cost`: two
+//! charges racing on PostgreSQL queue on the row and the second re-checks
+//! the condition against the first one's result, so no interleaving takes
+//! a balance below zero. Each movement line records the balance it left.
+
+use super::{Pool, Store, StoreError};
+use crate::clock::UnixMillis;
+
+/// One line of an account's credit ledger.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct MovementRow {
+    pub id: String,
+    pub account_id: String,
+    pub kind: String,
+    pub amount_atomic: i64,
+    pub balance_after: i64,
+    pub action_id: Option<String>,
+    pub reference: Option<String>,
+    pub note: String,
+    pub created_at: UnixMillis,
+}
+
+/// One research action.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct ActionRow {
+    pub account_id: String,
+    pub action_id: String,
+    pub tool: String,
+    pub args_hash: String,
+    pub state: String,
+    pub cost_atomic: i64,
+    pub result: Option<String>,
+    pub created_at: UnixMillis,
+    pub finished_at: Option<UnixMillis>,
+}
+
+/// A new action to charge for.
+#[derive(Clone, Debug)]
+pub struct NewAction<'a> {
+    pub account_id: &'a str,
+    pub action_id: &'a str,
+    pub tool: &'a str,
+    pub args_hash: &'a str,
+    pub cost_atomic: i64,
+    pub movement_id: &'a str,
+    pub note: &'a str,
+    pub now: UnixMillis,
+}
+
+/// The outcome of [`Store::begin_action`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Begun {
+    /// Recorded and charged; the balance it left.
+    Charged { balance_after: i64 },
+    /// The account already has an action under this id (nothing charged).
+    Exists(ActionRow),
+    /// The balance is short of the cost (nothing recorded or charged).
+    Insufficient { balance: i64 },
+}
+
+/// A credit to apply once.
+#[derive(Clone, Debug)]
+pub struct NewCredit<'a> {
+    pub id: &'a str,
+    pub account_id: &'a str,
+    /// topup or grant.
+    pub kind: &'a str,
+    pub amount_atomic: i64,
+    /// Makes the credit happen once (a payment id); none for a grant.
+    pub reference: Option<&'a str>,
+    pub note: &'a str,
+    pub now: UnixMillis,
+}
+
+const MOVEMENT_COLUMNS: &str = "id, account_id, kind, amount_atomic, balance_after, action_id, \
+    reference, note, created_at";
+const ACTION_COLUMNS: &str = "account_id, action_id, tool, args_hash, state, cost_atomic, result, \
+    created_at, finished_at";
+
+impl Store {
+    /// An account's balance (0 when it never had credit).
+    pub async fn credit_balance(&self, account_id: &str) -> Result<i64, StoreError> {
+        let balance: Option<i64> = on_pool!(&self.pool, |pool| sqlx::query_scalar(
+            "SELECT balance_atomic FROM credit_balances WHERE account_id = $1"
+        )
+        .bind(account_id)
+        .fetch_optional(pool)
+        .await?);
+        Ok(balance.unwrap_or(0))
+    }
+
+    /// The sum of an account's movements (what the balance must equal).
+    pub async fn credit_movements_sum(&self, account_id: &str) -> Result<i64, StoreError> {
+        let sum: Option<i64> = on_pool!(&self.pool, |pool| sqlx::query_scalar(
+            "SELECT CAST(COALESCE(SUM(amount_atomic), 0) AS BIGINT) FROM credit_movements \
+             WHERE account_id = $1"
+        )
+        .bind(account_id)
+        .fetch_one(pool)
+        .await?);
+        Ok(sum.unwrap_or(0))
+    }
+
+    /// An account's movements, newest first, at most `limit`.
+    pub async fn credit_movements(
+        &self,
+        account_id: &str,
+        limit: i64,
+    ) -> Result<Vec<MovementRow>, StoreError> {
+        let sql = format!(
+            "SELECT {MOVEMENT_COLUMNS} FROM credit_movements WHERE account_id = $1 \
+             ORDER BY seq DESC LIMIT $2"
+        );
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(&sql)
+            .bind(account_id)
+            .bind(limit)
+            .fetch_all(pool)
+            .await?))
+    }
+
+    /// Apply a top-up or grant once: `None` (nothing applied) when a
+    /// movement with the same reference exists. The balance row is written
+    /// first (it locks the row), then the line; a duplicate reference rolls
+    /// both back.
+    pub async fn credit(&self, c: &NewCredit<'_>) -> Result<Option<i64>, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| {
+            let mut tx = pool.begin().await?;
+            let balance: i64 = sqlx::query_scalar(
+                "INSERT INTO credit_balances (account_id, balance_atomic) VALUES ($1, $2) \
+                 ON CONFLICT (account_id) DO UPDATE \
+                 SET balance_atomic = credit_balances.balance_atomic + excluded.balance_atomic \
+                 RETURNING balance_atomic",
+            )
+            .bind(c.account_id)
+            .bind(c.amount_atomic)
+            .fetch_one(&mut *tx)
+            .await?;
+            let inserted = sqlx::query(
+                "INSERT INTO credit_movements (id, account_id, kind, amount_atomic, \
+                 balance_after, action_id, reference, note, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, NULL, $6, $7, $8) ON CONFLICT DO NOTHING",
+            )
+            .bind(c.id)
+            .bind(c.account_id)
+            .bind(c.kind)
+            .bind(c.amount_atomic)
+            .bind(balance)
+            .bind(c.reference)
+            .bind(c.note)
+            .bind(c.now)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if inserted == 0 {
+                tx.rollback().await?;
+                None
+            } else {
+                tx.commit().await?;
+                Some(balance)
+            }
+        }))
+    }
+
+    /// Record action `a` and charge its cost, all or nothing.
+    pub async fn begin_action(&self, a: &NewAction<'_>) -> Result<Begun, StoreError> {
+        let begun = on_pool!(&self.pool, |pool| {
+            let mut tx = pool.begin().await?;
+            let inserted = sqlx::query(
+                "INSERT INTO research_actions (account_id, action_id, tool, args_hash, state, \
+                 cost_atomic, result, created_at, finished_at) \
+                 VALUES ($1, $2, $3, $4, 'pending', $5, NULL, $6, NULL) ON CONFLICT DO NOTHING",
+            )
+            .bind(a.account_id)
+            .bind(a.action_id)
+            .bind(a.tool)
+            .bind(a.args_hash)
+            .bind(a.cost_atomic)
+            .bind(a.now)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if inserted == 0 {
+                tx.rollback().await?;
+                None
+            } else {
+                let left: Option<i64> = sqlx::query_scalar(
+                    "UPDATE credit_balances SET balance_atomic = balance_atomic - $1 \
+                     WHERE account_id = $2 AND balance_atomic >= $1 RETURNING balance_atomic",
+                )
+                .bind(a.cost_atomic)
+                .bind(a.account_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+                match left {
+                    None if a.cost_atomic > 0 => {
+                        tx.rollback().await?;
+                        Some(None)
+                    }
+                    left => {
+                        let left = left.unwrap_or(0);
+                        sqlx::query(
+                            "INSERT INTO credit_movements (id, account_id, kind, amount_atomic, \
+                             balance_after, action_id, reference, note, created_at) \
+                             VALUES ($1, $2, 'charge', $3, $4, $5, NULL, $6, $7)",
+                        )
+                        .bind(a.movement_id)
+                        .bind(a.account_id)
+                        .bind(-a.cost_atomic)
+                        .bind(left)
+                        .bind(a.action_id)
+                        .bind(a.note)
+                        .bind(a.now)
+                        .execute(&mut *tx)
+                        .await?;
+                        tx.commit().await?;
+                        Some(Some(left))
+                    }
+                }
+            }
+        });
+        Ok(match begun {
+            Some(Some(balance_after)) => Begun::Charged { balance_after },
+            Some(None) => Begun::Insufficient {
+                balance: self.credit_balance(a.account_id).await?,
+            },
+            None => Begun::Exists(
+                self.action(a.account_id, a.action_id)
+                    .await?
+                    .ok_or(StoreError::Vanished)?,
+            ),
+        })
+    }
+
+    pub async fn action(
+        &self,
+        account_id: &str,
+        action_id: &str,
+    ) -> Result<Option<ActionRow>, StoreError> {
+        let sql = format!(
+            "SELECT {ACTION_COLUMNS} FROM research_actions WHERE account_id = $1 AND action_id = $2"
+        );
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(&sql)
+            .bind(account_id)
+            .bind(action_id)
+            .fetch_optional(pool)
+            .await?))
+    }
+
+    /// Actions an account began at or after `since`.
+    pub async fn count_actions_since(
+        &self,
+        account_id: &str,
+        since: UnixMillis,
+    ) -> Result<i64, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_scalar(
+            "SELECT COUNT(*) FROM research_actions WHERE account_id = $1 AND created_at >= $2"
+        )
+        .bind(account_id)
+        .bind(since)
+        .fetch_one(pool)
+        .await?))
+    }
+
+    /// A pending action succeeded: keep its result for retries.
+    pub async fn finish_action(
+        &self,
+        account_id: &str,
+        action_id: &str,
+        result: &str,
+        now: UnixMillis,
+    ) -> Result<(), StoreError> {
+        on_pool!(&self.pool, |pool| sqlx::query(
+            "UPDATE research_actions SET state = 'done', result = $1, finished_at = $2 \
+             WHERE account_id = $3 AND action_id = $4 AND state = 'pending'"
+        )
+        .bind(result)
+        .bind(now)
+        .bind(account_id)
+        .bind(action_id)
+        .execute(pool)
+        .await
+        .map(|_| ())?);
+        Ok(())
+    }
+
+    /// A pending action failed: mark it refunded and give its cost back,
+    /// once. The balance it left, or `None` when it was not pending.
+    pub async fn refund_action(
+        &self,
+        account_id: &str,
+        action_id: &str,
+        movement_id: &str,
+        now: UnixMillis,
+    ) -> Result<Option<i64>, StoreError> {
+        let reference = format!("refund:{account_id}:{action_id}");
+        Ok(on_pool!(&self.pool, |pool| {
+            let mut tx = pool.begin().await?;
+            let cost: Option<i64> = sqlx::query_scalar(
+                "UPDATE research_actions SET state = 'refunded', finished_at = $1 \
+                 WHERE account_id = $2 AND action_id = $3 AND state = 'pending' \
+                 RETURNING cost_atomic",
+            )
+            .bind(now)
+            .bind(account_id)
+            .bind(action_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            match cost {
+                None => {
+                    tx.rollback().await?;
+                    None
+                }
+                Some(cost) => {
+                    let balance: i64 = sqlx::query_scalar(
+                        "INSERT INTO credit_balances (account_id, balance_atomic) VALUES ($1, $2) \
+                         ON CONFLICT (account_id) DO UPDATE \
+                         SET balance_atomic = credit_balances.balance_atomic + excluded.balance_atomic \
+                         RETURNING balance_atomic",
+                    )
+                    .bind(account_id)
+                    .bind(cost)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                    sqlx::query(
+                        "INSERT INTO credit_movements (id, account_id, kind, amount_atomic, \
+                         balance_after, action_id, reference, note, created_at) \
+                         VALUES ($1, $2, 'refund', $3, $4, $5, $6, 'failed; refunded', $7)",
+                    )
+                    .bind(movement_id)
+                    .bind(account_id)
+                    .bind(cost)
+                    .bind(balance)
+                    .bind(action_id)
+                    .bind(&reference)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                    tx.commit().await?;
+                    Some(balance)
+                }
+            }
+        }))
+    }
+
+    /// Whether `feature` is switched on for the account.
+    pub async fn feature_enabled(
+        &self,
+        account_id: &str,
+        feature: &str,
+    ) -> Result<bool, StoreError> {
+        let n: i64 = on_pool!(&self.pool, |pool| sqlx::query_scalar(
+            "SELECT COUNT(*) FROM account_features WHERE account_id = $1 AND feature = $2"
+        )
+        .bind(account_id)
+        .bind(feature)
+        .fetch_one(pool)
+        .await?);
+        Ok(n > 0)
+    }
+
+    /// Switch `feature` on or off for the account; true when it changed.
+    pub async fn set_feature(
+        &self,
+        account_id: &str,
+        feature: &str,
+        on: bool,
+        now: UnixMillis,
+    ) -> Result<bool, StoreError> {
+        let changed = if on {
+            on_pool!(&self.pool, |pool| sqlx::query(
+                "INSERT INTO account_features (account_id, feature, enabled_at) \
+                 VALUES ($1, $2, $3) ON CONFLICT DO NOTHING"
+            )
+            .bind(account_id)
+            .bind(feature)
+            .bind(now)
+            .execute(pool)
+            .await?
+            .rows_affected())
+        } else {
+            on_pool!(&self.pool, |pool| sqlx::query(
+                "DELETE FROM account_features WHERE account_id = $1 AND feature = $2"
+            )
+            .bind(account_id)
+            .bind(feature)
+            .execute(pool)
+            .await?
+            .rows_affected())
+        };
+        Ok(changed > 0)
+    }
+
+    /// Settled payments of top-up quotes for the account: (payment id,
+    /// price in micro-USD). Crediting them is idempotent per payment.
+    pub async fn settled_topups(&self, account_id: &str) -> Result<Vec<(String, i64)>, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(
+            "SELECT p.id, q.price_micros FROM payments p JOIN quotes q ON q.id = p.quote_id \
+             WHERE q.scope = 'topup' AND q.address = $1 AND p.status = 'settled' \
+             AND NOT EXISTS (SELECT 1 FROM credit_movements m \
+                             WHERE m.reference = 'topup:' || p.id)"
+        )
+        .bind(account_id)
+        .fetch_all(pool)
+        .await?))
+    }
+
+    /// A cached chain read fetched at or after `fresh_since`.
+    pub async fn graph_cache_get(
+        &self,
+        key: &str,
+        fresh_since: UnixMillis,
+    ) -> Result<Option<String>, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_scalar(
+            "SELECT value FROM graph_cache WHERE cache_key = $1 AND fetched_at >= $2"
+        )
+        .bind(key)
+        .bind(fresh_since)
+        .fetch_optional(pool)
+        .await?))
+    }
+
+    pub async fn graph_cache_put(
+        &self,
+        key: &str,
+        value: &str,
+        now: UnixMillis,
+    ) -> Result<(), StoreError> {
+        on_pool!(&self.pool, |pool| sqlx::query(
+            "INSERT INTO graph_cache (cache_key, value, fetched_at) VALUES ($1, $2, $3) \
+             ON CONFLICT (cache_key) DO UPDATE SET value = excluded.value, \
+             fetched_at = excluded.fetched_at"
+        )
+        .bind(key)
+        .bind(value)
+        .bind(now)
+        .execute(pool)
+        .await
+        .map(|_| ())?);
+        Ok(())
+    }
+}
