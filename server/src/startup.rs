@@ -231,6 +231,7 @@ pub fn router(state: AppState) -> Router {
             get(v1::wallet_value_history),
         )
         .route("/v1/wallets/{address}/flows", get(v1::wallet_flows))
+        .route("/v1/reports", get(v1::reports::report))
         .route("/v1/prices", get(v1::prices))
         .route("/v1/prices/history", get(v1::price_history))
         .route("/v1/openapi.json", get(v1::openapi))
@@ -316,6 +317,7 @@ fn portal_router(
         )
         .route("/wallets/relabel", post(portal::pages::relabel_wallet))
         .route("/wallets/remove", post(portal::pages::remove_wallet))
+        .route("/wallets/{address}/report", get(portal::reports::download))
         .route("/payments", get(portal::pages::payments))
         .merge(pages)
         .layer(axum::Extension(portal::PortalParts::new(state)))

@@ -21,6 +21,7 @@ pub mod dispatch;
 pub mod inline;
 pub mod jsonrpc;
 pub mod registry;
+pub mod report_tool;
 pub mod schema;
 pub mod tools;
 pub mod transport;
