@@ -108,7 +108,12 @@ pub fn link(
 /// The REST route's URL for these arguments: `{name}` segments from the
 /// arguments, the rest as query parameters (arrays comma-separated, as the
 /// routes read them), one-shot payment arguments left out.
-pub(crate) fn rest_uri(public_url: &str, path: &str, args: &Value, receipt: Option<&str>) -> Option<String> {
+pub(crate) fn rest_uri(
+    public_url: &str,
+    path: &str,
+    args: &Value,
+    receipt: Option<&str>,
+) -> Option<String> {
     let args = args.as_object();
     let mut in_path = Vec::new();
     let mut filled = String::new();

@@ -238,16 +238,15 @@ impl ToolDef {
         let input_schema = input_schema::<I>();
         let schema = Arc::new(input_schema.clone());
         let name = meta.name;
-        let handler = move |ctx: ToolContext,
-                            args: Value|
-              -> BoxFuture<Result<ToolOutput, CallError>> {
-            let body = Arc::clone(&body);
-            let schema = Arc::clone(&schema);
-            Box::pin(async move {
-                let input: I = read_arguments(&schema, args.clone(), name)?;
-                body(ctx, input, args).await.map_err(CallError::Tool)
-            })
-        };
+        let handler =
+            move |ctx: ToolContext, args: Value| -> BoxFuture<Result<ToolOutput, CallError>> {
+                let body = Arc::clone(&body);
+                let schema = Arc::clone(&schema);
+                Box::pin(async move {
+                    let input: I = read_arguments(&schema, args.clone(), name)?;
+                    body(ctx, input, args).await.map_err(CallError::Tool)
+                })
+            };
         let mut rest_schema = input_schema.clone();
         if meta.rest.is_some_and(|r| r.method == "GET")
             && let Some(props) = rest_schema["properties"].as_object_mut()

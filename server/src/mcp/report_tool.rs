@@ -114,10 +114,7 @@ fn answer(
     let bytes = file.into_bytes()?;
     let size = bytes.len();
     let (structured, link, text) = if format == Format::Pdf || size > INLINE_LIMIT {
-        let receipt = payment
-            .as_ref()
-            .map(|p| p.receipt.as_str())
-            .or(receipt_arg);
+        let receipt = payment.as_ref().map(|p| p.receipt.as_str()).or(receipt_arg);
         let uri = inline::rest_uri(public_url, ROUTE, raw, receipt)
             .ok_or_else(|| AppError::internal("report link", &"no URI"))?;
         let message = format!(

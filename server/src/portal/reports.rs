@@ -84,8 +84,15 @@ async fn answer(
             )
         })?,
     };
-    let spec = Spec::new(vec![wallet.clone()], format, q.method, q.exclude_spam, q.from, q.to)
-        .map_err(IntoResponse::into_response)?;
+    let spec = Spec::new(
+        vec![wallet.clone()],
+        format,
+        q.method,
+        q.exclude_spam,
+        q.from,
+        q.to,
+    )
+    .map_err(IntoResponse::into_response)?;
     let reads = state.reads();
     let allowed = reads
         .paywall

@@ -50,6 +50,13 @@ pub struct Book {
     /// Each leg's USD value at its block time (absolute), as the replay saw it.
     pub values: Vec<Option<Decimal>>,
     pub valuer: Valuer,
+    /// Prices at the start and end of the range (the legs' valuer knows
+    /// only the legs' span; a range usually ends after the last leg), and
+    /// over the whole range for the PDF's chart. Each falls back to
+    /// `valuer`.
+    pub at_start: Valuer,
+    pub at_end: Valuer,
+    pub over_range: Option<Valuer>,
     /// The replay's events and result over `legs`.
     pub events: Vec<Event>,
     pub replay: Replay,
@@ -94,8 +101,8 @@ impl Book {
         let mut mints: Vec<String> = all.iter().map(|l| l.mint.clone()).collect();
         mints.sort();
         mints.dedup();
-        let valuer = reads.valuer(mints, span).await?;
-        Ok(Self::new(
+        let valuer = reads.valuer(mints.clone(), span).await?;
+        let mut book = Self::new(
             wallet.as_str(),
             all,
             valuer,
@@ -103,7 +110,29 @@ impl Book {
             exclude_spam,
             range,
             now_s,
-        ))
+        );
+        if span.is_some() {
+            book.at_end = reads
+                .valuer(mints.clone(), Some((book.end, book.end)))
+                .await?;
+            if let Some(from) = range.from {
+                book.at_start = reads.valuer(mints, Some((from, from))).await?;
+            }
+        }
+        Ok(book)
+    }
+
+    /// Prepare prices over the whole range (the PDF's value chart).
+    pub async fn value_over_range(&mut self, reads: &Reads<'_>) -> Result<(), AppError> {
+        let first = self.legs.first().map(time_of);
+        let start = self.range.from.or(first);
+        if let Some(start) = start.filter(|s| *s < self.end) {
+            let mut mints: Vec<String> = self.legs.iter().map(|l| l.mint.clone()).collect();
+            mints.sort();
+            mints.dedup();
+            self.over_range = Some(reads.valuer(mints, Some((start, self.end))).await?);
+        }
+        Ok(())
     }
 
     /// The books of `legs` (oldest first) under `valuer`: the pure core,
@@ -143,6 +172,9 @@ impl Book {
             legs,
             values,
             valuer,
+            at_start: Valuer::default(),
+            at_end: Valuer::default(),
+            over_range: None,
             events,
             replay,
         }
@@ -192,17 +224,22 @@ impl Book {
         out
     }
 
-    /// The USD value of balances at `t`, and the mints held that have no
-    /// price then (left out of the value).
+    /// The USD value of balances at `t` under `first` (else the legs'
+    /// valuer), and the mints held that have no price then (left out of
+    /// the value).
     pub fn value_of(
         &self,
         balances: &BTreeMap<String, (i128, u32)>,
         t: i64,
+        first: Option<&Valuer>,
     ) -> (Decimal, Vec<String>) {
         let mut total = Decimal::ZERO;
         let mut unpriced = Vec::new();
         for (mint, (amount, decimals)) in balances {
-            match self.valuer.value(mint, *amount, *decimals, Some(t)) {
+            let price = first
+                .and_then(|v| v.price_at(mint, t))
+                .or_else(|| self.valuer.price_at(mint, t));
+            match price.map(|p| crate::prices::valuation::usd(*amount, *decimals, p)) {
                 Some(v) => total += v,
                 None => unpriced.push(mint.clone()),
             }
@@ -214,18 +251,24 @@ impl Book {
     /// first leg) and at its end.
     pub fn value_start(&self) -> (Decimal, Vec<String>) {
         match self.range.from {
-            Some(from) => self.value_of(&self.balances_at(from, true), from),
+            Some(from) => self.value_of(&self.balances_at(from, true), from, Some(&self.at_start)),
             None => (Decimal::ZERO, Vec::new()),
         }
     }
 
     pub fn value_end(&self) -> (Decimal, Vec<String>) {
-        self.value_of(&self.balances_at(self.end, false), self.end)
+        self.value_of(
+            &self.balances_at(self.end, false),
+            self.end,
+            Some(&self.at_end),
+        )
     }
 
     /// USD per whole token of `mint` at the end of the range.
     pub fn price_at_end(&self, mint: &str) -> Option<Decimal> {
-        self.valuer.price_at(mint, self.end)
+        self.at_end
+            .price_at(mint, self.end)
+            .or_else(|| self.valuer.price_at(mint, self.end))
     }
 
     /// The decimals a mint's legs carry (9 for SOL).
@@ -267,7 +310,15 @@ mod tests {
             from: Some(250),
             to: Some(350),
         };
-        let book = Book::new("w", legs, Valuer::default(), Method::Fifo, false, range, 1000);
+        let book = Book::new(
+            "w",
+            legs,
+            Valuer::default(),
+            Method::Fifo,
+            false,
+            range,
+            1000,
+        );
         assert_eq!(book.legs.len(), 3, "legs after the end are not replayed");
         assert_eq!(book.legs_in_range().count(), 1);
         let rows: Vec<&Disposal> = book.disposals_in_range().collect();

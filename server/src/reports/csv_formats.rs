@@ -95,8 +95,7 @@ pub fn ledger(books: &[Book]) -> io::Result<(Vec<u8>, u64)> {
                 book.address.as_str(),
                 leg.signature.as_str(),
                 &leg.index.to_string(),
-                &leg
-                    .block_time
+                &leg.block_time
                     .map(|t| rfc3339(t.saturating_mul(1000)))
                     .unwrap_or_default(),
                 leg.operation_type.as_str(),

@@ -200,7 +200,9 @@ impl Spec {
         to: Option<TimeBound>,
     ) -> Result<Self, AppError> {
         if wallets.is_empty() {
-            return Err(AppError::invalid_params("wallets: name at least one wallet"));
+            return Err(AppError::invalid_params(
+                "wallets: name at least one wallet",
+            ));
         }
         if wallets.len() > MAX_WALLETS {
             return Err(AppError::invalid_params(format!(
@@ -252,8 +254,14 @@ impl Spec {
             many => format!("{}-wallets", many.len()),
         };
         let day = |b: Option<&TimeBound>, none: &str| {
-            b.map(|b| b.as_str().chars().take(10).filter(char::is_ascii_digit).collect())
-                .unwrap_or_else(|| none.to_owned())
+            b.map(|b| {
+                b.as_str()
+                    .chars()
+                    .take(10)
+                    .filter(char::is_ascii_digit)
+                    .collect()
+            })
+            .unwrap_or_else(|| none.to_owned())
         };
         format!(
             "ledger-{who}-{}-{}-{}-{}.{}",
@@ -314,7 +322,14 @@ pub async fn get_report(
         args.from,
         args.to,
     )?;
-    let payment = authorize(reads, principal, &spec.wallets, &(&args.pay).into(), presented).await?;
+    let payment = authorize(
+        reads,
+        principal,
+        &spec.wallets,
+        &(&args.pay).into(),
+        presented,
+    )
+    .await?;
     let mut file = render(reads, &spec).await?;
     if let ReportBody::Json(report) = &mut file.body {
         report.payment = payment.clone();
@@ -344,11 +359,9 @@ pub async fn authorize(
         tool: "get_report",
     };
     let paid = match &presented.payment {
-        Some(payment) => {
-            payments::quoted_wallet(pw, payment, presented.quote_id.as_deref())
-                .await?
-                .and_then(|w| wallets.iter().find(|x| x.as_str() == w))
-        }
+        Some(payment) => payments::quoted_wallet(pw, payment, presented.quote_id.as_deref())
+            .await?
+            .and_then(|w| wallets.iter().find(|x| x.as_str() == w)),
         None => None,
     };
     let receipt_only = Presented {
@@ -373,7 +386,8 @@ pub async fn authorize(
         }
     }
     if let Some(wallet) = paid
-        && let Some(b) = payments::authorize_read(pw, principal, wallet, &presented, resource).await?
+        && let Some(b) =
+            payments::authorize_read(pw, principal, wallet, &presented, resource).await?
     {
         block = Some(b);
     }
@@ -387,7 +401,12 @@ pub async fn render(reads: &Reads<'_>, spec: &Spec) -> Result<ReportFile, AppErr
     let now_s = reads.now_ms().div_euclid(1000);
     let mut books = Vec::with_capacity(spec.wallets.len());
     for wallet in &spec.wallets {
-        books.push(Book::read(reads, wallet, spec.method, spec.exclude_spam, range, now_s).await?);
+        let mut book =
+            Book::read(reads, wallet, spec.method, spec.exclude_spam, range, now_s).await?;
+        if spec.format == Format::Pdf {
+            book.value_over_range(reads).await?;
+        }
+        books.push(book);
     }
     let ctx = summary::Context {
         generated_ms: reads.now_ms(),

@@ -112,7 +112,13 @@ impl Pages {
 /// anything else becomes `?`).
 fn ascii(s: &str) -> String {
     s.chars()
-        .map(|c| if c == ' ' || c.is_ascii_graphic() { c } else { '?' })
+        .map(|c| {
+            if c == ' ' || c.is_ascii_graphic() {
+                c
+            } else {
+                '?'
+            }
+        })
         .collect()
 }
 
@@ -128,7 +134,9 @@ fn usd(s: &str) -> String {
 }
 
 fn date(t: i64) -> String {
-    rfc3339(t.saturating_mul(1000)).replace('T', " ").replace('Z', "")
+    rfc3339(t.saturating_mul(1000))
+        .replace('T', " ")
+        .replace('Z', "")
 }
 
 /// The PDF of `report` over `books`.
@@ -161,7 +169,11 @@ fn summary_page(p: &mut Pages, report: &Report) {
     p.line(&method);
     p.line(&format!(
         "Airdrop spam: {}",
-        if m.exclude_spam { "left out" } else { "included" }
+        if m.exclude_spam {
+            "left out"
+        } else {
+            "included"
+        }
     ));
     p.line(&format!(
         "SOL price at generation: {}",
@@ -266,9 +278,18 @@ fn positions(p: &mut Pages, total: &Figures) {
             &[
                 (cols[0], &short(&o.symbol)),
                 (cols[1], &o.quantity),
-                (cols[2], &o.basis_usd.as_deref().map(usd).unwrap_or_else(none)),
-                (cols[3], &o.price_usd.as_deref().map(usd).unwrap_or_else(none)),
-                (cols[4], &o.value_usd.as_deref().map(usd).unwrap_or_else(none)),
+                (
+                    cols[2],
+                    &o.basis_usd.as_deref().map(usd).unwrap_or_else(none),
+                ),
+                (
+                    cols[3],
+                    &o.price_usd.as_deref().map(usd).unwrap_or_else(none),
+                ),
+                (
+                    cols[4],
+                    &o.value_usd.as_deref().map(usd).unwrap_or_else(none),
+                ),
             ],
             false,
         );
@@ -298,7 +319,10 @@ pub fn value_points(books: &[Book]) -> Vec<(i64, Decimal)> {
             };
             let v = books
                 .iter()
-                .map(|b| b.value_of(&b.balances_at(t, false), t).0)
+                .map(|b| {
+                    b.value_of(&b.balances_at(t, false), t, b.over_range.as_ref())
+                        .0
+                })
                 .sum();
             (t, v)
         })
@@ -341,8 +365,20 @@ fn chart(p: &mut Pages, books: &[Book]) {
     }
     c.stroke();
     c.restore_state();
-    p.text_at(MARGIN - 4.0, y0 + h - 3.0, REGULAR, 7.0, &usd(&text(max.round_dp(2))));
-    p.text_at(MARGIN - 4.0, y0 - 3.0, REGULAR, 7.0, &usd(&text(min.round_dp(2))));
+    p.text_at(
+        MARGIN - 4.0,
+        y0 + h - 3.0,
+        REGULAR,
+        7.0,
+        &usd(&text(max.round_dp(2))),
+    );
+    p.text_at(
+        MARGIN - 4.0,
+        y0 - 3.0,
+        REGULAR,
+        7.0,
+        &usd(&text(min.round_dp(2))),
+    );
     p.text_at(x0, y0 - 12.0, REGULAR, 7.0, &date(t0));
     p.text_at(x0 + w - 70.0, y0 - 12.0, REGULAR, 7.0, &date(t1));
     p.y = y0 - LEADING * 2.5;
@@ -376,7 +412,10 @@ fn ledger(p: &mut Pages, books: &[Book]) {
                     (cols[2], &leg.operation_type),
                     (cols[3], &short(tokens::symbol(&leg.mint))),
                     (cols[4], &text(whole(leg.amount, leg.decimals))),
-                    (cols[5], &signed.map(|v| text(v.round_dp(2))).unwrap_or_default()),
+                    (
+                        cols[5],
+                        &signed.map(|v| text(v.round_dp(2))).unwrap_or_default(),
+                    ),
                 ],
                 false,
             );
@@ -440,6 +479,9 @@ mod tests {
     #[test]
     fn text_is_kept_to_what_the_standard_font_can_show() {
         assert_eq!(ascii("swap · wallet é"), "swap ? wallet ?");
-        assert_eq!(short("71WDyyCsZwyEYDV91Qrb212rdg6woCHYQhFnmZUBxiJ6"), "71WDyy..xiJ6");
+        assert_eq!(
+            short("71WDyyCsZwyEYDV91Qrb212rdg6woCHYQhFnmZUBxiJ6"),
+            "71WDyy..xiJ6"
+        );
     }
 }

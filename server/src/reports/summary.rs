@@ -229,10 +229,10 @@ impl Sums {
         self.fee_legs += o.fee_legs;
         self.fee_unpriced += o.fee_unpriced;
         for (mint, (q, n, basis, price)) in o.open {
-            let entry = self
-                .open
-                .entry(mint)
-                .or_insert((Decimal::ZERO, 0, Some(Decimal::ZERO), price));
+            let entry =
+                self.open
+                    .entry(mint)
+                    .or_insert((Decimal::ZERO, 0, Some(Decimal::ZERO), price));
             entry.0 += q;
             entry.1 += n;
             entry.2 = entry.2.zip(basis).map(|(a, b)| a + b);

@@ -193,8 +193,7 @@ fn transaction_rows(
             received: incoming.then(|| side(leg)),
             fee: if i == 0 { fee } else { None },
             net_worth: *usd,
-            kind: if incoming && matches!(op, OperationType::Airdrop | OperationType::AirdropSpam)
-            {
+            kind: if incoming && matches!(op, OperationType::Airdrop | OperationType::AirdropSpam) {
                 Kind::Airdrop
             } else {
                 Kind::Other
@@ -309,11 +308,7 @@ pub fn cointracker(books: &[Book]) -> io::Result<(Vec<u8>, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{
-        basis::Method,
-        prices::valuation::Valuer,
-        reports::book::Range,
-    };
+    use crate::{basis::Method, prices::valuation::Valuer, reports::book::Range};
 
     const USDC: &str = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
 
@@ -372,7 +367,10 @@ mod tests {
         let (csv, n) = koinly(&[b]).unwrap();
         assert_eq!(n, 2);
         let csv = String::from_utf8(csv).unwrap();
-        assert!(csv.contains("2025-01-01 12:00 UTC,,,1,USDC,,,,,airdrop,"), "{csv}");
+        assert!(
+            csv.contains("2025-01-01 12:00 UTC,,,1,USDC,,,,,airdrop,"),
+            "{csv}"
+        );
         assert!(csv.contains(",cost,"), "{csv}");
     }
 }

@@ -51,8 +51,14 @@ mod tests {
     #[test]
     fn known_mints_have_their_symbol_and_unknown_ones_their_address() {
         assert_eq!(symbol("sol"), "SOL");
-        assert_eq!(symbol("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"), "USDC");
-        assert_eq!(symbol("DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263"), "BONK");
+        assert_eq!(
+            symbol("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"),
+            "USDC"
+        );
+        assert_eq!(
+            symbol("DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263"),
+            "BONK"
+        );
         let unknown = "4kLALtynrmd6pU2LkGXZCmUaMDfsnVixs7SkLjPKNJQG";
         assert_eq!(symbol(unknown), unknown);
         assert!(SYMBOLS.len() >= 16, "the whole list parsed");

@@ -27,6 +27,7 @@ mod prices;
 mod quotes;
 #[path = "../support/recorded.rs"]
 mod recorded;
+mod reports;
 mod scans;
 mod schemas;
 #[path = "../support/rpc_standin.rs"]

@@ -19,7 +19,7 @@ use crate::helpers::{Options, TestApp, relaxed_limits, spawn_app, spawn_with};
 use crate::oidc_standin;
 
 /// A browser's cookie jar over a client that does not follow redirects.
-struct Browser {
+pub struct Browser {
     client: reqwest::Client,
     jar: HashMap<String, String>,
     /// Every Set-Cookie line seen, newest last.
@@ -27,7 +27,7 @@ struct Browser {
 }
 
 impl Browser {
-    fn new() -> Self {
+    pub fn new() -> Self {
         Self {
             client: reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
@@ -76,7 +76,7 @@ impl Browser {
         response
     }
 
-    async fn get(&mut self, url: &str) -> reqwest::Response {
+    pub async fn get(&mut self, url: &str) -> reqwest::Response {
         let request = self.client.get(url);
         self.send(request).await
     }
@@ -138,7 +138,7 @@ async fn sign_in_with(browser: &mut Browser, app: &TestApp, key: &SigningKey) ->
     verified.json().await.unwrap()
 }
 
-async fn sign_in(browser: &mut Browser, app: &TestApp) -> AccountId {
+pub async fn sign_in(browser: &mut Browser, app: &TestApp) -> AccountId {
     let (key, _) = wallet();
     let body = sign_in_with(browser, app, &key).await;
     AccountId::parse(body["account_id"].as_str().unwrap()).unwrap()
