@@ -189,7 +189,7 @@ fn form_date(t: i64) -> String {
 
 /// The rows a book reports on Form 8949 for `year`: disposals in the range
 /// and in that year.
-pub fn rows_8949<'a>(book: &'a Book, year: i32) -> impl Iterator<Item = &'a Disposal> {
+pub fn rows_8949(book: &Book, year: i32) -> impl Iterator<Item = &Disposal> {
     book.disposals_in_range()
         .filter(move |d| year_of(d.disposed) == year)
 }

@@ -79,6 +79,7 @@ pub fn openapi_json(public_url: &str) -> Value {
     doc.servers = Some(vec![utoipa::openapi::Server::new(public_url)]);
     let mut doc = serde_json::to_value(doc).unwrap_or(Value::Null);
     complete(&mut doc);
+    reports::document(&mut doc);
     doc
 }
 

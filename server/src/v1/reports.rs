@@ -9,6 +9,8 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
+use serde_json::{Value, json};
+
 use super::{ErrorBody, query_args};
 use crate::{
     error::AppError,
@@ -37,6 +39,27 @@ pub async fn report(
     let args: GetReportArgs = query_args("get_report", &[], raw)?;
     let file = reports::get_report(&state.reads(), &principal, args, &presented).await?;
     file_response(file)
+}
+
+/// What the registry cannot say of `GET /v1/reports`: its 200 is the
+/// report object as JSON (not the tool's linked or CSV descriptions) or a
+/// file of the format asked for.
+pub(super) fn document(doc: &mut Value) {
+    let Some(ok) = doc["paths"]["/v1/reports"]["get"]["responses"]
+        .get_mut("200")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    let report = ok["content"]["application/json"]["schema"]["anyOf"][0].clone();
+    ok.insert(
+        "content".to_owned(),
+        json!({
+            "application/json": {"schema": report},
+            "text/csv": {"schema": {"type": "string"}},
+            "application/pdf": {"schema": {"type": "string", "format": "binary"}},
+        }),
+    );
 }
 
 /// The download of a rendered report.
