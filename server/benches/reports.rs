@@ -12,7 +12,9 @@
 //! leg, valuation, the replay, the format) `REPORT_RUNS` times (default 3),
 //! including turning it into the bytes served. It prints min and median
 //! time, the file size and rows, its resident set before the first render
-//! and its peak (`VmHWM`), so each format's peak is its own.
+//! and its peak (`VmHWM`), so each format's peak is its own. With
+//! `REPORT_SAVE_DIR` set, each child also writes its file there (to look
+//! at the PDF, say).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -113,9 +115,13 @@ async fn child(format: &str, dir: &str) {
         let started = Instant::now();
         let file = reports::render(&state.reads(), &spec).await.unwrap();
         rows = file.rows;
+        let name = file.filename.clone();
         let body = file.into_bytes().unwrap();
         times.push(started.elapsed().as_secs_f64());
         bytes = body.len();
+        if let Ok(save) = std::env::var("REPORT_SAVE_DIR") {
+            std::fs::write(std::path::Path::new(&save).join(name), &body).unwrap();
+        }
     }
     times.sort_by(f64::total_cmp);
     println!(
