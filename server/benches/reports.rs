@@ -58,12 +58,11 @@ fn main() {
         );
         app.state().store().close().await;
     });
-    let formats = std::env::var("REPORT_FORMATS").unwrap_or_else(|_| {
-        Format::ALL
-            .map(Format::as_str)
-            .join(",")
-    });
-    println!("| format | legs | rows | file (MiB) | min (s) | median (s) | RSS before (MiB) | peak RSS (MiB) |");
+    let formats = std::env::var("REPORT_FORMATS")
+        .unwrap_or_else(|_| Format::ALL.map(Format::as_str).join(","));
+    println!(
+        "| format | legs | rows | file (MiB) | min (s) | median (s) | RSS before (MiB) | peak RSS (MiB) |"
+    );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     let me = std::env::current_exe().unwrap();
     for format in formats.split(',') {
