@@ -96,6 +96,20 @@ impl Access<'_> {
         )
     }
 
+    /// Whether an account (signed in to the portal, where no bearer and
+    /// no receipt is presented) may read `wallet`: payments off, or the
+    /// account watches it. The portal's downloads ask this.
+    pub async fn account_wallet_read(
+        &self,
+        account: &crate::accounts::AccountId,
+        wallet: &WalletAddress,
+    ) -> Result<bool, AppError> {
+        if self.payments_off {
+            return Ok(true);
+        }
+        Ok(is_watching(self.store, account, wallet).await?)
+    }
+
     /// Whether `principal`, presenting `receipt`, may read `job`: the
     /// receipt of the payment it was started on, the job's own account, or
     /// the admin key.

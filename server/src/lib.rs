@@ -34,6 +34,7 @@ pub mod payments;
 pub mod portal;
 pub mod prices;
 pub mod reads;
+pub mod reports;
 pub mod site;
 pub mod solana;
 pub mod startup;

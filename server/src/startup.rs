@@ -255,6 +255,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/graph/expand", post(v1::graph_expand))
         .route("/v1/graph/funder", post(v1::graph_funder))
         .route("/v1/credits", get(v1::credits_get).post(v1::credits_topup))
+        .route("/v1/reports", get(v1::reports::report))
         .route("/v1/prices", get(v1::prices))
         .route("/v1/prices/history", get(v1::price_history))
         .route("/v1/openapi.json", get(v1::openapi))
@@ -348,6 +349,7 @@ fn portal_router(
         )
         .route("/wallets/relabel", post(portal::pages::relabel_wallet))
         .route("/wallets/remove", post(portal::pages::remove_wallet))
+        .route("/wallets/{address}/report", get(portal::reports::download))
         .route("/payments", get(portal::pages::payments))
         .route("/credits", get(portal::research::credits))
         .route(

@@ -51,7 +51,10 @@ fn invalid(message: impl Into<String>) -> AppError {
 
 /// A scanned wallet's legs, oldest first; a wallet never scanned is
 /// not_found.
-async fn scanned_legs(reads: &Reads<'_>, address: &WalletAddress) -> Result<Vec<Leg>, AppError> {
+pub(crate) async fn scanned_legs(
+    reads: &Reads<'_>,
+    address: &WalletAddress,
+) -> Result<Vec<Leg>, AppError> {
     if !reads.store().wallet_scanned(address.as_str()).await? {
         return Err(AppError::not_found(
             "this wallet has never been scanned: quote_wallet, scan_wallet, poll get_job, then read",

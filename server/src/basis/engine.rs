@@ -393,7 +393,8 @@ impl Book {
 }
 
 impl Totals {
-    fn add(&mut self, row: &Disposal) {
+    /// Count one realized row: in the sums when complete, apart otherwise.
+    pub fn add(&mut self, row: &Disposal) {
         match (row.proceeds, row.basis, row.gain) {
             (Some(proceeds), Some(basis), Some(gain)) => {
                 self.rows += 1;
@@ -412,7 +413,8 @@ impl Totals {
         }
     }
 
-    fn merge(&mut self, other: &Totals) {
+    /// Add another set of totals (another asset, or another wallet).
+    pub fn merge(&mut self, other: &Totals) {
         self.proceeds += other.proceeds;
         self.basis += other.basis;
         self.gain += other.gain;

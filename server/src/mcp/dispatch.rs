@@ -328,6 +328,11 @@ pub async fn call_tool(
     match tool.call(ctx, args).await {
         Ok(out) => {
             let mut result = tool_result(&out.summary, out.structured, false, structured_ok);
+            if let Some(text) = out.text
+                && let Some(content) = result["content"].as_array_mut()
+            {
+                content.insert(1, json!({ "type": "text", "text": text }));
+            }
             // resource_link content exists from 2025-06-18, with structuredContent.
             if let (Some(link), true) = (out.link, structured_ok)
                 && let Some(content) = result["content"].as_array_mut()

@@ -108,7 +108,12 @@ pub fn link(
 /// The REST route's URL for these arguments: `{name}` segments from the
 /// arguments, the rest as query parameters (arrays comma-separated, as the
 /// routes read them), one-shot payment arguments left out.
-fn rest_uri(public_url: &str, path: &str, args: &Value, receipt: Option<&str>) -> Option<String> {
+pub(crate) fn rest_uri(
+    public_url: &str,
+    path: &str,
+    args: &Value,
+    receipt: Option<&str>,
+) -> Option<String> {
     let args = args.as_object();
     let mut in_path = Vec::new();
     let mut filled = String::new();
@@ -158,7 +163,7 @@ fn rest_uri(public_url: &str, path: &str, args: &Value, receipt: Option<&str>) -
     Some(url.into())
 }
 
-fn human_bytes(n: usize) -> String {
+pub(crate) fn human_bytes(n: usize) -> String {
     if n >= 1024 * 1024 {
         format!("{:.1} MiB", n as f64 / (1024.0 * 1024.0))
     } else {

@@ -22,6 +22,7 @@ pub mod inline;
 pub mod jsonrpc;
 pub mod registry;
 pub mod research;
+pub mod report_tool;
 pub mod schema;
 pub mod tools;
 pub mod transport;

@@ -109,6 +109,9 @@ pub struct ToolOutput {
     /// A `resource_link` content item, when the result was too large to
     /// inline and `structured` names its REST route instead ([`super::inline`]).
     pub link: Option<Value>,
+    /// A text content item after the summary: a report's CSV, which is
+    /// text for the model to read, not JSON.
+    pub text: Option<String>,
 }
 
 /// Why a call did not reach the tool body, or how it failed.
@@ -202,9 +205,50 @@ impl ToolDef {
                     summary,
                     structured,
                     link,
+                    text: None,
                 })
             })
         };
+        let mut rest_schema = input_schema.clone();
+        if meta.rest.is_some_and(|r| r.method == "GET")
+            && let Some(props) = rest_schema["properties"].as_object_mut()
+        {
+            props.remove("payment");
+            props.remove("quote_id");
+        }
+        Self {
+            meta,
+            input_schema,
+            rest_schema,
+            output_schema: output_schema::<O>(),
+            handler: Box::new(handler),
+        }
+    }
+
+    /// Declare a tool whose body shapes its own result (`get_report`: the
+    /// report object, a CSV as text, or a link to a file), from its typed
+    /// arguments `I`; `O` states the output schema. The body gets the
+    /// arguments as sent too, to name the REST twin of a linked result.
+    pub fn custom<I, O, F, Fut>(meta: ToolMeta, body: F) -> Self
+    where
+        I: DeserializeOwned + JsonSchema + Send + 'static,
+        O: JsonSchema,
+        F: Fn(ToolContext, I, Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolOutput, AppError>> + Send + 'static,
+    {
+        let body = Arc::new(body);
+        let input_schema = input_schema::<I>();
+        let schema = Arc::new(input_schema.clone());
+        let name = meta.name;
+        let handler =
+            move |ctx: ToolContext, args: Value| -> BoxFuture<Result<ToolOutput, CallError>> {
+                let body = Arc::clone(&body);
+                let schema = Arc::clone(&schema);
+                Box::pin(async move {
+                    let input: I = read_arguments(&schema, args.clone(), name)?;
+                    body(ctx, input, args).await.map_err(CallError::Tool)
+                })
+            };
         let mut rest_schema = input_schema.clone();
         if meta.rest.is_some_and(|r| r.method == "GET")
             && let Some(props) = rest_schema["properties"].as_object_mut()

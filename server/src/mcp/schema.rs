@@ -430,10 +430,18 @@ pub fn describe(schema: &Value) -> String {
         Some("integer") => bounds("an integer"),
         Some("number") => bounds("a number"),
         Some("boolean") => "true or false".to_owned(),
-        Some("array") => match schema.get("items") {
-            Some(items) => format!("a list, each item {}", describe(items)),
-            None => "a list".to_owned(),
-        },
+        Some("array") => {
+            // A list's length is part of its rule ("at most 20 wallets").
+            let list = match (schema["minItems"].as_u64(), schema["maxItems"].as_u64()) {
+                (Some(min), Some(max)) if min > 0 => format!("a list of {min} to {max} items"),
+                (_, Some(max)) => format!("a list of at most {max} items"),
+                _ => "a list".to_owned(),
+            };
+            match schema.get("items") {
+                Some(items) => format!("{list}, each item {}", describe(items)),
+                None => list,
+            }
+        }
         Some("object") => "an object".to_owned(),
         Some("string") => match schema["format"].as_str() {
             Some("date-time") => "an RFC 3339 time (2026-01-31T12:00:00Z)".to_owned(),

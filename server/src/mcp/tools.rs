@@ -40,6 +40,7 @@ pub fn registry() -> &'static Registry {
             get_positions(),
             get_value_history(),
             get_flows(),
+            super::report_tool::get_report(),
             list_wallets(),
             add_wallet(),
             set_address_label(),

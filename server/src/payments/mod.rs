@@ -434,6 +434,28 @@ pub async fn authorize_read(
     Err(refuse(pw, &fresh, &resource, why))
 }
 
+/// The wallet whose read the quote of `payment` prices (`quote_id`, else
+/// the quote its memo names): how a report over several wallets knows
+/// which one a payment is for. None when no read quote is found.
+pub async fn quoted_wallet(
+    pw: &Paywall<'_>,
+    payment: &str,
+    quote_id: Option<&str>,
+) -> Result<Option<String>, AppError> {
+    let id = quote_id
+        .map(str::to_owned)
+        .or_else(|| memo_of(payment, &pw.x402.network));
+    Ok(match id {
+        Some(id) => pw
+            .store
+            .quote(id.trim())
+            .await?
+            .filter(|q| q.scope == "read")
+            .map(|q| q.address),
+        None => None,
+    })
+}
+
 /// [`authorize_read`] for the REST route `/v1/wallets/{wallet}/{route}`
 /// and its MCP tool `tool`, with what the call's arguments and headers
 /// presented.

@@ -13,6 +13,7 @@
 
 pub mod pages;
 pub mod research;
+pub mod reports;
 pub mod sessions;
 pub mod signin;
 

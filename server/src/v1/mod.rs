@@ -7,6 +7,8 @@
 //! state one rule. The `IntoParams` structs below only read the query once
 //! it has passed that check.
 
+pub mod reports;
+
 use axum::{
     Json,
     extract::{Path, RawQuery, State},
@@ -62,7 +64,7 @@ pub struct ErrorBody {
         description = "Solana wallet reports. Paid routes answer HTTP 402 with an x402 challenge.",
         license(name = "MIT"),
     ),
-    paths(ping, health, quotes, scans, job, ledger, payments_list, wallets_list, wallets_add, wallets_remove, labels_set, wallet_positions, wallet_value_history, wallet_flows, prices, price_history, research::graph_expand, research::graph_funder, research::credits_get, research::credits_topup),
+    paths(ping, health, quotes, scans, job, ledger, payments_list, wallets_list, wallets_add, wallets_remove, labels_set, wallet_positions, wallet_value_history, wallet_flows, prices, price_history, research::graph_expand, research::graph_funder, research::credits_get, research::credits_topup, reports::report),
     components(schemas(ErrorBody, PingResult, PrincipalView, HealthBody)),
     tags(
         (name = "meta", description = "Service health and identity"),
@@ -82,6 +84,7 @@ pub fn openapi_json(public_url: &str) -> Value {
     doc.servers = Some(vec![utoipa::openapi::Server::new(public_url)]);
     let mut doc = serde_json::to_value(doc).unwrap_or(Value::Null);
     complete(&mut doc);
+    reports::document(&mut doc);
     doc
 }
 
@@ -549,7 +552,7 @@ fn from_text(schema: &Value, text: &str) -> Value {
 /// Hold a GET route's path and query parameters to its tool's input schema
 /// (the same check `tools/call` makes), then read them into the tool's own
 /// argument type: the route and the tool take one type, parsed once.
-fn query_args<T: DeserializeOwned>(
+pub(crate) fn query_args<T: DeserializeOwned>(
     tool: &str,
     path: &[(&str, &str)],
     raw: Option<String>,

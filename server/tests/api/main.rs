@@ -29,6 +29,7 @@ mod quotes;
 #[path = "../support/recorded.rs"]
 mod recorded;
 mod research;
+mod reports;
 mod scans;
 mod schemas;
 #[path = "../support/rpc_standin.rs"]

@@ -1,0 +1,513 @@
+//! `get_report` (SPEC R1): one report over up to twenty scanned wallets,
+//! in the format a reader needs: the report object (`json`), the ledger
+//! (`csv`), the open lots (`positions_csv`), IRS Form 8949 rows (`8949`),
+//! the import templates of Koinly and CoinTracker, and a PDF.
+//!
+//! Every format is rendered from one [`book::Book`] per wallet: the
+//! wallet's legs read as `get_positions` reads them, valued by the same
+//! valuer and replayed by the same `basis` engine, so a figure in one
+//! format cannot disagree with another or with `get_positions`. Each
+//! wallet is a paid cached read through the paywall ([`authorize`]): a
+//! receipt covers the wallet it was paid for, a payment the one wallet its
+//! quote prices. Nothing here knows of HTTP or MCP: the surfaces hand in
+//! parsed arguments and turn the [`ReportFile`] into a response, a tool
+//! result or a download. docs/reports.md is the long form.
+
+pub mod book;
+pub mod csv_formats;
+pub mod pdf;
+pub mod summary;
+pub mod tax_templates;
+pub mod tokens;
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    accounts::tokens::Scope,
+    auth::Principal,
+    basis::Method,
+    error::AppError,
+    payments::{self, PayArgs, PaymentBlock, Presented, Resource},
+    reads::Reads,
+    solana::WalletAddress,
+    values::{TimeBound, time::optional_bound},
+};
+
+pub use book::{Book, Range};
+pub use summary::Report;
+
+/// The most wallets one report covers.
+pub const MAX_WALLETS: usize = 20;
+
+/// The REST route a report is served from, and its challenge's resource.
+pub const ROUTE: &str = "/v1/reports";
+
+/// What a report is written as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub enum Format {
+    #[serde(rename = "json")]
+    Json,
+    #[serde(rename = "csv")]
+    Csv,
+    #[serde(rename = "positions_csv")]
+    PositionsCsv,
+    #[serde(rename = "8949")]
+    Form8949,
+    #[serde(rename = "koinly")]
+    Koinly,
+    #[serde(rename = "cointracker")]
+    Cointracker,
+    #[serde(rename = "pdf")]
+    Pdf,
+}
+
+impl Format {
+    pub const ALL: [Format; 7] = [
+        Format::Json,
+        Format::Csv,
+        Format::PositionsCsv,
+        Format::Form8949,
+        Format::Koinly,
+        Format::Cointracker,
+        Format::Pdf,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::PositionsCsv => "positions_csv",
+            Format::Form8949 => "8949",
+            Format::Koinly => "koinly",
+            Format::Cointracker => "cointracker",
+            Format::Pdf => "pdf",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|f| f.as_str() == text.trim())
+    }
+
+    /// The `Content-Type` the file is served with.
+    pub fn mime(self) -> &'static str {
+        match self {
+            Format::Json => "application/json",
+            Format::Pdf => "application/pdf",
+            _ => "text/csv; charset=utf-8",
+        }
+    }
+
+    /// Whether the format is one of the CSV family (answered as text over MCP).
+    pub fn is_csv(self) -> bool {
+        !matches!(self, Format::Json | Format::Pdf)
+    }
+
+    fn extension(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Pdf => "pdf",
+            _ => "csv",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The payment arguments of `get_report`: [`PayArgs`] in words that say a
+/// payment covers one wallet and a receipt the wallets it was paid for.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+pub struct ReportPayArgs {
+    /// Base64 X-PAYMENT built for the payment_required challenge (x402
+    /// exact scheme; one payment covers the one wallet its quote prices);
+    /// name its quote in quote_id.
+    #[serde(default)]
+    pub payment: Option<String>,
+    /// The quoteId of the challenge the payment was built for
+    /// (structuredContent.x402.accepts[0].extra.quoteId).
+    #[serde(default)]
+    pub quote_id: Option<String>,
+    /// Receipt token of the payment that covers reads of these wallets.
+    #[serde(default)]
+    pub receipt: Option<String>,
+}
+
+impl From<&ReportPayArgs> for PayArgs {
+    fn from(p: &ReportPayArgs) -> Self {
+        PayArgs {
+            payment: p.payment.clone(),
+            quote_id: p.quote_id.clone(),
+            receipt: p.receipt.clone(),
+        }
+    }
+}
+
+/// The arguments of `get_report`; `GET /v1/reports` takes the same as
+/// query parameters (`wallets` comma-separated).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct GetReportArgs {
+    /// Base58 public keys, at most 20.
+    #[schemars(length(min = 1, max = 20))]
+    pub wallets: Vec<WalletAddress>,
+    /// json | csv | positions_csv | 8949 | koinly | cointracker | pdf.
+    pub format: Format,
+    /// Leave airdrop_spam out; default false.
+    #[serde(default)]
+    #[schemars(extend("default" = false))]
+    pub exclude_spam: Option<bool>,
+    /// Inclusive lower bound on block time: RFC 3339 or YYYY-MM-DD.
+    #[serde(default, deserialize_with = "optional_bound")]
+    pub from: Option<TimeBound>,
+    /// fifo | lifo | hifo | average; default fifo.
+    #[serde(default, deserialize_with = "crate::params::optional_method")]
+    #[schemars(with = "Option<crate::params::CostMethod>", extend("default" = "fifo"))]
+    pub method: Option<Method>,
+    #[serde(flatten)]
+    pub pay: ReportPayArgs,
+    /// Inclusive upper bound on block time: RFC 3339 or YYYY-MM-DD.
+    #[serde(default, deserialize_with = "optional_bound")]
+    pub to: Option<TimeBound>,
+}
+
+/// What a report is made of, once its arguments are checked and its reads
+/// allowed: the same for the tool, the REST route and the portal download.
+#[derive(Clone, Debug)]
+pub struct Spec {
+    pub wallets: Vec<WalletAddress>,
+    pub format: Format,
+    pub method: Method,
+    pub exclude_spam: bool,
+    pub from: Option<TimeBound>,
+    pub to: Option<TimeBound>,
+}
+
+impl Spec {
+    /// Check what no schema can: the count of wallets (also held by the
+    /// schema), no wallet twice, the range in order.
+    pub fn new(
+        wallets: Vec<WalletAddress>,
+        format: Format,
+        method: Option<Method>,
+        exclude_spam: Option<bool>,
+        from: Option<TimeBound>,
+        to: Option<TimeBound>,
+    ) -> Result<Self, AppError> {
+        if wallets.is_empty() {
+            return Err(AppError::invalid_params(
+                "wallets: name at least one wallet",
+            ));
+        }
+        if wallets.len() > MAX_WALLETS {
+            return Err(AppError::invalid_params(format!(
+                "wallets: at most {MAX_WALLETS} wallets in one report ({} given)",
+                wallets.len()
+            )));
+        }
+        for (i, w) in wallets.iter().enumerate() {
+            if wallets[..i].contains(w) {
+                return Err(AppError::invalid_params(format!(
+                    "wallets: {w} is named twice"
+                )));
+            }
+        }
+        let (start, end) = crate::values::time::range(from.as_ref(), to.as_ref())
+            .map_err(|why| AppError::invalid_params(format!("from/to: {why}")))?;
+        if format == Format::Form8949
+            && let (Some(start), Some(end)) = (start, end)
+            && csv_formats::year_of(start) != csv_formats::year_of(end)
+        {
+            return Err(AppError::invalid_params(
+                "from/to: Form 8949 covers one tax year; from and to must fall in the same \
+                 calendar year (UTC)",
+            ));
+        }
+        Ok(Self {
+            wallets,
+            format,
+            method: method.unwrap_or_default(),
+            exclude_spam: exclude_spam.unwrap_or(false),
+            from,
+            to,
+        })
+    }
+
+    /// The range in unix seconds, inclusive.
+    pub fn range(&self) -> Range {
+        Range {
+            from: self.from.as_ref().map(TimeBound::start),
+            to: self.to.as_ref().map(TimeBound::end),
+        }
+    }
+
+    /// `ledger-<wallet or N-wallets>-<format>-<method>-<from>-<to>.<ext>`:
+    /// only characters no browser or shell quotes.
+    pub fn filename(&self) -> String {
+        let who = match self.wallets.as_slice() {
+            [one] => one.as_str().chars().take(8).collect::<String>(),
+            many => format!("{}-wallets", many.len()),
+        };
+        let day = |b: Option<&TimeBound>, none: &str| {
+            b.map(|b| {
+                b.as_str()
+                    .chars()
+                    .take(10)
+                    .filter(char::is_ascii_digit)
+                    .collect()
+            })
+            .unwrap_or_else(|| none.to_owned())
+        };
+        format!(
+            "ledger-{who}-{}-{}-{}-{}.{}",
+            self.format.as_str().replace('_', "-"),
+            self.method,
+            day(self.from.as_ref(), "start"),
+            day(self.to.as_ref(), "now"),
+            self.format.extension()
+        )
+    }
+}
+
+/// A rendered report.
+#[derive(Debug)]
+pub struct ReportFile {
+    pub format: Format,
+    pub filename: String,
+    pub body: ReportBody,
+    /// The payment this call settled (or replayed), with its receipt.
+    pub payment: Option<PaymentBlock>,
+    pub wallets: Vec<String>,
+    /// Data rows written (CSV family), legs read (json, pdf).
+    pub rows: u64,
+}
+
+/// The report object (json) or a file's bytes.
+#[derive(Debug)]
+pub enum ReportBody {
+    Json(Box<Report>),
+    Bytes(Vec<u8>),
+}
+
+impl ReportFile {
+    /// The bytes as served: the report object's JSON, or the file.
+    pub fn into_bytes(self) -> Result<Vec<u8>, AppError> {
+        match self.body {
+            ReportBody::Json(report) => {
+                serde_json::to_vec(&report).map_err(|e| AppError::internal("report json", &e))
+            }
+            ReportBody::Bytes(bytes) => Ok(bytes),
+        }
+    }
+}
+
+/// `get_report` for the MCP tool and the REST route alike: check the
+/// arguments, pass the paywall for every wallet, render.
+pub async fn get_report(
+    reads: &Reads<'_>,
+    principal: &Principal,
+    args: GetReportArgs,
+    presented: &Presented,
+) -> Result<ReportFile, AppError> {
+    let spec = Spec::new(
+        args.wallets,
+        args.format,
+        args.method,
+        args.exclude_spam,
+        args.from,
+        args.to,
+    )?;
+    let payment = authorize(
+        reads,
+        principal,
+        &spec.wallets,
+        &(&args.pay).into(),
+        presented,
+    )
+    .await?;
+    let mut file = render(reads, &spec).await?;
+    if let ReportBody::Json(report) = &mut file.body {
+        report.payment = payment.clone();
+    }
+    file.payment = payment;
+    Ok(file)
+}
+
+/// Pass the paywall for every wallet of a report. Each wallet is covered as
+/// `get_ledger` covers it (payments off, the account watching it, a receipt
+/// for it); the one wallet the presented payment's quote prices is settled
+/// last, once every other wallet is known to be covered, so a payment is
+/// never taken for a report that is then refused. The first wallet nothing
+/// covers is answered with its challenge (resource `/v1/reports`).
+pub async fn authorize(
+    reads: &Reads<'_>,
+    principal: &Principal,
+    wallets: &[WalletAddress],
+    pay: &PayArgs,
+    headers: &Presented,
+) -> Result<Option<PaymentBlock>, AppError> {
+    principal.require(Scope::Read)?;
+    let presented = pay.presented(headers);
+    let pw = &reads.paywall;
+    let resource = Resource {
+        path: ROUTE,
+        tool: "get_report",
+    };
+    let paid = match &presented.payment {
+        Some(payment) => payments::quoted_wallet(pw, payment, presented.quote_id.as_deref())
+            .await?
+            .and_then(|w| wallets.iter().find(|x| x.as_str() == w)),
+        None => None,
+    };
+    let receipt_only = Presented {
+        payment: None,
+        quote_id: None,
+        receipt: presented.receipt.clone(),
+    };
+    let mut block = None;
+    for wallet in wallets {
+        if Some(wallet) == paid {
+            continue;
+        }
+        // A payment whose quote prices none of these wallets goes to the
+        // first wallet that needs one, which refuses it with a challenge.
+        let offered = if paid.is_none() {
+            &presented
+        } else {
+            &receipt_only
+        };
+        if let Some(b) = payments::authorize_read(pw, principal, wallet, offered, resource).await? {
+            block.get_or_insert(b);
+        }
+    }
+    if let Some(wallet) = paid
+        && let Some(b) =
+            payments::authorize_read(pw, principal, wallet, &presented, resource).await?
+    {
+        block = Some(b);
+    }
+    Ok(block)
+}
+
+/// Render `spec` for readers already allowed: read and replay each wallet
+/// once, then write the format.
+pub async fn render(reads: &Reads<'_>, spec: &Spec) -> Result<ReportFile, AppError> {
+    let range = spec.range();
+    let now_s = reads.now_ms().div_euclid(1000);
+    let mut books = Vec::with_capacity(spec.wallets.len());
+    for wallet in &spec.wallets {
+        let mut book =
+            Book::read(reads, wallet, spec.method, spec.exclude_spam, range, now_s).await?;
+        if spec.format == Format::Pdf {
+            book.value_over_range(reads).await?;
+        }
+        books.push(book);
+    }
+    let ctx = summary::Context {
+        generated_ms: reads.now_ms(),
+        method: spec.method,
+        exclude_spam: spec.exclude_spam,
+        from: spec.from.as_ref().map(|b| b.as_str().to_owned()),
+        to: spec.to.as_ref().map(|b| b.as_str().to_owned()),
+        sol_usd: sol_spot(reads).await,
+    };
+    let (body, rows) = match spec.format {
+        Format::Json => {
+            let report = summary::report(&ctx, &books);
+            let legs = books.iter().map(|b| b.legs_in_range().count() as u64).sum();
+            (ReportBody::Json(Box::new(report)), legs)
+        }
+        Format::Csv => wrote(csv_formats::ledger(&books))?,
+        Format::PositionsCsv => wrote(csv_formats::positions(&books))?,
+        Format::Form8949 => wrote(csv_formats::form_8949(&books, range, now_s))?,
+        Format::Koinly => wrote(tax_templates::koinly(&books))?,
+        Format::Cointracker => wrote(tax_templates::cointracker(&books))?,
+        Format::Pdf => {
+            let report = summary::report(&ctx, &books);
+            let legs = books.iter().map(|b| b.legs_in_range().count() as u64).sum();
+            (ReportBody::Bytes(pdf::render(&report, &books)), legs)
+        }
+    };
+    Ok(ReportFile {
+        format: spec.format,
+        filename: spec.filename(),
+        body,
+        payment: None,
+        wallets: spec.wallets.iter().map(|w| w.as_str().to_owned()).collect(),
+        rows,
+    })
+}
+
+fn wrote(written: std::io::Result<(Vec<u8>, u64)>) -> Result<(ReportBody, u64), AppError> {
+    let (bytes, rows) = written.map_err(|e| AppError::internal("report csv", &e))?;
+    Ok((ReportBody::Bytes(bytes), rows))
+}
+
+/// The SOL price `get_prices` answers now (`meta.sol_usd_at_generation`);
+/// none when no source answers.
+async fn sol_spot(reads: &Reads<'_>) -> Option<rust_decimal::Decimal> {
+    let sol = crate::ledger::SOL.to_owned();
+    reads
+        .prices
+        .spot(std::slice::from_ref(&sol), reads.now_ms())
+        .await
+        .get(&sol)
+        .map(|s| s.usd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(s: &str) -> WalletAddress {
+        WalletAddress::parse(s).unwrap()
+    }
+
+    #[test]
+    fn every_format_reads_back_from_its_name() {
+        for f in Format::ALL {
+            assert_eq!(Format::parse(f.as_str()), Some(f));
+            let json = serde_json::to_value(f).unwrap();
+            assert_eq!(json, f.as_str());
+        }
+        assert_eq!(Format::parse("xlsx"), None);
+    }
+
+    #[test]
+    fn a_spec_refuses_too_many_wallets_naming_the_limit_and_twins() {
+        let many: Vec<WalletAddress> = (0..21)
+            .map(|i| {
+                let mut bytes = [1u8; 32];
+                bytes[0] = i;
+                w(&bs58::encode(bytes).into_string())
+            })
+            .collect();
+        let err = Spec::new(many, Format::Csv, None, None, None, None).unwrap_err();
+        assert!(err.to_string().contains("at most 20"), "{err}");
+        let a = w("71WDyyCsZwyEYDV91Qrb212rdg6woCHYQhFnmZUBxiJ6");
+        let err = Spec::new(vec![a.clone(), a], Format::Csv, None, None, None, None).unwrap_err();
+        assert!(err.to_string().contains("named twice"), "{err}");
+    }
+
+    #[test]
+    fn the_filename_says_what_the_file_is_in_safe_characters() {
+        let spec = Spec::new(
+            vec![w("71WDyyCsZwyEYDV91Qrb212rdg6woCHYQhFnmZUBxiJ6")],
+            Format::Form8949,
+            Some(Method::Hifo),
+            None,
+            TimeBound::parse("2025-01-01").unwrap(),
+            TimeBound::parse("2025-12-31T23:59:59Z").unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            spec.filename(),
+            "ledger-71WDyyCs-8949-hifo-20250101-20251231.csv"
+        );
+    }
+}

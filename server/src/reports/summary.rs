@@ -1,0 +1,315 @@
+//! The report object (`format: json`, and the figures the PDF prints):
+//! meta (when, how, over what range, the SOL price then), then per wallet
+//! and in total the realized gains by term, income-like inflows, network
+//! fees, open positions and the value at the start and end of the range.
+//! Money and quantities are decimal strings, never floats.
+
+use std::collections::BTreeMap;
+
+use rust_decimal::Decimal;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::{
+    book::{Book, text},
+    tokens,
+};
+use crate::{
+    analytics::positions::RealizedView,
+    basis::{Method, Totals},
+    ledger::OperationType,
+    payments::PaymentBlock,
+    values::rfc3339,
+};
+
+/// What a report is generated with, beside the books.
+#[derive(Clone, Debug)]
+pub struct Context {
+    pub generated_ms: i64,
+    pub method: Method,
+    pub exclude_spam: bool,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub sol_usd: Option<Decimal>,
+}
+
+/// The range as asked.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct RangeView {
+    /// Inclusive lower bound as given; null from the first leg.
+    pub from: Option<String>,
+    /// Inclusive upper bound as given; null up to the time of generation.
+    pub to: Option<String>,
+}
+
+/// How and when the report was made.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Meta {
+    /// RFC 3339.
+    pub generated_at: String,
+    /// fifo, lifo, hifo or average.
+    pub method: String,
+    /// False for average cost: not accepted for US filings of digital assets.
+    pub accepted_for_us_filings: bool,
+    pub exclude_spam: bool,
+    pub range: RangeView,
+    /// The SOL price in USD when the report was made (get_prices); null
+    /// when no source answered.
+    pub sol_usd_at_generation: Option<String>,
+    /// The wallets, as asked.
+    pub wallets: Vec<String>,
+}
+
+/// Income-like inflows in the range: airdrops (and airdrop_spam when it
+/// is not excluded), valued at block time.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct IncomeView {
+    /// USD over the priced legs.
+    pub usd: String,
+    pub legs: u64,
+    /// Legs with no USD value (left out of usd).
+    pub unpriced_legs: u64,
+}
+
+/// Network fees paid in the range.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct FeesView {
+    pub sol: String,
+    /// The same in lamports, a string.
+    pub lamports: String,
+    /// USD at each fee's block time, over the priced fees.
+    pub usd: String,
+    pub legs: u64,
+    pub unpriced_legs: u64,
+}
+
+/// One mint held at the end of the range.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct OpenPosition {
+    /// A mint, or "sol".
+    pub mint: String,
+    /// From the shipped token list; the mint itself when unknown.
+    pub symbol: String,
+    /// Open quantity in whole tokens (rent-locked SOL included).
+    pub quantity: String,
+    /// Open lots.
+    pub lots: u64,
+    /// Remaining cost basis in USD; null when any lot's is unknown.
+    pub basis_usd: Option<String>,
+    /// USD per whole token at the end of the range; null when unpriced.
+    pub price_usd: Option<String>,
+    /// quantity × price; null when unpriced.
+    pub value_usd: Option<String>,
+}
+
+/// The figures of one wallet, or of all together.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Figures {
+    /// Realized gains of disposals in the range (one row per lot consumed).
+    pub realized: RealizedView,
+    pub income: IncomeView,
+    pub fees: FeesView,
+    pub open_positions: Vec<OpenPosition>,
+    /// Value of the holdings at the start of the range (0 without from).
+    pub value_start_usd: String,
+    /// Value of the holdings at the end of the range (at spot without to).
+    pub value_end_usd: String,
+    /// Mints held at the start or end with no price then (left out of the values).
+    pub unpriced_mints: Vec<String>,
+    /// Ledger legs in the range.
+    pub legs: u64,
+}
+
+/// One wallet's part of the report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct WalletReport {
+    pub address: String,
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+/// The report object.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Report {
+    pub meta: Meta,
+    pub wallets: Vec<WalletReport>,
+    /// Every wallet together (each wallet is its own cost-basis pool).
+    pub total: Figures,
+    /// The payment this call settled (or replayed), with its receipt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payment: Option<PaymentBlock>,
+}
+
+/// Sums kept exact until they are written.
+#[derive(Default)]
+struct Sums {
+    realized: Totals,
+    income_usd: Decimal,
+    income_legs: u64,
+    income_unpriced: u64,
+    fee_lamports: i128,
+    fee_usd: Decimal,
+    fee_legs: u64,
+    fee_unpriced: u64,
+    /// mint → (quantity, lots, basis if all known, price)
+    open: BTreeMap<String, (Decimal, u64, Option<Decimal>, Option<Decimal>)>,
+    value_start: Decimal,
+    value_end: Decimal,
+    unpriced: Vec<String>,
+    legs: u64,
+}
+
+impl Sums {
+    fn of(book: &Book) -> Self {
+        let mut s = Sums {
+            realized: book.realized(),
+            ..Sums::default()
+        };
+        for (leg, usd) in book.legs_in_range() {
+            s.legs += 1;
+            let op = OperationType::parse(&leg.operation_type);
+            match op {
+                Some(OperationType::Airdrop | OperationType::AirdropSpam) if leg.amount > 0 => {
+                    s.income_legs += 1;
+                    match usd {
+                        Some(v) => s.income_usd += v,
+                        None => s.income_unpriced += 1,
+                    }
+                }
+                Some(OperationType::NetworkFee) => {
+                    s.fee_legs += 1;
+                    s.fee_lamports += -leg.amount;
+                    match usd {
+                        Some(v) => s.fee_usd += v,
+                        None => s.fee_unpriced += 1,
+                    }
+                }
+                _ => {}
+            }
+        }
+        for asset in &book.replay.assets {
+            if asset.open_quantity <= Decimal::ZERO {
+                continue;
+            }
+            let lots: Vec<_> = book
+                .replay
+                .open_lots
+                .iter()
+                .filter(|l| l.asset == asset.asset)
+                .collect();
+            let basis = lots.iter().map(|l| l.basis).sum::<Option<Decimal>>();
+            s.open.insert(
+                asset.asset.clone(),
+                (
+                    asset.open_quantity,
+                    lots.len() as u64,
+                    basis,
+                    book.price_at_end(&asset.asset),
+                ),
+            );
+        }
+        let (start, mut unpriced) = book.value_start();
+        let (end, unpriced_end) = book.value_end();
+        unpriced.extend(unpriced_end);
+        unpriced.sort();
+        unpriced.dedup();
+        s.value_start = start;
+        s.value_end = end;
+        s.unpriced = unpriced;
+        s
+    }
+
+    fn merge(&mut self, o: Sums) {
+        self.realized.merge(&o.realized);
+        self.income_usd += o.income_usd;
+        self.income_legs += o.income_legs;
+        self.income_unpriced += o.income_unpriced;
+        self.fee_lamports += o.fee_lamports;
+        self.fee_usd += o.fee_usd;
+        self.fee_legs += o.fee_legs;
+        self.fee_unpriced += o.fee_unpriced;
+        for (mint, (q, n, basis, price)) in o.open {
+            let entry =
+                self.open
+                    .entry(mint)
+                    .or_insert((Decimal::ZERO, 0, Some(Decimal::ZERO), price));
+            entry.0 += q;
+            entry.1 += n;
+            entry.2 = entry.2.zip(basis).map(|(a, b)| a + b);
+            entry.3 = entry.3.or(price);
+        }
+        self.value_start += o.value_start;
+        self.value_end += o.value_end;
+        self.unpriced.extend(o.unpriced);
+        self.unpriced.sort();
+        self.unpriced.dedup();
+        self.legs += o.legs;
+    }
+
+    fn view(&self) -> Figures {
+        let sol = Decimal::try_from_i128_with_scale(self.fee_lamports, 9).unwrap_or_default();
+        Figures {
+            realized: RealizedView::from(&self.realized),
+            income: IncomeView {
+                usd: text(self.income_usd),
+                legs: self.income_legs,
+                unpriced_legs: self.income_unpriced,
+            },
+            fees: FeesView {
+                sol: text(sol),
+                lamports: self.fee_lamports.to_string(),
+                usd: text(self.fee_usd),
+                legs: self.fee_legs,
+                unpriced_legs: self.fee_unpriced,
+            },
+            open_positions: self
+                .open
+                .iter()
+                .map(|(mint, (q, lots, basis, price))| OpenPosition {
+                    mint: mint.clone(),
+                    symbol: tokens::symbol(mint).to_owned(),
+                    quantity: text(*q),
+                    lots: *lots,
+                    basis_usd: basis.map(|b| text(b.round_dp(8))),
+                    price_usd: price.map(text),
+                    value_usd: price.map(|p| text((p * q).round_dp(6))),
+                })
+                .collect(),
+            value_start_usd: text(self.value_start.round_dp(6)),
+            value_end_usd: text(self.value_end.round_dp(6)),
+            unpriced_mints: self.unpriced.clone(),
+            legs: self.legs,
+        }
+    }
+}
+
+/// The report object over `books`.
+pub fn report(ctx: &Context, books: &[Book]) -> Report {
+    let mut total = Sums::default();
+    let mut wallets = Vec::with_capacity(books.len());
+    for book in books {
+        let sums = Sums::of(book);
+        wallets.push(WalletReport {
+            address: book.address.clone(),
+            figures: sums.view(),
+        });
+        total.merge(sums);
+    }
+    Report {
+        meta: Meta {
+            generated_at: rfc3339(ctx.generated_ms),
+            method: ctx.method.as_str().to_owned(),
+            accepted_for_us_filings: ctx.method.accepted_for_us_filings(),
+            exclude_spam: ctx.exclude_spam,
+            range: RangeView {
+                from: ctx.from.clone(),
+                to: ctx.to.clone(),
+            },
+            sol_usd_at_generation: ctx.sol_usd.map(text),
+            wallets: books.iter().map(|b| b.address.clone()).collect(),
+        },
+        wallets,
+        total: total.view(),
+        payment: None,
+    }
+}
