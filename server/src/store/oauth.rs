@@ -172,14 +172,21 @@ impl Store {
             .await?))
     }
 
-    /// Delete registered clients created at or before `cutoff` that never
-    /// got a code. The number deleted.
-    pub async fn purge_unused_oauth_clients(&self, cutoff: UnixMillis) -> Result<u64, StoreError> {
+    /// Delete clients that never got a code: registered ones created at or
+    /// before `cutoff`, metadata-document ones whose cache ran out before
+    /// `now`. The number deleted.
+    pub async fn purge_unused_oauth_clients(
+        &self,
+        cutoff: UnixMillis,
+        now: UnixMillis,
+    ) -> Result<u64, StoreError> {
         Ok(on_pool!(&self.pool, |pool| sqlx::query(
-            "DELETE FROM oauth_clients WHERE kind = 'registered' AND last_used_at IS NULL \
-             AND created_at <= $1"
+            "DELETE FROM oauth_clients WHERE last_used_at IS NULL AND \
+             ((kind = 'registered' AND created_at <= $1) \
+              OR (kind = 'metadata' AND cache_until < $2))"
         )
         .bind(cutoff)
+        .bind(now)
         .execute(pool)
         .await?
         .rows_affected()))
