@@ -54,6 +54,8 @@ pub struct Valid {
     pub client: Client,
     /// The redirect URI as the request named it (with its port).
     pub redirect_uri: RedirectUri,
+    /// The request named it (rather than leaving the client's only one).
+    pub redirect_uri_named: bool,
     pub code_challenge: String,
     pub scopes: Scopes,
     pub resource: String,
@@ -224,6 +226,7 @@ pub async fn check(
     Checked::Valid(Box::new(Valid {
         client,
         redirect_uri,
+        redirect_uri_named: params.redirect_uri.is_some(),
         code_challenge: challenge,
         scopes,
         resource,
@@ -253,6 +256,7 @@ pub async fn hold(
             created_at: ctx.now_ms,
             expires_at: ctx.now_ms.saturating_add(ctx.settings.request_ttl_ms),
             decided_at: None,
+            redirect_uri_named: valid.redirect_uri_named,
         })
         .await?;
     Ok(id)
@@ -333,6 +337,7 @@ pub async fn decide(
             created_at: ctx.now_ms,
             last_used_at: None,
             revoked_at: None,
+            redirect_uri_named: held.redirect_uri_named,
         })
         .await?;
     event(ctx, &held.account_id, &held.client_id, "authorized").await?;
@@ -464,10 +469,14 @@ async fn exchange_code(
             "the authorization code was issued to another client",
         ));
     }
+    // OAuth 2.1 §4.1.3: required when the authorization request named
+    // it, and then identical; when it named none, one sent must still be
+    // the one used.
     match params.redirect_uri.as_deref() {
         Some(uri)
             if uri == grant.redirect_uri
                 || RedirectUri::parse(uri).is_ok_and(|u| u.as_str() == grant.redirect_uri) => {}
+        None if !grant.redirect_uri_named => {}
         _ => {
             return Err(OAuthError::grant(
                 "redirect_uri must be the one the authorization request named",

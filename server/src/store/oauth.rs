@@ -42,6 +42,8 @@ pub struct OAuthRequestRecord {
     pub created_at: UnixMillis,
     pub expires_at: UnixMillis,
     pub decided_at: Option<UnixMillis>,
+    /// The request named `redirect_uri` (else the client's only one was used).
+    pub redirect_uri_named: bool,
 }
 
 /// One grant: an approval, its code, and the family of tokens from it.
@@ -60,6 +62,8 @@ pub struct OAuthGrantRecord {
     pub created_at: UnixMillis,
     pub last_used_at: Option<UnixMillis>,
     pub revoked_at: Option<UnixMillis>,
+    /// The authorization request named `redirect_uri`: `/token` must too.
+    pub redirect_uri_named: bool,
 }
 
 /// One access or refresh token (by hash).
@@ -108,7 +112,7 @@ const CLIENT_COLUMNS: &str = "id, kind, name, redirect_uris, auth_method, secret
                               created_at, last_used_at, cache_until";
 const GRANT_COLUMNS: &str = "id, client_id, account_id, scope, resource, redirect_uri, code_hash, \
                              code_challenge, code_expires_at, code_used_at, created_at, \
-                             last_used_at, revoked_at";
+                             last_used_at, revoked_at, redirect_uri_named";
 
 impl Store {
     /// Insert a registered client.
@@ -195,8 +199,8 @@ impl Store {
     pub async fn insert_oauth_request(&self, r: &OAuthRequestRecord) -> Result<(), StoreError> {
         on_pool!(&self.pool, |pool| sqlx::query(
             "INSERT INTO oauth_requests (id, client_id, account_id, redirect_uri, code_challenge, \
-             scope, resource, state, created_at, expires_at, decided_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+             scope, resource, state, created_at, expires_at, decided_at, redirect_uri_named) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
         )
         .bind(&r.id)
         .bind(&r.client_id)
@@ -209,6 +213,7 @@ impl Store {
         .bind(r.created_at)
         .bind(r.expires_at)
         .bind(r.decided_at)
+        .bind(r.redirect_uri_named)
         .execute(pool)
         .await
         .map(|_| ())?);
@@ -249,7 +254,8 @@ impl Store {
         }
         Ok(on_pool!(&self.pool, |pool| sqlx::query_as(
             "SELECT id, client_id, account_id, redirect_uri, code_challenge, scope, resource, \
-             state, created_at, expires_at, decided_at FROM oauth_requests WHERE id = $1"
+             state, created_at, expires_at, decided_at, redirect_uri_named \
+             FROM oauth_requests WHERE id = $1"
         )
         .bind(id)
         .fetch_optional(pool)
@@ -263,8 +269,8 @@ impl Store {
             sqlx::query(
                 "INSERT INTO oauth_grants (id, client_id, account_id, scope, resource, \
                  redirect_uri, code_hash, code_challenge, code_expires_at, code_used_at, \
-                 created_at, last_used_at, revoked_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                 created_at, last_used_at, revoked_at, redirect_uri_named) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
             )
             .bind(&g.id)
             .bind(&g.client_id)
@@ -279,6 +285,7 @@ impl Store {
             .bind(g.created_at)
             .bind(g.last_used_at)
             .bind(g.revoked_at)
+            .bind(g.redirect_uri_named)
             .execute(&mut *tx)
             .await?;
             sqlx::query(

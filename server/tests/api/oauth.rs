@@ -2181,3 +2181,40 @@ async fn the_server_card_names_mcp_account_as_the_oauth_endpoint() {
     );
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_token_request_repeats_redirect_uri_only_when_the_authorization_request_named_it() {
+    let (app, _) = spawn_default().await;
+    // Named at /authorize: required at /token.
+    let (_, client_id, code, verifier) = approved(&app, LOOPBACK).await;
+    let without = [
+        ("grant_type", "authorization_code"),
+        ("code", code.as_str()),
+        ("client_id", client_id.as_str()),
+        ("code_verifier", verifier.as_str()),
+    ];
+    let response = token(&app, &without).await;
+    oauth_error(response, StatusCode::BAD_REQUEST, "invalid_grant").await;
+    // Not named (the client's only one was used): not required.
+    let mut browser = Browser::new();
+    sign_in(&mut browser, &app).await;
+    let client_id = register(&app, &[LOOPBACK]).await;
+    let (verifier, challenge) = pkce();
+    let mut params = standard_params(&client_id, LOOPBACK, &challenge);
+    params.retain(|(k, _)| *k != "redirect_uri");
+    let (request_id, csrf, _) = consent(&mut browser, &authorize_url(&app, &params)).await;
+    let response = decide(&mut browser, &app, &request_id, &csrf, "approve").await;
+    let code = query(&location(&response))["code"].clone();
+    let response = token(
+        &app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("client_id", &client_id),
+            ("code_verifier", &verifier),
+        ],
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    app.stop().await;
+}
