@@ -63,8 +63,21 @@ pub enum PortalPage {
     /// An OAuth client asks for access (`/authorize`).
     Consent(ConsentView),
     /// An authorization request that cannot be answered (`/authorize`):
-    /// shown, never redirected.
-    OAuthError(String),
+    /// shown, never redirected automatically.
+    OAuthError(OAuthErrorView),
+}
+
+/// Why an authorization request cannot be answered, and, when its client
+/// and redirect URI checked out, a link back the person may click.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OAuthErrorView {
+    /// `error: error_description`.
+    pub message: String,
+    /// The client's redirect URI with `error`, `error_description`,
+    /// `state` and `iss`; `None` when the client or URI is not trusted.
+    pub return_to: Option<String>,
+    /// The host (or app scheme) of `return_to`.
+    pub return_host: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -635,12 +648,22 @@ pub fn ConsentPage() -> impl IntoView {
         let view = match portal.page {
             PortalPage::Consent(view) => view,
             PortalPage::Refused(message) => return refused(message),
-            PortalPage::OAuthError(message) => {
+            PortalPage::OAuthError(error) => {
+                let back = error.return_to.clone().map(|href| {
+                    let words = format!(
+                        "Return to {}",
+                        error.return_host.clone().unwrap_or_default()
+                    );
+                    view! {
+                        <p><a id="oauth-return" href=href rel="noreferrer">{words}</a></p>
+                    }
+                });
                 return view! {
                     <Title text="Ledger: authorization refused"/>
                     <h1>"This authorization request cannot be answered"</h1>
-                    <p class="error" role="alert" id="oauth-error">{message}</p>
+                    <p class="error" role="alert" id="oauth-error">{error.message.clone()}</p>
                     <p>"Nothing was shared and you were not sent anywhere. Go back to the app that sent you here and connect again."</p>
+                    {back}
                 }
                 .into_any();
             }
@@ -649,7 +672,11 @@ pub fn ConsentPage() -> impl IntoView {
         let csrf = portal.viewer.csrf.clone();
         view! {
             <Title text="Ledger: connect an app"/>
-            <h1>"Connect " {view.client_name.clone()} " to your account?"</h1>
+            <h1>{format!(
+                "Connect {}{} to your account?",
+                view.client_name,
+                if view.client_from.is_none() { " (unverified)" } else { "" }
+            )}</h1>
             <section class="card consent" id="oauth-consent">
                 <p id="oauth-client">
                     <strong>{view.client_name.clone()}</strong>
@@ -667,7 +694,7 @@ pub fn ConsentPage() -> impl IntoView {
                 <ul id="oauth-abilities">
                     {view.abilities.iter().map(|a| view! { <li>{a.clone()}</li> }).collect_view()}
                 </ul>
-                <p id="oauth-never">"It will never be able to change your account or billing."</p>
+                <p id="oauth-never">"It will never be able to change your sign-in methods, keys or billing."</p>
                 <p id="oauth-redirect">"Once you answer, you are sent back to " <strong>{view.redirect_host.clone()}</strong>
                     " at " <code>{view.redirect_uri.clone()}</code> "."</p>
                 <form method="post" action="/authorize" class="consent-actions">

@@ -32,6 +32,12 @@ pub fn server_card_json(state: &AppState) -> Value {
             "required": false,
             "schemes": ["bearer"],
             "protectedResourceMetadata": format!("{public}/.well-known/oauth-protected-resource"),
+            "oauth": {
+                "endpoint": format!("{public}/mcp/account"),
+                "description": "Connect with OAuth 2.1 here: it answers an anonymous caller 401 with the challenge, and the browser sign-in and consent give the client a token for your account.",
+                "protectedResourceMetadata": format!("{public}/.well-known/oauth-protected-resource/mcp/account"),
+                "authorizationServer": format!("{public}/.well-known/oauth-authorization-server"),
+            },
         },
         "instructions": mcp::instructions(&state.payments_view()),
         "tools": crate::mcp::tools::registry().iter().map(|t| t.listing()).collect::<Vec<_>>(),

@@ -80,7 +80,9 @@ fn name_resource_metadata(state: &AppState, path: &str, had_bearer: bool, respon
         if had_bearer {
             format!("Bearer error=\"invalid_token\", resource_metadata=\"{metadata}\"")
         } else {
-            format!("Bearer resource_metadata=\"{metadata}\"")
+            // MCP authorization: the challenge SHOULD name the scopes a
+            // client needs (here, all of ours).
+            format!("Bearer resource_metadata=\"{metadata}\", scope=\"read scan\"")
         }
     } else if status == StatusCode::FORBIDDEN && existing.contains("insufficient_scope") {
         format!("{existing}, resource_metadata=\"{metadata}\"")

@@ -221,21 +221,7 @@ pub fn router(state: AppState) -> Router {
                 .get(mcp::transport::get_account)
                 .delete(mcp::transport::delete_account),
         )
-        .route(
-            "/.well-known/oauth-protected-resource/mcp",
-            get(oauth::http::protected_resource_mcp),
-        )
-        .route(
-            "/.well-known/oauth-protected-resource/mcp/account",
-            get(oauth::http::protected_resource_account),
-        )
-        .route(
-            "/.well-known/oauth-authorization-server",
-            get(oauth::http::authorization_server),
-        )
-        .route("/register", post(oauth::http::register))
-        .route("/token", post(oauth::http::token))
-        .route("/revoke", post(oauth::http::revoke))
+        .merge(oauth_public_router())
         .route("/healthz", get(v1::health))
         .route("/v1/ping", get(v1::ping))
         .route("/v1/quotes", post(v1::quotes))
@@ -263,10 +249,6 @@ pub fn router(state: AppState) -> Router {
         .route(
             "/.well-known/mcp/server-card.json",
             get(discovery::server_card),
-        )
-        .route(
-            "/.well-known/oauth-protected-resource",
-            get(discovery::protected_resource),
         )
         .route("/api/{*fn_name}", get(server_fns.clone()).post(server_fns))
         .merge(portal_router(&state, portal_routes))
@@ -301,6 +283,35 @@ pub fn router(state: AppState) -> Router {
             Duration::from_secs(BODY_READ_TIMEOUT_SECS),
         ))
         .layer(axum::middleware::from_fn(crate::http::strip_cookies))
+}
+
+/// The OAuth endpoints a browser-based MCP client (the MCP Inspector's
+/// UI) calls from another origin: discovery, registration, token and
+/// revocation. They read no cookie, so they answer any origin
+/// (`Access-Control-Allow-Origin: *`, no credentials). `/authorize` and
+/// the portal are not here: they are pages, never fetched cross-origin.
+fn oauth_public_router() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/.well-known/oauth-protected-resource",
+            get(discovery::protected_resource),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/mcp",
+            get(oauth::http::protected_resource_mcp),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/mcp/account",
+            get(oauth::http::protected_resource_account),
+        )
+        .route(
+            "/.well-known/oauth-authorization-server",
+            get(oauth::http::authorization_server),
+        )
+        .route("/register", post(oauth::http::register))
+        .route("/token", post(oauth::http::token))
+        .route("/revoke", post(oauth::http::revoke))
+        .layer(axum::middleware::from_fn(oauth::http::public_cors))
 }
 
 /// The people side: sign-in, the account pages and the Leptos pages, behind
@@ -357,6 +368,7 @@ fn portal_router(
             get(portal::research::graph).post(portal::research::expand),
         )
         .merge(pages)
+        .layer(axum::middleware::map_response(portal::frame_guard))
         .layer(axum::Extension(portal::PortalParts::new(state)))
         .layer(portal::sessions::layer(state.services()))
 }

@@ -93,6 +93,10 @@ pub struct OAuthConfig {
     pub metadata_max_cache_secs: u64,
     /// Tests only: fetch metadata documents from loopback addresses, over http.
     pub metadata_allow_loopback: bool,
+    /// Client ID Metadata Document fetches per hour per client IP (IPv6: per /64).
+    pub metadata_fetch_per_hour: u32,
+    /// Metadata document fetches one IP may cause at once.
+    pub metadata_fetch_burst: u32,
 }
 
 impl Default for OAuthConfig {
@@ -109,6 +113,8 @@ impl Default for OAuthConfig {
             metadata_timeout_ms: 5_000,
             metadata_max_cache_secs: 24 * 3600,
             metadata_allow_loopback: false,
+            metadata_fetch_per_hour: 60,
+            metadata_fetch_burst: 10,
         }
     }
 }

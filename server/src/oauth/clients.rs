@@ -17,7 +17,11 @@ use super::{
     OAuth, OAuthError, RedirectUri, metadata::FetchError, new_secret, parse_scope, scope_string,
     sha256_hex, stored_scopes,
 };
-use crate::{accounts::Scopes, ids, store::OAuthClientRecord};
+use crate::{
+    accounts::Scopes,
+    ids,
+    store::{OAuthClientRecord, RateDecision, RateRule},
+};
 
 const CLIENT_ID_PREFIX: &str = "oc_";
 const CLIENT_SECRET_PREFIX: &str = "ls_";
@@ -146,10 +150,33 @@ impl std::fmt::Debug for Registered {
     }
 }
 
+/// Whether `c` is a Unicode format character (general category Cf) or
+/// another invisible that can reorder or hide text: bidi embeddings,
+/// overrides and isolates, zero-width spaces and joiners, the BOM, soft
+/// hyphen, word joiner and invisible operators, tag characters.
+fn is_format_char(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{061C}'
+            | '\u{070F}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{FEFF}'
+            | '\u{FFF9}'..='\u{FFFB}'
+            | '\u{E0000}'..='\u{E007F}'
+    )
+}
+
+/// A client's name as a person may read it: no control or format
+/// characters (a right-to-left override could make "Evil" read as a
+/// trusted name), at most [`NAME_MAX`] characters, trimmed.
 fn clean_name(name: Option<&str>) -> String {
     name.unwrap_or_default()
         .chars()
-        .filter(|c| !c.is_control())
+        .filter(|c| !c.is_control() && !is_format_char(*c))
         .take(NAME_MAX)
         .collect::<String>()
         .trim()
@@ -228,11 +255,7 @@ pub async fn register(
     };
     let scopes = registered_scopes(request.scope.as_deref());
     let name = clean_name(request.client_name.as_deref());
-    let cutoff = ctx.now_ms.saturating_sub(ctx.settings.unused_client_ttl_ms);
-    let purged = ctx.store.purge_unused_oauth_clients(cutoff).await?;
-    if purged > 0 {
-        tracing::info!(purged, "purged unused OAuth client registrations");
-    }
+    purge_unused(ctx).await?;
     let id = ids::new_id(CLIENT_ID_PREFIX, ctx.now_ms);
     let secret = (method != AuthMethod::None).then(|| new_secret(CLIENT_SECRET_PREFIX));
     ctx.store
@@ -273,6 +296,21 @@ pub async fn register(
     })
 }
 
+/// Delete registered clients that never got a code within
+/// `unused_client_ttl`, and metadata-document clients that never got one
+/// and whose cached document has expired.
+async fn purge_unused(ctx: OAuth<'_>) -> Result<(), OAuthError> {
+    let cutoff = ctx.now_ms.saturating_sub(ctx.settings.unused_client_ttl_ms);
+    let purged = ctx
+        .store
+        .purge_unused_oauth_clients(cutoff, ctx.now_ms)
+        .await?;
+    if purged > 0 {
+        tracing::info!(purged, "purged unused OAuth clients");
+    }
+    Ok(())
+}
+
 fn from_record(row: OAuthClientRecord) -> Result<Client, OAuthError> {
     let corrupt =
         || OAuthError::InvalidClient("this client's registration is unreadable".to_owned());
@@ -286,7 +324,7 @@ fn from_record(row: OAuthClientRecord) -> Result<Client, OAuthError> {
         ClientKind::Metadata {
             host: Url::parse(&row.id)
                 .ok()
-                .and_then(|u| u.host_str().map(str::to_owned))
+                .map(|u| host_with_port(&u))
                 .unwrap_or_default(),
         }
     } else {
@@ -301,6 +339,17 @@ fn from_record(row: OAuthClientRecord) -> Result<Client, OAuthError> {
         secret_hash: row.secret_hash,
         scopes: stored_scopes(&row.scope).map_err(|_| corrupt())?,
     })
+}
+
+/// A URL's host as a person reads it: with its port when the URL names
+/// one that is not the scheme's default (`localhost:39669`), since a
+/// different port can be a different party.
+pub fn host_with_port(url: &Url) -> String {
+    let host = url.host_str().unwrap_or_default();
+    match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    }
 }
 
 /// Whether `client_id` names a metadata document (an https URL, or http
@@ -358,16 +407,84 @@ struct MetadataDocument {
     response_types: Option<Vec<String>>,
 }
 
+/// How long a failed metadata fetch is remembered: the same document is
+/// not fetched again sooner.
+pub const FETCH_FAILURE_CACHE_MS: i64 = 60_000;
+
+/// The failure cache as a rate-limit bucket: one fetch per
+/// [`FETCH_FAILURE_CACHE_MS`], taken only when a fetch fails.
+fn failure_rule() -> RateRule {
+    RateRule {
+        per_second: 1000.0 / FETCH_FAILURE_CACHE_MS as f64,
+        burst: 1,
+    }
+}
+
+fn failure_bucket(client_id: &str) -> String {
+    format!("oauth-cimd-failed:{}", sha256_hex(client_id))
+}
+
+/// Who is asking `/authorize` to fetch a document, and how often they may.
+#[derive(Clone, Debug)]
+pub struct FetchBudget {
+    /// The rate-limit bucket (`oauth-cimd:{ip}`, IPv6 on its /64).
+    pub bucket: String,
+    pub rule: RateRule,
+}
+
 async fn fetch_metadata_client(
     ctx: OAuth<'_>,
     url: &Url,
     client_id: &str,
+    budget: &FetchBudget,
 ) -> Result<Client, OAuthError> {
     check_metadata_url(ctx, url, client_id)?;
     let refuse = |why: String| {
         tracing::info!(client_id, reason = %why, "refused a client metadata document");
         OAuthError::InvalidClient(format!("client metadata document {client_id}: {why}"))
     };
+    let failed = failure_bucket(client_id);
+    if !ctx
+        .store
+        .rate_allows(&failed, ctx.now_ms, failure_rule(), 1)
+        .await?
+    {
+        return Err(refuse(
+            "could not be used a moment ago; try again in a minute".to_owned(),
+        ));
+    }
+    match ctx
+        .store
+        .take_rate_token(&budget.bucket, ctx.now_ms, budget.rule)
+        .await?
+    {
+        RateDecision::Allowed => {}
+        RateDecision::Limited { .. } => {
+            tracing::info!(bucket = %budget.bucket, "refused a metadata fetch: rate limited");
+            return Err(OAuthError::InvalidClient(
+                "too many client metadata documents fetched for this address; retry later"
+                    .to_owned(),
+            ));
+        }
+    }
+    let result = fetch_and_check(ctx, url, client_id, &refuse).await;
+    if result.is_err() {
+        ctx.store
+            .take_rate_token(&failed, ctx.now_ms, failure_rule())
+            .await?;
+    }
+    let record = result?;
+    purge_unused(ctx).await?;
+    ctx.store.upsert_oauth_metadata_client(&record).await?;
+    from_record(record)
+}
+
+async fn fetch_and_check(
+    ctx: OAuth<'_>,
+    url: &Url,
+    client_id: &str,
+    refuse: &(dyn Fn(String) -> OAuthError + Sync),
+) -> Result<OAuthClientRecord, OAuthError> {
     let fetched = ctx
         .fetcher
         .fetch(url)
@@ -424,22 +541,32 @@ async fn fetch_metadata_client(
         last_used_at: None,
         cache_until: Some(cache_until),
     };
-    ctx.store.upsert_oauth_metadata_client(&record).await?;
-    from_record(record)
+    Ok(record)
 }
 
-/// The client `client_id` names: a registered one, or a metadata
-/// document (from the cache while its lifetime lasts, else fetched).
-/// Unknown is `invalid_client`.
-pub async fn find(ctx: OAuth<'_>, client_id: &str) -> Result<Client, OAuthError> {
-    let unknown = || {
-        OAuthError::InvalidClient("unknown client_id; register first (POST /register)".to_owned())
-    };
+fn unknown_client() -> OAuthError {
+    OAuthError::InvalidClient("unknown client_id; register first (POST /register)".to_owned())
+}
+
+fn check_client_id(client_id: &str) -> Result<(), OAuthError> {
     if client_id.is_empty() || client_id.len() > 2000 {
         return Err(OAuthError::InvalidClient(
             "client_id is required".to_owned(),
         ));
     }
+    Ok(())
+}
+
+/// The client `client_id` names, for `/authorize`: a registered one, or a
+/// metadata document (from the cache while its lifetime lasts, else
+/// fetched within `budget` and cached). Unknown is `invalid_client`.
+/// This is the only place a document is fetched.
+pub async fn find(
+    ctx: OAuth<'_>,
+    client_id: &str,
+    budget: &FetchBudget,
+) -> Result<Client, OAuthError> {
+    check_client_id(client_id)?;
     let row = ctx.store.oauth_client(client_id).await?;
     if let Some(url) = metadata_url(client_id) {
         if let Some(row) =
@@ -447,11 +574,28 @@ pub async fn find(ctx: OAuth<'_>, client_id: &str) -> Result<Client, OAuthError>
         {
             return from_record(row);
         }
-        return fetch_metadata_client(ctx, &url, client_id).await;
+        return fetch_metadata_client(ctx, &url, client_id, budget).await;
     }
     match row {
         Some(row) if row.kind == "registered" => from_record(row),
-        _ => Err(unknown()),
+        _ => Err(unknown_client()),
+    }
+}
+
+/// The client `client_id` names if Ledger already knows it: registered,
+/// or a metadata document fetched before (on `/authorize`). Nothing is
+/// fetched: `/token`, `/revoke` and the consent decision use this, so an
+/// anonymous caller cannot make the server fetch URLs from them.
+pub async fn known(ctx: OAuth<'_>, client_id: &str) -> Result<Option<Client>, OAuthError> {
+    check_client_id(client_id)?;
+    match ctx.store.oauth_client(client_id).await? {
+        Some(row)
+            if row.kind == "registered"
+                || (row.kind == "metadata" && metadata_url(client_id).is_some()) =>
+        {
+            from_record(row).map(Some)
+        }
+        _ => Ok(None),
     }
 }
 
@@ -474,10 +618,25 @@ pub async fn authenticate(ctx: OAuth<'_>, credentials: &Credentials) -> Result<C
         .as_deref()
         .filter(|c| !c.is_empty())
         .ok_or_else(|| OAuthError::InvalidClient("client_id is required".to_owned()))?;
-    let client = find(ctx, client_id).await?;
+    let client = known(ctx, client_id).await?.ok_or_else(unknown_client)?;
     match client.auth_method {
         AuthMethod::None => Ok(client),
         method => {
+            // The client authenticates the way it registered (RFC 7591
+            // §2): a secret sent the other way is refused.
+            let sent_basic = credentials.basic;
+            if credentials.secret.is_some()
+                && sent_basic != (method == AuthMethod::ClientSecretBasic)
+            {
+                tracing::info!(
+                    client_id,
+                    "refused a client secret sent the unregistered way"
+                );
+                return Err(OAuthError::InvalidClient(format!(
+                    "this client registered {}; send its secret that way",
+                    method.as_str()
+                )));
+            }
             let Some(secret) = credentials.secret.as_deref() else {
                 return Err(OAuthError::InvalidClient(format!(
                     "this client authenticates with {}",
@@ -498,6 +657,27 @@ pub async fn authenticate(ctx: OAuth<'_>, credentials: &Credentials) -> Result<C
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn client_names_lose_bidi_overrides_and_zero_width_characters() {
+        assert_eq!(
+            clean_name(Some("\u{202E}lapyaP\u{202C} Te\u{200D}st\u{2067}\u{FEFF}")),
+            "lapyaP Test"
+        );
+        assert_eq!(clean_name(Some("Claude\u{E0041}")), "Claude");
+        assert_eq!(clean_name(Some("Café 東京")), "Café 東京");
+    }
+
+    #[test]
+    fn a_metadata_hosts_port_is_shown_when_not_the_default() {
+        let host = |s: &str| host_with_port(&Url::parse(s).unwrap());
+        assert_eq!(
+            host("https://localhost:39669/client.json"),
+            "localhost:39669"
+        );
+        assert_eq!(host("https://app.example/client.json"), "app.example");
+        assert_eq!(host("https://app.example:443/client.json"), "app.example");
+    }
 
     #[test]
     fn registered_scopes_keep_ours_and_default_to_both() {

@@ -3,11 +3,14 @@
 //! exchanging it (PKCE S256), refreshing with rotation and reuse
 //! detection, revoking, and resolving an access token to its principal.
 //!
-//! Order matters for safety. A request whose client or redirect URI is
-//! wrong is never answered by a redirect (it would make us an open
-//! redirector): [`check`] returns [`Checked::Fatal`] and the page shows the
-//! error. Every other refusal goes back to the client's registered URI
-//! with `error`, `state` and `iss`.
+//! Order matters for safety. Nothing found before the person's decision
+//! is ever answered by an automatic redirect (it would make us an open
+//! redirector for anyone who registers a client). A request whose client
+//! or redirect URI is wrong is [`Checked::Fatal`]: the page shows the
+//! error and nothing else. Any other refusal is [`Checked::Refused`]: the
+//! page shows the error and a plain "Return to {host}" link, carrying
+//! `error`, `error_description`, `state` and `iss`, that the person may
+//! click. Only [`decide`] (approve or deny) redirects by itself.
 
 use base64::Engine;
 use sha2::{Digest, Sha256};
@@ -51,19 +54,32 @@ pub struct Valid {
     pub client: Client,
     /// The redirect URI as the request named it (with its port).
     pub redirect_uri: RedirectUri,
+    /// The request named it (rather than leaving the client's only one).
+    pub redirect_uri_named: bool,
     pub code_challenge: String,
     pub scopes: Scopes,
     pub resource: String,
     pub state: Option<String>,
 }
 
+/// A refusal whose client and redirect URI checked out: shown with a
+/// link back to the client the person may click.
+#[derive(Debug)]
+pub struct Refused {
+    pub error: OAuthError,
+    /// The redirect URI with `error`, `error_description`, `state`, `iss`.
+    pub return_to: String,
+    /// Its host (or app scheme), for the link's words.
+    pub return_host: String,
+}
+
 /// What checking an authorization request decided.
 #[derive(Debug)]
 pub enum Checked {
-    /// Show the error; never redirect (unknown client or redirect URI).
+    /// Show the error; no link (unknown client or redirect URI).
     Fatal(OAuthError),
-    /// Send the error back to the client's redirect URI.
-    Redirect(String),
+    /// Show the error with a link back to the client; never redirect.
+    Refused(Box<Refused>),
     Valid(Box<Valid>),
 }
 
@@ -112,10 +128,22 @@ fn pkce_shaped(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
 }
 
+/// Whether `s` is an S256 challenge's shape: the unpadded base64url of 32
+/// bytes, exactly 43 characters of `[A-Za-z0-9-_]`.
+fn challenge_shaped(s: &str) -> bool {
+    s.len() == 43
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'))
+}
+
 /// Check an authorization request (see the module docs for the order).
-pub async fn check(ctx: OAuth<'_>, params: &AuthorizeParams) -> Checked {
+pub async fn check(
+    ctx: OAuth<'_>,
+    params: &AuthorizeParams,
+    budget: &clients::FetchBudget,
+) -> Checked {
     let client_id = params.client_id.as_deref().unwrap_or_default();
-    let client = match clients::find(ctx, client_id).await {
+    let client = match clients::find(ctx, client_id, budget).await {
         Ok(client) => client,
         Err(err) => return Checked::Fatal(err),
     };
@@ -140,7 +168,11 @@ pub async fn check(ctx: OAuth<'_>, params: &AuthorizeParams) -> Checked {
     let state = params.state.clone();
     let back = |err: OAuthError| {
         tracing::info!(client_id, error = %err, "refused an authorization request");
-        Checked::Redirect(error_url(&redirect_uri, issuer, state.as_deref(), &err))
+        Checked::Refused(Box::new(Refused {
+            return_to: error_url(&redirect_uri, issuer, state.as_deref(), &err),
+            return_host: redirect_uri.display_host(),
+            error: err,
+        }))
     };
     if params.response_type.as_deref() != Some("code") {
         return back(OAuthError::UnsupportedResponseType(
@@ -161,7 +193,7 @@ pub async fn check(ctx: OAuth<'_>, params: &AuthorizeParams) -> Checked {
         }
     }
     let challenge = match params.code_challenge.as_deref() {
-        Some(c) if pkce_shaped(c) => c.to_owned(),
+        Some(c) if challenge_shaped(c) => c.to_owned(),
         Some(_) => {
             return back(OAuthError::request(
                 "code_challenge must be the base64url SHA-256 of the code verifier (43 characters)",
@@ -194,6 +226,7 @@ pub async fn check(ctx: OAuth<'_>, params: &AuthorizeParams) -> Checked {
     Checked::Valid(Box::new(Valid {
         client,
         redirect_uri,
+        redirect_uri_named: params.redirect_uri.is_some(),
         code_challenge: challenge,
         scopes,
         resource,
@@ -223,6 +256,7 @@ pub async fn hold(
             created_at: ctx.now_ms,
             expires_at: ctx.now_ms.saturating_add(ctx.settings.request_ttl_ms),
             decided_at: None,
+            redirect_uri_named: valid.redirect_uri_named,
         })
         .await?;
     Ok(id)
@@ -265,6 +299,18 @@ pub async fn decide(
         ));
     };
     let redirect_uri = RedirectUri::parse(&held.redirect_uri)?;
+    // The client may have been purged, or its document changed, while the
+    // person read the page: the redirect URI must still be one of its own.
+    let still_ours = match clients::known(ctx, &held.client_id).await? {
+        Some(client) => client.redirect_uri(&redirect_uri).is_some(),
+        None => false,
+    };
+    if !still_ours {
+        tracing::info!(client_id = %held.client_id, "refused a decision: the client or its redirect URI is gone");
+        return Err(OAuthError::request(
+            "this app's registration changed while you were deciding; start again from the app",
+        ));
+    }
     let issuer = &ctx.settings.issuer;
     if !approve {
         event(ctx, &held.account_id, &held.client_id, "denied").await?;
@@ -291,6 +337,7 @@ pub async fn decide(
             created_at: ctx.now_ms,
             last_used_at: None,
             revoked_at: None,
+            redirect_uri_named: held.redirect_uri_named,
         })
         .await?;
     event(ctx, &held.account_id, &held.client_id, "authorized").await?;
@@ -422,10 +469,14 @@ async fn exchange_code(
             "the authorization code was issued to another client",
         ));
     }
+    // OAuth 2.1 §4.1.3: required when the authorization request named
+    // it, and then identical; when it named none, one sent must still be
+    // the one used.
     match params.redirect_uri.as_deref() {
         Some(uri)
             if uri == grant.redirect_uri
                 || RedirectUri::parse(uri).is_ok_and(|u| u.as_str() == grant.redirect_uri) => {}
+        None if !grant.redirect_uri_named => {}
         _ => {
             return Err(OAuthError::grant(
                 "redirect_uri must be the one the authorization request named",
@@ -442,14 +493,32 @@ async fn exchange_code(
             "code_verifier does not match the code_challenge",
         ));
     }
-    if let Some(resource) = params.resource.as_deref() {
-        ctx.settings.check_resource(resource)?;
-    }
+    same_resource(ctx, params.resource.as_deref(), &grant)?;
     if !ctx.store.use_oauth_code(&grant.id, ctx.now_ms).await? {
         return Err(code_reused(ctx, &grant).await);
     }
     let scopes = stored_scopes(&grant.scope)?;
     issue(ctx, &grant.id, scopes).await
+}
+
+/// A token request's `resource` (RFC 8707 §2.2), when it names one, must be
+/// the one the grant was made for; otherwise `invalid_target`.
+fn same_resource(
+    ctx: OAuth<'_>,
+    resource: Option<&str>,
+    grant: &OAuthGrantRecord,
+) -> Result<(), OAuthError> {
+    let Some(resource) = resource else {
+        return Ok(());
+    };
+    let asked = ctx.settings.check_resource(resource)?;
+    if asked != grant.resource {
+        return Err(OAuthError::InvalidTarget(format!(
+            "this grant is for {}; resource must be that or absent",
+            grant.resource
+        )));
+    }
+    Ok(())
 }
 
 /// A code presented again: revoke every token issued from it.
@@ -512,14 +581,17 @@ async fn refresh(
         }
         None => held,
     };
-    if let Some(resource) = params.resource.as_deref() {
-        ctx.settings.check_resource(resource)?;
-    }
+    same_resource(ctx, params.resource.as_deref(), &grant)?;
     if !ctx.store.rotate_oauth_refresh(&hash, ctx.now_ms).await? {
         return Err(refresh_reused(ctx, &grant).await);
     }
     let issued = issue(ctx, &grant.id, scopes).await?;
-    event(ctx, &grant.account_id, &grant.client_id, "refreshed").await?;
+    // The old refresh token is rotated out and the new ones exist: failing
+    // now would leave the client with neither. The activity line is
+    // best-effort.
+    if let Err(err) = event(ctx, &grant.account_id, &grant.client_id, "refreshed").await {
+        tracing::warn!(grant = %grant.id, error = %err, "could not record a refresh in the activity");
+    }
     Ok(issued)
 }
 
@@ -739,6 +811,17 @@ mod tests {
         assert!(!pkce_shaped("short"));
         assert!(!pkce_shaped(&"a".repeat(129)));
         assert!(!pkce_shaped(&format!("{}+", "a".repeat(43))));
+    }
+
+    #[test]
+    fn a_code_challenge_is_exactly_43_base64url_characters() {
+        assert!(challenge_shaped(
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        ));
+        assert!(!challenge_shaped(&"a".repeat(42)));
+        assert!(!challenge_shaped(&"a".repeat(44)));
+        assert!(!challenge_shaped(&format!("{}.", "a".repeat(42))));
+        assert!(!challenge_shaped(&format!("{}=", "a".repeat(42))));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use axum::{
 use base64::Engine;
 use bytes::Bytes;
 use serde_json::{Value, json};
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use tower_sessions::Session;
 
 use super::{
@@ -70,6 +70,45 @@ pub fn error_response(err: &OAuthError) -> Response {
     let status = StatusCode::from_u16(err.status()).unwrap_or(StatusCode::BAD_REQUEST);
     let body = json!({ "error": err.code(), "error_description": err.description() });
     no_store((status, axum::Json(body)).into_response())
+}
+
+// ---- CORS ----------------------------------------------------------------
+
+/// CORS of the public OAuth endpoints (routed in `startup`): a preflight
+/// `OPTIONS` is answered 204 here; every response allows any origin, with
+/// no credentials (these endpoints take no cookies, and a token request's
+/// only secret is in its own body or `Authorization` header).
+pub async fn public_cors(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let mut response = if request.method() == axum::http::Method::OPTIONS {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        next.run(request).await
+    };
+    let headers = response.headers_mut();
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("GET, POST, OPTIONS"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static("authorization, content-type, mcp-protocol-version"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static("www-authenticate, retry-after"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static("86400"),
+    );
+    response
 }
 
 // ---- discovery -----------------------------------------------------------
@@ -144,6 +183,31 @@ async fn read(body: Body) -> Result<Bytes, Response> {
     })
 }
 
+/// A client IP as a rate-limit key: an IPv4 address (or an IPv4-mapped
+/// IPv6 one) as itself, any other IPv6 address as its /64, since one
+/// subscriber commonly holds a whole /64 and could otherwise step
+/// through 2^64 fresh buckets.
+pub fn rate_key_ip(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let s = v6.segments();
+                let prefix = Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0);
+                format!("{prefix}/64")
+            }
+        },
+    }
+}
+
+fn per_hour(per_hour: u32, burst: u32) -> RateRule {
+    RateRule {
+        per_second: f64::from(per_hour.max(1)) / 3600.0,
+        burst: burst.max(1),
+    }
+}
+
 /// `POST /register` (RFC 7591): rate limited per client IP.
 pub async fn register(
     State(state): State<AppState>,
@@ -151,12 +215,9 @@ pub async fn register(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let ip = crate::http::client_ip(&state, peer, &headers);
+    let ip = rate_key_ip(crate::http::client_ip(&state, peer, &headers));
     let config = &state.config().oauth;
-    let rule = RateRule {
-        per_second: f64::from(config.register_per_hour) / 3600.0,
-        burst: config.register_burst,
-    };
+    let rule = per_hour(config.register_per_hour, config.register_burst);
     match state
         .store()
         .take_rate_tokens(&format!("oauth-register:{ip}"), state.now_ms(), rule, 1)
@@ -217,7 +278,10 @@ fn abilities(scopes: crate::accounts::Scopes) -> Vec<String> {
     use crate::accounts::Scope;
     let mut out = Vec::new();
     if scopes.allows(Scope::Read) {
-        out.push("read your watched wallets, reports and positions".to_owned());
+        out.push(
+            "see, add, remove and label your watched wallets; read reports, positions and ledgers"
+                .to_owned(),
+        );
     }
     if scopes.allows(Scope::Scan) {
         out.push("start scans on your behalf".to_owned());
@@ -232,6 +296,36 @@ async fn error_page(
     status: StatusCode,
     err: &OAuthError,
 ) -> Response {
+    oauth_error_page(state, parts, session, status, err, None).await
+}
+
+/// A pre-consent refusal of a known client and redirect URI: 400, the
+/// error, and a "Return to {host}" link the person clicks.
+async fn refused_page(
+    state: &AppState,
+    parts: &Parts,
+    session: &Session,
+    refused: &flow::Refused,
+) -> Response {
+    oauth_error_page(
+        state,
+        parts,
+        session,
+        StatusCode::BAD_REQUEST,
+        &refused.error,
+        Some((refused.return_to.clone(), refused.return_host.clone())),
+    )
+    .await
+}
+
+async fn oauth_error_page(
+    state: &AppState,
+    parts: &Parts,
+    session: &Session,
+    status: StatusCode,
+    err: &OAuthError,
+    back: Option<(String, String)>,
+) -> Response {
     if let OAuthError::Store(e) = err {
         tracing::error!(error = %e, "authorize storage failure");
     }
@@ -239,13 +333,14 @@ async fn error_page(
         Ok((viewer, _)) => viewer,
         Err(e) => return e.into_response(),
     };
+    let (return_to, return_host) = back.unzip();
     let portal = app::Portal {
         viewer,
-        page: app::account::PortalPage::OAuthError(format!(
-            "{}: {}",
-            err.code(),
-            err.description()
-        )),
+        page: app::account::PortalPage::OAuthError(app::account::OAuthErrorView {
+            message: format!("{}: {}", err.code(), err.description()),
+            return_to,
+            return_host,
+        }),
     };
     portal::render(state, "/authorize", status, portal).await
 }
@@ -265,8 +360,10 @@ pub fn safe_next(next: &str) -> Option<&str> {
 /// signed-in one sees the consent page.
 pub async fn authorize(
     State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     axum::Extension(parts): axum::Extension<Parts>,
     session: Session,
+    headers: HeaderMap,
     uri: Uri,
 ) -> Response {
     let params: AuthorizeParams = match serde_urlencoded::from_str(uri.query().unwrap_or("")) {
@@ -276,7 +373,15 @@ pub async fn authorize(
             return error_page(&state, &parts, &session, StatusCode::BAD_REQUEST, &err).await;
         }
     };
-    let checked = with_ctx!(&state, |ctx| flow::check(ctx, &params).await);
+    let config = &state.config().oauth;
+    let budget = clients::FetchBudget {
+        bucket: format!(
+            "oauth-cimd:{}",
+            rate_key_ip(crate::http::client_ip(&state, peer, &headers))
+        ),
+        rule: per_hour(config.metadata_fetch_per_hour, config.metadata_fetch_burst),
+    };
+    let checked = with_ctx!(&state, |ctx| flow::check(ctx, &params, &budget).await);
     let valid = match checked {
         Checked::Fatal(err) => {
             let status = if matches!(err, OAuthError::Store(_)) {
@@ -286,7 +391,11 @@ pub async fn authorize(
             };
             return error_page(&state, &parts, &session, status, &err).await;
         }
-        Checked::Redirect(url) => return found(&url),
+        // Never an automatic redirect before the person decides: the
+        // page shows the error and a link back they may click.
+        Checked::Refused(refused) => {
+            return refused_page(&state, &parts, &session, &refused).await;
+        }
         Checked::Valid(valid) => valid,
     };
     let (viewer, signed_in) = match portal::viewer(&state, &parts, &session).await {
@@ -554,6 +663,16 @@ pub fn internal(err: &OAuthError) -> AppError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rate_limit_keys_take_ipv6_on_its_64_and_ipv4_as_itself() {
+        let key = |s: &str| rate_key_ip(s.parse().unwrap());
+        assert_eq!(key("203.0.113.7"), "203.0.113.7");
+        assert_eq!(key("::ffff:203.0.113.7"), "203.0.113.7");
+        assert_eq!(key("2001:db8:1:2:3:4:5:6"), "2001:db8:1:2::/64");
+        assert_eq!(key("2001:db8:1:2:ffff::1"), key("2001:db8:1:2::9"));
+        assert_ne!(key("2001:db8:1:3::1"), key("2001:db8:1:2::1"));
+    }
 
     #[test]
     fn only_same_origin_relative_paths_are_safe_next_targets() {

@@ -81,13 +81,18 @@ pub fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_public_v4(v4),
         IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
+            if let Some(v4) = embedded_v4(v6) {
                 return is_public_v4(v4);
             }
-            let first = v6.segments()[0];
+            let seg = v6.segments();
+            let first = seg[0];
             !(v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
+                || seg[..6] == [0; 6] // ::/96, IPv4-compatible (deprecated)
+                || first == 0x2002 // 6to4 2002::/16: reaches any IPv4 address
+                || (first == 0x2001 && seg[1] == 0) // Teredo 2001::/32
+                || (first == 0x0100 && seg[1..4] == [0; 3]) // discard-only 100::/64
                 || (first & 0xfe00) == 0xfc00 // unique local
                 || (first & 0xffc0) == 0xfe80 // link-local
                 || (first & 0xffc0) == 0xfec0 // site-local (deprecated)
@@ -96,6 +101,21 @@ pub fn is_public(ip: IpAddr) -> bool {
                 || v6 == Ipv6Addr::LOCALHOST)
         }
     }
+}
+
+/// The IPv4 address an IPv6 one stands for: IPv4-mapped (`::ffff:a.b.c.d`)
+/// or the NAT64 well-known prefix (`64:ff9b::a.b.c.d`), which are checked
+/// as the IPv4 address they reach.
+fn embedded_v4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
+    if let Some(v4) = v6.to_ipv4_mapped() {
+        return Some(v4);
+    }
+    let seg = v6.segments();
+    if seg[..6] == [0x0064, 0xff9b, 0, 0, 0, 0] {
+        let [.., a, b, c, d] = v6.octets();
+        return Some(Ipv4Addr::new(a, b, c, d));
+    }
+    None
 }
 
 fn is_public_v4(ip: Ipv4Addr) -> bool {
@@ -162,6 +182,10 @@ impl MetadataFetcher for HttpFetcher {
         let loopback_only = addrs.iter().all(|a| a.ip().is_loopback());
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
+            // HTTP(S)_PROXY would send the request to the proxy, which
+            // resolves the host again: the address checks above would be
+            // for nothing.
+            .no_proxy()
             .timeout(self.timeout)
             .resolve_to_addrs(&host, &addrs)
             .danger_accept_invalid_certs(self.allow_loopback && loopback_only)
@@ -246,6 +270,26 @@ mod tests {
         for ip in ["1.1.1.1", "8.8.8.8", "2606:4700:4700::1111"] {
             assert!(is_public(ip.parse().unwrap()), "{ip}");
         }
+    }
+
+    #[test]
+    fn ipv6_transition_and_reserved_ranges_are_not_public() {
+        for ip in [
+            "2002:7f00:1::1",      // 6to4 of 127.0.0.1
+            "2002:a9fe:a9fe::1",   // 6to4 of 169.254.169.254
+            "2001:0:4136:e378::1", // Teredo
+            "::7f00:1",            // IPv4-compatible ::/96
+            "::a9fe:a9fe",
+            "100::1", // discard-only 100::/64
+            "64:ff9b::7f00:1",
+            "64:ff9b::a9fe:a9fe",
+            "::ffff:10.0.0.1",
+        ] {
+            assert!(!is_public(ip.parse().unwrap()), "{ip}");
+        }
+        // A NAT64 address of a public IPv4 host is checked as that host.
+        assert!(is_public("64:ff9b::808:808".parse().unwrap()));
+        assert!(is_public("2001:4860:4860::8888".parse().unwrap()));
     }
 
     #[test]

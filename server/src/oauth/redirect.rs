@@ -4,10 +4,14 @@
 //! Allowed: `https` anywhere; `http` on a loopback host only (`localhost`,
 //! `127.0.0.1`, `[::1]`), where the port is ignored when matching because
 //! a native app picks a free port each time (RFC 8252 §7.3); and
-//! private-use schemes of native apps (`cursor://…`, `com.example.app:/cb`,
-//! RFC 8252 §7.1). Never a fragment, a wildcard, user info, or a scheme a
-//! browser would run (`javascript:`, `data:`, `file:` …). Everything else
-//! matches exactly, after URL normalisation.
+//! private-use schemes of native apps, which RFC 8252 §7.1 says are
+//! reverse domain names (`com.example.app:/cb`): a scheme with a dot, or
+//! one of the few MCP hosts whose scheme has none ([`DOTLESS_APP_SCHEMES`]:
+//! `cursor://anysphere.cursor-mcp/oauth/callback`). Any other scheme is
+//! refused: one the OS hands to a handler (`ms-msdt:`, `search-ms:`,
+//! `mailto:`) or a browser runs (`javascript:`, `data:`, `file:`) is no
+//! place to send a code. Never a fragment, a wildcard or user info.
+//! Everything else matches exactly, after URL normalisation.
 
 use std::fmt;
 
@@ -18,19 +22,20 @@ use super::OAuthError;
 /// The longest redirect URI accepted.
 const MAX_LEN: usize = 2000;
 
-/// Schemes that are never a redirect target.
-const FORBIDDEN_SCHEMES: [&str; 10] = [
-    "javascript",
-    "data",
-    "file",
-    "vbscript",
-    "about",
-    "blob",
-    "ftp",
-    "ws",
-    "wss",
-    "view-source",
-];
+/// Private-use schemes of known MCP hosts that are not reverse domain
+/// names.
+pub const DOTLESS_APP_SCHEMES: [&str; 5] =
+    ["cursor", "vscode", "vscode-insiders", "windsurf", "claude"];
+
+/// Whether `scheme` (already lowercase, as `url` keeps it) is a private-use
+/// scheme a native app may own.
+fn is_app_scheme(scheme: &str) -> bool {
+    let reverse_dns = scheme.contains('.')
+        && scheme
+            .split('.')
+            .all(|label| !label.is_empty() && label.starts_with(|c: char| c.is_ascii_alphabetic()));
+    reverse_dns || DOTLESS_APP_SCHEMES.contains(&scheme)
+}
 
 /// A redirect URI that passed the rules above.
 #[derive(Clone, PartialEq, Eq)]
@@ -75,10 +80,12 @@ impl RedirectUri {
                 }
                 true
             }
-            scheme if FORBIDDEN_SCHEMES.contains(&scheme) => {
-                return Err(refuse("this scheme is not a redirect target"));
+            scheme if is_app_scheme(scheme) => false,
+            _ => {
+                return Err(refuse(
+                    "a private-use scheme must be a reverse domain name (com.example.app:/callback)",
+                ));
             }
-            _ => false,
         };
         Ok(Self { url, loopback })
     }
@@ -195,6 +202,36 @@ mod tests {
             "JavaScript:alert(1)",
         ] {
             assert!(RedirectUri::parse(uri).is_err(), "{uri}");
+        }
+    }
+
+    #[test]
+    fn only_reverse_dns_or_allowlisted_app_schemes_are_accepted() {
+        for uri in [
+            "cursor://anysphere.cursor-mcp/oauth/callback",
+            "vscode://vscode.github-authentication/did-authenticate",
+            "vscode-insiders://callback",
+            "windsurf://codeium.windsurf/callback",
+            "claude://oauth/callback",
+            "com.example.app:/oauth2redirect",
+            "io.modelcontextprotocol.inspector:/cb",
+        ] {
+            ok(uri);
+        }
+        for uri in [
+            "ms-msdt:/id PCWDiagnostic",
+            "ms-msdt:/id",
+            "search-ms:query=x",
+            "mailto:a@example.com",
+            "javascript:alert(1)",
+            "data:text/html,x",
+            "file:///etc/passwd",
+            "myapp://callback",
+            "ftp://example.com/cb",
+            "com..example:/cb",
+        ] {
+            let err = RedirectUri::parse(uri).unwrap_err();
+            assert_eq!(err.code(), "invalid_redirect_uri", "{uri}");
         }
     }
 

@@ -42,6 +42,8 @@ pub struct OAuthRequestRecord {
     pub created_at: UnixMillis,
     pub expires_at: UnixMillis,
     pub decided_at: Option<UnixMillis>,
+    /// The request named `redirect_uri` (else the client's only one was used).
+    pub redirect_uri_named: bool,
 }
 
 /// One grant: an approval, its code, and the family of tokens from it.
@@ -60,6 +62,8 @@ pub struct OAuthGrantRecord {
     pub created_at: UnixMillis,
     pub last_used_at: Option<UnixMillis>,
     pub revoked_at: Option<UnixMillis>,
+    /// The authorization request named `redirect_uri`: `/token` must too.
+    pub redirect_uri_named: bool,
 }
 
 /// One access or refresh token (by hash).
@@ -108,7 +112,7 @@ const CLIENT_COLUMNS: &str = "id, kind, name, redirect_uris, auth_method, secret
                               created_at, last_used_at, cache_until";
 const GRANT_COLUMNS: &str = "id, client_id, account_id, scope, resource, redirect_uri, code_hash, \
                              code_challenge, code_expires_at, code_used_at, created_at, \
-                             last_used_at, revoked_at";
+                             last_used_at, revoked_at, redirect_uri_named";
 
 impl Store {
     /// Insert a registered client.
@@ -172,14 +176,21 @@ impl Store {
             .await?))
     }
 
-    /// Delete registered clients created at or before `cutoff` that never
-    /// got a code. The number deleted.
-    pub async fn purge_unused_oauth_clients(&self, cutoff: UnixMillis) -> Result<u64, StoreError> {
+    /// Delete clients that never got a code: registered ones created at or
+    /// before `cutoff`, metadata-document ones whose cache ran out before
+    /// `now`. The number deleted.
+    pub async fn purge_unused_oauth_clients(
+        &self,
+        cutoff: UnixMillis,
+        now: UnixMillis,
+    ) -> Result<u64, StoreError> {
         Ok(on_pool!(&self.pool, |pool| sqlx::query(
-            "DELETE FROM oauth_clients WHERE kind = 'registered' AND last_used_at IS NULL \
-             AND created_at <= $1"
+            "DELETE FROM oauth_clients WHERE last_used_at IS NULL AND \
+             ((kind = 'registered' AND created_at <= $1) \
+              OR (kind = 'metadata' AND cache_until < $2))"
         )
         .bind(cutoff)
+        .bind(now)
         .execute(pool)
         .await?
         .rows_affected()))
@@ -188,8 +199,8 @@ impl Store {
     pub async fn insert_oauth_request(&self, r: &OAuthRequestRecord) -> Result<(), StoreError> {
         on_pool!(&self.pool, |pool| sqlx::query(
             "INSERT INTO oauth_requests (id, client_id, account_id, redirect_uri, code_challenge, \
-             scope, resource, state, created_at, expires_at, decided_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+             scope, resource, state, created_at, expires_at, decided_at, redirect_uri_named) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
         )
         .bind(&r.id)
         .bind(&r.client_id)
@@ -202,6 +213,7 @@ impl Store {
         .bind(r.created_at)
         .bind(r.expires_at)
         .bind(r.decided_at)
+        .bind(r.redirect_uri_named)
         .execute(pool)
         .await
         .map(|_| ())?);
@@ -242,7 +254,8 @@ impl Store {
         }
         Ok(on_pool!(&self.pool, |pool| sqlx::query_as(
             "SELECT id, client_id, account_id, redirect_uri, code_challenge, scope, resource, \
-             state, created_at, expires_at, decided_at FROM oauth_requests WHERE id = $1"
+             state, created_at, expires_at, decided_at, redirect_uri_named \
+             FROM oauth_requests WHERE id = $1"
         )
         .bind(id)
         .fetch_optional(pool)
@@ -256,8 +269,8 @@ impl Store {
             sqlx::query(
                 "INSERT INTO oauth_grants (id, client_id, account_id, scope, resource, \
                  redirect_uri, code_hash, code_challenge, code_expires_at, code_used_at, \
-                 created_at, last_used_at, revoked_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                 created_at, last_used_at, revoked_at, redirect_uri_named) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
             )
             .bind(&g.id)
             .bind(&g.client_id)
@@ -272,6 +285,7 @@ impl Store {
             .bind(g.created_at)
             .bind(g.last_used_at)
             .bind(g.revoked_at)
+            .bind(g.redirect_uri_named)
             .execute(&mut *tx)
             .await?;
             sqlx::query(

@@ -391,14 +391,14 @@ async fn protected_resource_metadata_path_forms_snapshot() {
 }
 
 #[tokio::test]
-async fn anonymous_callers_of_mcp_account_get_401_naming_its_resource_metadata() {
+async fn anonymous_callers_of_mcp_account_get_401_naming_its_resource_metadata_and_scopes() {
     let (app, _) = spawn_default().await;
     let (status, challenge, _) = ping_on(&app, "/mcp/account", None).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert_eq!(
         challenge,
         format!(
-            "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp/account\"",
+            "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp/account\", scope=\"read scan\"",
             app.base
         )
     );
@@ -435,7 +435,7 @@ async fn an_anonymous_401_on_v1_names_the_resource_metadata() {
     assert_eq!(
         response.headers()["www-authenticate"].to_str().unwrap(),
         format!(
-            "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource\"",
+            "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource\", scope=\"read scan\"",
             app.base
         )
     );
@@ -595,18 +595,72 @@ async fn unused_registrations_are_purged_after_the_configured_time_and_used_ones
 
 // -------------------------------------------------------------- authorize
 
-/// An authorization request refused back to the client: its query.
+/// The `href` of the "Return to" link of a refusal page, unescaped.
+fn return_link(html: &str) -> Option<String> {
+    let at = html.find("id=\"oauth-return\" href=\"")?;
+    let rest = &html[at + "id=\"oauth-return\" href=\"".len()..];
+    Some(rest[..rest.find('"')?].replace("&amp;", "&"))
+}
+
+/// An authorization request refused before consent, for a known client
+/// and redirect URI: a 400 page (never a redirect) whose "Return to" link
+/// carries the error; the link's query.
 async fn refused_back(app: &TestApp, params: &[(&str, &str)]) -> HashMap<String, String> {
     let mut browser = Browser::new();
     sign_in(&mut browser, app).await;
     let response = browser.get(&authorize_url(app, params)).await;
-    assert_eq!(response.status(), StatusCode::FOUND);
-    let back = location(&response);
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    assert!(response.headers().get(header::LOCATION).is_none());
+    let html = response.text().await.unwrap();
+    assert!(html.contains("id=\"oauth-error\""), "{html}");
+    assert!(hidden(&html, "request_id").is_none(), "no consent form");
+    assert!(html.contains("Return to localhost"), "{html}");
+    let back = url::Url::parse(&return_link(&html).unwrap()).unwrap();
     assert!(back.as_str().starts_with(LOOPBACK), "{back}");
     let q = query(&back);
     assert_eq!(q["state"], "st-123");
     assert_eq!(q["iss"], app.base);
+    assert!(q.contains_key("error_description"));
     q
+}
+
+#[tokio::test]
+async fn a_bad_response_type_is_an_error_page_with_a_return_link_never_an_automatic_redirect() {
+    let (app, _) = spawn_default().await;
+    let client_id = register(&app, &[LOOPBACK]).await;
+    let (_, challenge) = pkce();
+    let mut params = standard_params(&client_id, LOOPBACK, &challenge);
+    params.retain(|(k, _)| *k != "response_type");
+    params.push(("response_type", "token"));
+    let q = refused_back(&app, &params).await;
+    assert_eq!(q["error"], "unsupported_response_type");
+    // Signed out too: the page, not a redirect to the client or sign-in.
+    let response = app
+        .client
+        .get(authorize_url(&app, &params))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    assert!(response.headers().get(header::LOCATION).is_none());
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_code_challenge_that_is_not_43_base64url_characters_is_refused() {
+    let (app, _) = spawn_default().await;
+    let client_id = register(&app, &[LOOPBACK]).await;
+    for bad in [
+        "a".repeat(44),
+        "a".repeat(128),
+        format!("{}.", "a".repeat(42)),
+        format!("{}~", "a".repeat(42)),
+    ] {
+        let q = refused_back(&app, &standard_params(&client_id, LOOPBACK, &bad)).await;
+        assert_eq!(q["error"], "invalid_request", "{bad}");
+        assert!(q["error_description"].contains("43"), "{bad}");
+    }
+    app.stop().await;
 }
 
 #[tokio::test]
@@ -811,12 +865,20 @@ async fn the_consent_page_names_the_client_where_it_returns_what_it_may_do_and_w
     let (_, _, html) = consent(&mut browser, &authorize_url(&app, &params)).await;
     assert!(html.contains("Test Agent"));
     assert!(html.contains(CLAUDE_AI) && html.contains("claude.ai"));
-    assert!(html.contains("read your watched wallets, reports and positions"));
+    assert!(html.contains(
+        "see, add, remove and label your watched wallets; read reports, positions and ledgers"
+    ));
     assert!(
         !html.contains("start scans on your behalf"),
         "only the granted scopes"
     );
-    assert!(html.contains("never be able to change your account or billing"));
+    assert!(
+        html.contains("It will never be able to change your sign-in methods, keys or billing.")
+    );
+    assert!(
+        html.contains("Test Agent (unverified) to your account?"),
+        "{html}"
+    );
     assert!(
         html.contains(&account) || html.contains("Solana wallet"),
         "{html}"
@@ -1388,13 +1450,38 @@ async fn an_oauth_token_with_read_only_cannot_scan() {
 
 /// Serve metadata documents on loopback: `/good`, `/liar`, `/big`, `/moved`.
 async fn metadata_server(redirect: &'static str) -> String {
+    metadata_server_counted(redirect).await.0
+}
+
+/// [`metadata_server`], with how many requests it has answered; `/broken`
+/// answers 500, `/any/{n}` a good document for its own URL.
+async fn metadata_server_counted(
+    redirect: &'static str,
+) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
     use axum::{Router, http::HeaderMap as H, response::IntoResponse, routing::get};
+    use std::sync::atomic::{AtomicUsize, Ordering};
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await
         .unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let good_id = format!("{base}/good");
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = hits.clone();
+    let any_base = base.clone();
     let router = Router::new()
+        .route(
+            "/broken",
+            get(|| async { (axum::http::StatusCode::INTERNAL_SERVER_ERROR, "down") }),
+        )
+        .route(
+            "/any/{n}",
+            get(move |axum::extract::Path(n): axum::extract::Path<String>| {
+                let id = format!("{any_base}/any/{n}");
+                async move {
+                    axum::Json(json!({"client_id": id, "client_name": "Any", "redirect_uris": [redirect]}))
+                }
+            }),
+        )
         .route(
             "/good",
             get(move || {
@@ -1417,11 +1504,20 @@ async fn metadata_server(redirect: &'static str) -> String {
             "/big",
             get(move || async move { format!("{{\"client_name\": \"{}\"}}", "x".repeat(20_000)) }),
         )
-        .route("/moved", get(|| async { axum::response::Redirect::temporary("/good") }));
+        .route("/moved", get(|| async { axum::response::Redirect::temporary("/good") }))
+        .layer(axum::middleware::map_request(
+            move |r: axum::extract::Request| {
+                let counter = counter.clone();
+                async move {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    r
+                }
+            },
+        ));
     tokio::spawn(async move {
         let _ = axum::serve(listener, router).await;
     });
-    base
+    (base, hits)
 }
 
 async fn spawn_loopback_metadata() -> (TestApp, ManualClock) {
@@ -1441,10 +1537,13 @@ async fn a_metadata_document_client_completes_the_flow_without_registering() {
         &authorize_url(&app, &standard_params(&client_id, LOOPBACK, &challenge)),
     )
     .await;
+    let host = base.trim_start_matches("http://");
     assert!(
-        html.contains("Metadata Agent") && html.contains("127.0.0.1"),
-        "{html}"
+        html.contains("Metadata Agent")
+            && html.contains(&format!("published by <strong>{host}</strong>")),
+        "the document's host with its port: {html}"
     );
+    assert!(!html.contains("(unverified)"), "{html}");
     let code = query(&location(
         &decide(&mut browser, &app, &request_id, &csrf, "approve").await,
     ))["code"]
@@ -1659,5 +1758,463 @@ async fn a_code_exchanged_twice_at_once_issues_once_and_the_race_revokes_it() {
         StatusCode::UNAUTHORIZED,
         "a second use revokes what the first got"
     );
+    app.stop().await;
+}
+
+// ------------------------------------------------------- review hardening
+
+fn hits(counter: &std::sync::atomic::AtomicUsize) -> usize {
+    counter.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+#[tokio::test]
+async fn portal_pages_and_the_consent_page_refuse_to_be_framed() {
+    let (app, _) = spawn_default().await;
+    let mut browser = Browser::new();
+    sign_in(&mut browser, &app).await;
+    let client_id = register(&app, &[LOOPBACK]).await;
+    let (_, challenge) = pkce();
+    let consent_url = authorize_url(&app, &standard_params(&client_id, LOOPBACK, &challenge));
+    for url in [
+        consent_url,
+        app.url("/signin"),
+        app.url("/keys"),
+        app.url("/wallets"),
+        app.url("/"),
+    ] {
+        let response = browser.get(&url).await;
+        let headers = response.headers();
+        assert_eq!(headers["x-frame-options"], "DENY", "{url}");
+        let csp: Vec<_> = headers.get_all("content-security-policy").iter().collect();
+        assert_eq!(csp.len(), 1, "one policy on {url}");
+        assert!(
+            csp[0].to_str().unwrap().contains("frame-ancestors 'none'"),
+            "{url}"
+        );
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn public_oauth_endpoints_answer_cors_preflight_and_pages_do_not() {
+    let (app, _) = spawn_default().await;
+    for path in [
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp/account",
+        "/register",
+        "/token",
+        "/revoke",
+    ] {
+        let preflight = app
+            .client
+            .request(reqwest::Method::OPTIONS, app.url(path))
+            .header("origin", "http://localhost:6274")
+            .header("access-control-request-method", "POST")
+            .header("access-control-request-headers", "content-type")
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            preflight.status().is_success(),
+            "{path}: {}",
+            preflight.status()
+        );
+        let h = preflight.headers();
+        assert_eq!(h["access-control-allow-origin"], "*", "{path}");
+        assert!(
+            h["access-control-allow-methods"]
+                .to_str()
+                .unwrap()
+                .contains("POST")
+        );
+        assert!(
+            h["access-control-allow-headers"]
+                .to_str()
+                .unwrap()
+                .contains("content-type")
+        );
+        assert!(
+            h.get("access-control-allow-credentials").is_none(),
+            "{path}"
+        );
+    }
+    // Real answers carry it too, errors included.
+    let doc = app
+        .client
+        .get(app.url("/.well-known/oauth-authorization-server"))
+        .header("origin", "http://localhost:6274")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(doc.headers()["access-control-allow-origin"], "*");
+    let refused = token(&app, &[("grant_type", "password")]).await;
+    assert_eq!(refused.headers()["access-control-allow-origin"], "*");
+    // Never on /authorize or portal pages.
+    for path in ["/authorize", "/signin", "/keys"] {
+        let response = app
+            .client
+            .get(app.url(path))
+            .header("origin", "http://localhost:6274")
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            response
+                .headers()
+                .get("access-control-allow-origin")
+                .is_none(),
+            "{path}"
+        );
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn registering_a_scheme_an_os_hands_to_a_handler_is_refused() {
+    let (app, _) = spawn_default().await;
+    for uri in [
+        "ms-msdt:/id",
+        "search-ms:query=x",
+        "mailto:a@example.com",
+        "myapp://callback",
+    ] {
+        let response = register_raw(
+            &app,
+            &json!({"redirect_uris": [uri], "token_endpoint_auth_method": "none"}),
+        )
+        .await;
+        oauth_error(response, StatusCode::BAD_REQUEST, "invalid_redirect_uri").await;
+    }
+    register(&app, &["cursor://anysphere.cursor-mcp/oauth/callback"]).await;
+    register(&app, &["com.example.agent:/oauth/callback"]).await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_token_request_for_our_other_resource_than_the_grants_is_invalid_target() {
+    let (app, _) = spawn_default().await;
+    // The grant is for /mcp (no resource at /authorize).
+    let (_, client_id, code, verifier) = approved(&app, LOOPBACK).await;
+    let account = format!("{}/mcp/account", app.base);
+    let response = token(
+        &app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", LOOPBACK),
+            ("client_id", &client_id),
+            ("code_verifier", &verifier),
+            ("resource", &account),
+        ],
+    )
+    .await;
+    oauth_error(response, StatusCode::BAD_REQUEST, "invalid_target").await;
+    // The same resource as the grant's is fine, and so on refresh.
+    let mcp = format!("{}/mcp", app.base);
+    let response = token(
+        &app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", LOOPBACK),
+            ("client_id", &client_id),
+            ("code_verifier", &verifier),
+            ("resource", &mcp),
+        ],
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let issued: Value = response.json().await.unwrap();
+    let refresh_token = issued["refresh_token"].as_str().unwrap();
+    let response = token(
+        &app,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh_token),
+            ("client_id", &client_id),
+            ("resource", &account),
+        ],
+    )
+    .await;
+    oauth_error(response, StatusCode::BAD_REQUEST, "invalid_target").await;
+    app.stop().await;
+}
+
+async fn confidential(app: &TestApp, method: &str) -> (String, String) {
+    let response = register_raw(
+        app,
+        &json!({"client_name": "Backend", "redirect_uris": [LOOPBACK], "token_endpoint_auth_method": method}),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let body: Value = response.json().await.unwrap();
+    (
+        body["client_id"].as_str().unwrap().to_owned(),
+        body["client_secret"].as_str().unwrap().to_owned(),
+    )
+}
+
+#[tokio::test]
+async fn a_client_must_send_its_secret_the_way_it_registered() {
+    let (app, _) = spawn_default().await;
+    let basic = |id: &str, secret: &str| {
+        format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(format!("{id}:{secret}"))
+        )
+    };
+    // Registered client_secret_basic, sends it in the body: refused.
+    let (id, secret) = confidential(&app, "client_secret_basic").await;
+    let response = token(
+        &app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", "x"),
+            ("client_id", &id),
+            ("client_secret", &secret),
+        ],
+    )
+    .await;
+    oauth_error(response, StatusCode::UNAUTHORIZED, "invalid_client").await;
+    // The registered way gets as far as judging the code.
+    let response = app
+        .client
+        .post(app.url("/token"))
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::AUTHORIZATION, basic(&id, &secret))
+        .body("grant_type=authorization_code&code=x")
+        .send()
+        .await
+        .unwrap();
+    oauth_error(response, StatusCode::BAD_REQUEST, "invalid_grant").await;
+    // Registered client_secret_post, sends Basic: refused.
+    let (id, secret) = confidential(&app, "client_secret_post").await;
+    let response = app
+        .client
+        .post(app.url("/token"))
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::AUTHORIZATION, basic(&id, &secret))
+        .body("grant_type=authorization_code&code=x")
+        .send()
+        .await
+        .unwrap();
+    oauth_error(response, StatusCode::UNAUTHORIZED, "invalid_client").await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_client_name_loses_bidi_and_zero_width_characters() {
+    let (app, _) = spawn_default().await;
+    let response = register_raw(
+        &app,
+        &json!({
+            "client_name": "Cla\u{200B}ude \u{202E}tnegA\u{202C}\u{2066}x\u{2069}\u{FEFF}",
+            "redirect_uris": [LOOPBACK],
+            "token_endpoint_auth_method": "none",
+        }),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["client_name"], "Claude tnegAx");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_decision_for_a_client_purged_meanwhile_is_refused_and_issues_nothing() {
+    let (app, clock) = spawn(|c| c.oauth.unused_client_ttl_secs = 60).await;
+    let mut browser = Browser::new();
+    sign_in(&mut browser, &app).await;
+    let client_id = register(&app, &[LOOPBACK]).await;
+    let (_, challenge) = pkce();
+    let (request_id, csrf, _) = consent(
+        &mut browser,
+        &authorize_url(&app, &standard_params(&client_id, LOOPBACK, &challenge)),
+    )
+    .await;
+    clock.advance_ms(61_000);
+    register(&app, &[CLAUDE_AI]).await; // purges the unused client
+    assert!(
+        app.state
+            .store()
+            .oauth_client(&client_id)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let response = decide(&mut browser, &app, &request_id, &csrf, "approve").await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    assert!(response.headers().get(header::LOCATION).is_none());
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn token_and_revoke_never_fetch_a_metadata_document() {
+    let (app, _) = spawn_loopback_metadata().await;
+    let (base, counter) = metadata_server_counted(LOOPBACK).await;
+    let client_id = format!("{base}/good");
+    let response = token(
+        &app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", "x"),
+            ("client_id", &client_id),
+        ],
+    )
+    .await;
+    oauth_error(response, StatusCode::UNAUTHORIZED, "invalid_client").await;
+    let response = app
+        .client
+        .post(app.url("/revoke"))
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(serde_urlencoded::to_string([("token", "x"), ("client_id", &client_id)]).unwrap())
+        .send()
+        .await
+        .unwrap();
+    oauth_error(response, StatusCode::UNAUTHORIZED, "invalid_client").await;
+    assert_eq!(hits(&counter), 0, "nothing fetched");
+    assert!(
+        app.state
+            .store()
+            .oauth_client(&client_id)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn metadata_document_fetches_are_rate_limited_per_client_ip() {
+    let (app, _) = spawn(|c| {
+        c.oauth.metadata_allow_loopback = true;
+        c.oauth.metadata_fetch_burst = 2;
+        c.oauth.metadata_fetch_per_hour = 1;
+    })
+    .await;
+    let (base, counter) = metadata_server_counted(LOOPBACK).await;
+    let mut browser = Browser::new();
+    sign_in(&mut browser, &app).await;
+    let (_, challenge) = pkce();
+    for n in 0..2 {
+        let id = format!("{base}/any/{n}");
+        consent(
+            &mut browser,
+            &authorize_url(&app, &standard_params(&id, LOOPBACK, &challenge)),
+        )
+        .await;
+    }
+    assert_eq!(hits(&counter), 2);
+    let id = format!("{base}/any/third");
+    let response = browser
+        .get(&authorize_url(
+            &app,
+            &standard_params(&id, LOOPBACK, &challenge),
+        ))
+        .await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let html = response.text().await.unwrap();
+    assert!(
+        html.contains("too many client metadata documents"),
+        "{html}"
+    );
+    assert_eq!(hits(&counter), 2, "the third was not fetched");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_failed_metadata_fetch_is_remembered_for_sixty_seconds() {
+    let (app, clock) = spawn_loopback_metadata().await;
+    let (base, counter) = metadata_server_counted(LOOPBACK).await;
+    let id = format!("{base}/broken");
+    let (_, challenge) = pkce();
+    let url = authorize_url(&app, &standard_params(&id, LOOPBACK, &challenge));
+    error_page(&app, &url).await;
+    assert_eq!(hits(&counter), 1);
+    clock.advance_ms(30_000);
+    let html = error_page(&app, &url).await;
+    assert!(html.contains("a moment ago"), "{html}");
+    assert_eq!(hits(&counter), 1, "not fetched again within the minute");
+    clock.advance_ms(31_000);
+    error_page(&app, &url).await;
+    assert_eq!(hits(&counter), 2, "fetched again after it");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn an_unused_metadata_client_is_purged_once_its_cache_expires_and_a_used_one_kept() {
+    let (app, clock) = spawn_loopback_metadata().await;
+    let base = metadata_server(LOOPBACK).await;
+    let mut browser = Browser::new();
+    sign_in(&mut browser, &app).await;
+    let (_, challenge) = pkce();
+    let unused = format!("{base}/any/unused");
+    consent(
+        &mut browser,
+        &authorize_url(&app, &standard_params(&unused, LOOPBACK, &challenge)),
+    )
+    .await;
+    let used = format!("{base}/good");
+    let (request_id, csrf, _) = consent(
+        &mut browser,
+        &authorize_url(&app, &standard_params(&used, LOOPBACK, &challenge)),
+    )
+    .await;
+    decide(&mut browser, &app, &request_id, &csrf, "approve").await;
+    let store = app.state.store();
+    assert!(store.oauth_client(&unused).await.unwrap().is_some());
+    clock.advance_ms(601_000); // past both documents' max-age (300, 600)
+    register(&app, &[CLAUDE_AI]).await; // a registration purges
+    assert!(store.oauth_client(&unused).await.unwrap().is_none());
+    assert!(store.oauth_client(&used).await.unwrap().is_some());
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_server_card_names_mcp_account_as_the_oauth_endpoint() {
+    let (app, _) = spawn_default().await;
+    let card = get_json(&app, "/.well-known/mcp/server-card.json").await;
+    assert_eq!(
+        card["authentication"]["oauth"]["endpoint"],
+        format!("{}/mcp/account", app.base)
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_token_request_repeats_redirect_uri_only_when_the_authorization_request_named_it() {
+    let (app, _) = spawn_default().await;
+    // Named at /authorize: required at /token.
+    let (_, client_id, code, verifier) = approved(&app, LOOPBACK).await;
+    let without = [
+        ("grant_type", "authorization_code"),
+        ("code", code.as_str()),
+        ("client_id", client_id.as_str()),
+        ("code_verifier", verifier.as_str()),
+    ];
+    let response = token(&app, &without).await;
+    oauth_error(response, StatusCode::BAD_REQUEST, "invalid_grant").await;
+    // Not named (the client's only one was used): not required.
+    let mut browser = Browser::new();
+    sign_in(&mut browser, &app).await;
+    let client_id = register(&app, &[LOOPBACK]).await;
+    let (verifier, challenge) = pkce();
+    let mut params = standard_params(&client_id, LOOPBACK, &challenge);
+    params.retain(|(k, _)| *k != "redirect_uri");
+    let (request_id, csrf, _) = consent(&mut browser, &authorize_url(&app, &params)).await;
+    let response = decide(&mut browser, &app, &request_id, &csrf, "approve").await;
+    let code = query(&location(&response))["code"].clone();
+    let response = token(
+        &app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("client_id", &client_id),
+            ("code_verifier", &verifier),
+        ],
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::OK);
     app.stop().await;
 }
