@@ -30,6 +30,7 @@ pub enum Code {
     QuoteExpired,
     JobAlreadyRunning,
     EntitlementConsumed,
+    SnapshotLimit,
     Conflict,
     Unavailable,
     Internal,
@@ -52,6 +53,7 @@ impl Code {
             Code::QuoteExpired => "quote_expired",
             Code::JobAlreadyRunning => "job_already_running",
             Code::EntitlementConsumed => "entitlement_consumed",
+            Code::SnapshotLimit => "snapshot_limit",
             Code::Conflict => "conflict",
             Code::Unavailable => "unavailable",
             Code::Internal => "internal_error",
@@ -74,6 +76,7 @@ impl Code {
             Code::QuoteExpired => StatusCode::GONE,
             Code::JobAlreadyRunning => StatusCode::CONFLICT,
             Code::EntitlementConsumed => StatusCode::CONFLICT,
+            Code::SnapshotLimit => StatusCode::CONFLICT,
             Code::Conflict => StatusCode::CONFLICT,
             Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
@@ -93,6 +96,7 @@ impl Code {
             | Code::QuoteExpired
             | Code::JobAlreadyRunning
             | Code::EntitlementConsumed
+            | Code::SnapshotLimit
             | Code::Conflict => "invalid_request",
             Code::Unauthenticated => "invalid_client",
             Code::Forbidden | Code::PaymentRequired => "access_denied",

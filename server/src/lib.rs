@@ -31,6 +31,7 @@ pub mod payments;
 pub mod portal;
 pub mod prices;
 pub mod reads;
+pub mod share;
 pub mod site;
 pub mod solana;
 pub mod startup;

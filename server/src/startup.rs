@@ -231,6 +231,14 @@ pub fn router(state: AppState) -> Router {
             get(v1::wallet_value_history),
         )
         .route("/v1/wallets/{address}/flows", get(v1::wallet_flows))
+        .route(
+            "/v1/snapshots",
+            get(v1::snapshots_list).post(v1::snapshots_create),
+        )
+        .route("/v1/snapshots/{token}", delete(v1::snapshots_revoke))
+        .route("/s/{token}", get(site::share::page))
+        .route("/s/{token}/card.png", get(site::share::card))
+        .route("/s/{token}/report.json", get(site::share::data))
         .route("/v1/prices", get(v1::prices))
         .route("/v1/prices/history", get(v1::price_history))
         .route("/v1/openapi.json", get(v1::openapi))

@@ -60,6 +60,35 @@ pub struct Config {
     pub google: GoogleConfig,
     /// Sign-In With Solana.
     pub siws: SiwsConfig,
+    /// Share links (`/s/{token}`): how long they live, how many an account holds.
+    pub share: ShareConfig,
+}
+
+/// Share links expire `ttl_secs` after they are minted (unless revoked
+/// sooner); an account holds at most `max_live_links` live ones.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ShareConfig {
+    /// Seconds a share link lives after it is minted.
+    pub ttl_secs: u64,
+    /// Live links one account may hold at once (`snapshot_limit` beyond).
+    pub max_live_links: u32,
+}
+
+impl Default for ShareConfig {
+    fn default() -> Self {
+        Self {
+            ttl_secs: 30 * 24 * 3600,
+            max_live_links: 20,
+        }
+    }
+}
+
+impl ShareConfig {
+    /// When a link minted at `now_ms` expires.
+    pub fn expires_at(&self, now_ms: i64) -> i64 {
+        now_ms.saturating_add(secs_to_ms(self.ttl_secs))
+    }
 }
 
 /// Portal sessions end after `idle_secs` without a request, and
@@ -423,6 +452,7 @@ impl Default for Config {
             session: SessionConfig::default(),
             google: GoogleConfig::default(),
             siws: SiwsConfig::default(),
+            share: ShareConfig::default(),
         }
     }
 }
