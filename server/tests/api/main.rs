@@ -28,6 +28,7 @@ mod quotes;
 #[path = "../support/recorded.rs"]
 mod recorded;
 mod scans;
+mod share;
 mod schemas;
 #[path = "../support/rpc_standin.rs"]
 mod standin;
