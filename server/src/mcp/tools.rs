@@ -599,8 +599,13 @@ fn create_snapshot() -> ToolDef {
             )
         },
         |ctx, args: crate::share::CreateSnapshotArgs| async move {
-            crate::share::create_snapshot(&ctx.state.sharing(), &ctx.principal, args, &ctx.presented)
-                .await
+            crate::share::create_snapshot(
+                &ctx.state.sharing(),
+                &ctx.principal,
+                args,
+                &ctx.presented,
+            )
+            .await
         },
     )
 }

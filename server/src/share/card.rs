@@ -43,13 +43,20 @@ fn sparkline(values: &[f64], (x, y, w, h): (f64, f64, f64, f64)) -> Option<Strin
     }
     let min = values.iter().copied().fold(f64::INFINITY, f64::min);
     let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let span = if (max - min).abs() < f64::EPSILON { 1.0 } else { max - min };
+    let span = if (max - min).abs() < f64::EPSILON {
+        1.0
+    } else {
+        max - min
+    };
     let step = w / (values.len() - 1) as f64;
     let mut d = String::new();
     for (i, v) in values.iter().enumerate() {
         let px = x + step * i as f64;
         let py = y + h - (v - min) / span * h;
-        d.push_str(&format!("{}{px:.1},{py:.1}", if i == 0 { "M" } else { " L" }));
+        d.push_str(&format!(
+            "{}{px:.1},{py:.1}",
+            if i == 0 { "M" } else { " L" }
+        ));
     }
     Some(d)
 }
@@ -64,7 +71,11 @@ pub fn svg(report: &Report) -> String {
     let (change, colour) = match (&s.change, &s.change_pct) {
         (Some(c), pct) => {
             let up = !c.starts_with('-');
-            let c = if up { format!("+{c}") } else { c.replacen('-', "−", 1) };
+            let c = if up {
+                format!("+{c}")
+            } else {
+                c.replacen('-', "−", 1)
+            };
             let pct = pct.as_ref().map_or(String::new(), |p| {
                 if p.starts_with('-') {
                     format!(" ({}%)", p.replacen('-', "−", 1))
@@ -131,7 +142,9 @@ pub fn render_svg(svg: &str) -> Result<Vec<u8>, CardError> {
         resvg::tiny_skia::Transform::identity(),
         &mut pixmap.as_mut(),
     );
-    pixmap.encode_png().map_err(|e| CardError::Png(e.to_string()))
+    pixmap
+        .encode_png()
+        .map_err(|e| CardError::Png(e.to_string()))
 }
 
 #[cfg(test)]

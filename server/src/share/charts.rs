@@ -77,9 +77,7 @@ pub fn allocation_chart(report: &Report) -> Chart {
     let slices: Vec<DataPointItem> = report
         .allocation
         .iter()
-        .map(|s| {
-            DataPointItem::new(s.usd.parse::<f64>().unwrap_or(0.0)).name(s.label.clone())
-        })
+        .map(|s| DataPointItem::new(s.usd.parse::<f64>().unwrap_or(0.0)).name(s.label.clone()))
         .collect();
     Chart::new()
         .tooltip(Tooltip::new().trigger(Trigger::Item))

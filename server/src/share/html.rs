@@ -44,7 +44,9 @@ fn query_value(text: &str) -> String {
 pub fn units(amount: &str, decimals: u32) -> String {
     match amount.parse::<i128>() {
         Ok(a) if decimals <= 28 && a.unsigned_abs() < (1u128 << 95) => {
-            Decimal::from_i128_with_scale(a, decimals).normalize().to_string()
+            Decimal::from_i128_with_scale(a, decimals)
+                .normalize()
+                .to_string()
         }
         _ => amount.to_owned(),
     }
@@ -101,12 +103,28 @@ pub fn headline(report: &Report) -> String {
         Some(end) => {
             let change = match (&s.change, &s.change_pct) {
                 (Some(c), Some(p)) => {
-                    format!("{} {} ({}%) over {}", signed(c), s.unit, signed(p), report.range.words())
+                    format!(
+                        "{} {} ({}%) over {}",
+                        signed(c),
+                        s.unit,
+                        signed(p),
+                        report.range.words()
+                    )
                 }
-                (Some(c), None) => format!("{} {} over {}", signed(c), s.unit, report.range.words()),
+                (Some(c), None) => {
+                    format!("{} {} over {}", signed(c), s.unit, report.range.words())
+                }
                 _ => String::new(),
             };
-            format!("{end} {}{}", s.unit, if change.is_empty() { String::new() } else { format!(" · {change}") })
+            format!(
+                "{end} {}{}",
+                s.unit,
+                if change.is_empty() {
+                    String::new()
+                } else {
+                    format!(" · {change}")
+                }
+            )
         }
     }
 }
@@ -124,13 +142,31 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
     );
     o.push_str("<nav class=\"views\" aria-label=\"Range and currency\"><span>Range:</span>");
     for r in ChartRange::ALL {
-        let current = if r == report.range { " aria-current=\"true\"" } else { "" };
-        let _ = write!(o, "<a href=\"{}\"{current}>{}</a>", links.view(r, report.denominate), r.as_str());
+        let current = if r == report.range {
+            " aria-current=\"true\""
+        } else {
+            ""
+        };
+        let _ = write!(
+            o,
+            "<a href=\"{}\"{current}>{}</a>",
+            links.view(r, report.denominate),
+            r.as_str()
+        );
     }
     o.push_str("<span>Currency:</span>");
     for d in [Denomination::Usd, Denomination::Sol] {
-        let current = if d == report.denominate { " aria-current=\"true\"" } else { "" };
-        let _ = write!(o, "<a href=\"{}\"{current}>{}</a>", links.view(report.range, d), d.unit());
+        let current = if d == report.denominate {
+            " aria-current=\"true\""
+        } else {
+            ""
+        };
+        let _ = write!(
+            o,
+            "<a href=\"{}\"{current}>{}</a>",
+            links.view(report.range, d),
+            d.unit()
+        );
     }
     let _ = write!(
         o,
@@ -147,8 +183,17 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
     );
 
     // Value over the range.
-    let _ = write!(o, "<section id=\"value\"><h2>Value over {} ({unit})</h2>", report.range.words());
-    chart(&mut o, "chart-value", &format!("Value in {unit} over {}", report.range.words()), &charts.value);
+    let _ = write!(
+        o,
+        "<section id=\"value\"><h2>Value over {} ({unit})</h2>",
+        report.range.words()
+    );
+    chart(
+        &mut o,
+        "chart-value",
+        &format!("Value in {unit} over {}", report.range.words()),
+        &charts.value,
+    );
     let _ = write!(
         o,
         "<details><summary>Value by day (table, {} points)</summary>\
@@ -175,7 +220,12 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
     if report.allocation.is_empty() {
         o.push_str("<p>No priced holdings.</p>");
     } else {
-        chart(&mut o, "chart-allocation", "Allocation of the value by mint", &charts.allocation);
+        chart(
+            &mut o,
+            "chart-allocation",
+            "Allocation of the value by mint",
+            &charts.allocation,
+        );
     }
     o.push_str(
         "<table class=\"data\" id=\"table-allocation\"><thead><tr><th scope=\"col\">Mint</th>\
@@ -198,7 +248,12 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
     if report.flows.edges.is_empty() {
         o.push_str("<p>No transfers with counterparties.</p>");
     } else {
-        chart(&mut o, "chart-flows", "Graph of the wallet's counterparties", &charts.flows);
+        chart(
+            &mut o,
+            "chart-flows",
+            "Graph of the wallet's counterparties",
+            &charts.flows,
+        );
     }
     let names: std::collections::HashMap<&str, String> = report
         .flows
@@ -257,7 +312,11 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
         let basis: Option<Decimal> = pos
             .lots
             .iter()
-            .map(|l| l.basis_usd.as_deref().and_then(|b| b.parse::<Decimal>().ok()))
+            .map(|l| {
+                l.basis_usd
+                    .as_deref()
+                    .and_then(|b| b.parse::<Decimal>().ok())
+            })
             .sum();
         let _ = write!(
             o,
@@ -300,9 +359,17 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
         o.push_str("<tr><td colspan=\"6\">No entries.</td></tr>");
     }
     o.push_str("</tbody></table><nav class=\"pager\" aria-label=\"Ledger pages\">");
-    let _ = write!(o, "<a href=\"{}\">Newest entries</a>", links.page(report, None));
+    let _ = write!(
+        o,
+        "<a href=\"{}\">Newest entries</a>",
+        links.page(report, None)
+    );
     if let Some(next) = &report.ledger.next_cursor {
-        let _ = write!(o, "<a href=\"{}\" rel=\"next\">Older entries →</a>", links.page(report, Some(next)));
+        let _ = write!(
+            o,
+            "<a href=\"{}\" rel=\"next\">Older entries →</a>",
+            links.page(report, Some(next))
+        );
     } else {
         o.push_str("<span>This is the oldest page.</span>");
     }
@@ -366,7 +433,13 @@ pub fn share_page(report: &Report, charts: &ChartJson, page: &SharePage<'_>) -> 
     );
     header(&mut o);
     let _ = write!(o, "<main class=\"report\"><h1>Wallet {}</h1>", esc(&short));
-    o.push_str(&report_section(report, charts, &Links { base: &format!("/s/{}", page.token) }));
+    o.push_str(&report_section(
+        report,
+        charts,
+        &Links {
+            base: &format!("/s/{}", page.token),
+        },
+    ));
     let _ = write!(
         o,
         "<p class=\"meta\">This link shows one wallet, read only, until {}. Its owner may revoke it sooner.</p></main></body></html>",
@@ -411,7 +484,10 @@ mod tests {
 
     #[test]
     fn escaping_covers_what_breaks_out_of_text_and_attributes() {
-        assert_eq!(esc("<a href=\"x\">'&"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;");
+        assert_eq!(
+            esc("<a href=\"x\">'&"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;"
+        );
     }
 
     #[test]

@@ -487,9 +487,7 @@ impl Closed {
             Closed::Revoked => {
                 "This share link was revoked by its owner; it no longer shows the wallet."
             }
-            Closed::Expired => {
-                "This share link has expired; ask its owner for a new one."
-            }
+            Closed::Expired => "This share link has expired; ask its owner for a new one.",
         }
     }
 

@@ -120,7 +120,10 @@ pub fn money(d: Decimal, denominate: Denomination) -> String {
 }
 
 fn summary(value: &ValueHistory, denominate: Denomination) -> Summary {
-    let first = value.points.first().and_then(|p| point_value(p, denominate));
+    let first = value
+        .points
+        .first()
+        .and_then(|p| point_value(p, denominate));
     let last = value.points.last().and_then(|p| point_value(p, denominate));
     let change = first.zip(last).map(|(a, b)| b - a);
     let change_pct = first
@@ -192,8 +195,10 @@ pub async fn build(
 ) -> Result<Report, AppError> {
     let now = reads.now_ms();
     let now_secs = now.div_euclid(1000);
-    let from = TimeBound::parse(&rfc3339(query.range.from_secs(now_secs).saturating_mul(1000)))
-        .map_err(AppError::invalid_params)?;
+    let from = TimeBound::parse(&rfc3339(
+        query.range.from_secs(now_secs).saturating_mul(1000),
+    ))
+    .map_err(AppError::invalid_params)?;
     let nothing = Presented::default();
     let mut value = value_history::get_value_history(
         reads,

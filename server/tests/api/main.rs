@@ -28,8 +28,8 @@ mod quotes;
 #[path = "../support/recorded.rs"]
 mod recorded;
 mod scans;
-mod share;
 mod schemas;
+mod share;
 #[path = "../support/rpc_standin.rs"]
 mod standin;
 mod storage;

@@ -150,7 +150,13 @@ async fn create_snapshot_needs_an_account() {
     assert_eq!(rest.status(), StatusCode::UNAUTHORIZED);
     let listed = get(&app, "/v1/snapshots").await;
     assert_eq!(listed.status(), StatusCode::UNAUTHORIZED);
-    let revoke = call_as(&app, None, "revoke_snapshot", json!({"token": "x".repeat(43)})).await;
+    let revoke = call_as(
+        &app,
+        None,
+        "revoke_snapshot",
+        json!({"token": "x".repeat(43)}),
+    )
+    .await;
     assert_eq!(refusal(&revoke), "unauthenticated");
 }
 
@@ -159,7 +165,13 @@ async fn create_snapshot_refuses_a_wallet_the_account_cannot_read() {
     let paid = paid_app(|_| {}).await;
     paid.paid_scan().await;
     let (account, token) = mint_token(&paid.app).await;
-    let result = call_as(&paid.app, Some(&token), "create_snapshot", json!({"address": WALLET})).await;
+    let result = call_as(
+        &paid.app,
+        Some(&token),
+        "create_snapshot",
+        json!({"address": WALLET}),
+    )
+    .await;
     assert_eq!(refusal(&result), "payment_required", "{result}");
     assert_eq!(
         result["structuredContent"]["x402"]["accepts"][0]["resource"],
@@ -174,7 +186,13 @@ async fn create_snapshot_refuses_a_wallet_the_account_cannot_read() {
         .unwrap();
     assert_eq!(live, 0, "nothing was minted");
     // Watching the wallet is what lets the account share it.
-    ok(&call_as(&paid.app, Some(&token), "add_wallet", json!({"address": WALLET})).await);
+    ok(&call_as(
+        &paid.app,
+        Some(&token),
+        "add_wallet",
+        json!({"address": WALLET}),
+    )
+    .await);
     let minted = create(&paid.app, &token, json!({"address": WALLET})).await;
     assert!(minted["token"].is_string());
     paid.app.stop().await;
@@ -185,7 +203,13 @@ async fn create_snapshot_refuses_a_wallet_never_scanned() {
     let (app, _clock, _s, _p) = scanned(|_| {}).await;
     let (_, token) = mint_token(&app).await;
     let other = "11111111111111111111111111111112";
-    let result = call_as(&app, Some(&token), "create_snapshot", json!({"address": other})).await;
+    let result = call_as(
+        &app,
+        Some(&token),
+        "create_snapshot",
+        json!({"address": other}),
+    )
+    .await;
     assert_eq!(refusal(&result), "not_found");
 }
 
@@ -222,7 +246,13 @@ async fn the_limit_of_live_links_is_snapshot_limit_and_revoking_frees_a_place() 
     let (_, token) = owner(&app).await;
     let first = create(&app, &token, json!({"address": WALLET})).await;
     create(&app, &token, json!({"address": WALLET, "range": "30d"})).await;
-    let third = call_as(&app, Some(&token), "create_snapshot", json!({"address": WALLET})).await;
+    let third = call_as(
+        &app,
+        Some(&token),
+        "create_snapshot",
+        json!({"address": WALLET}),
+    )
+    .await;
     assert_eq!(refusal(&third), "snapshot_limit");
     let rest = app
         .client
@@ -233,7 +263,10 @@ async fn the_limit_of_live_links_is_snapshot_limit_and_revoking_frees_a_place() 
         .await
         .unwrap();
     assert_eq!(rest.status(), StatusCode::CONFLICT);
-    assert_eq!(rest.json::<Value>().await.unwrap()["code"], "snapshot_limit");
+    assert_eq!(
+        rest.json::<Value>().await.unwrap()["code"],
+        "snapshot_limit"
+    );
     ok(&call_as(
         &app,
         Some(&token),
@@ -248,7 +281,12 @@ async fn the_limit_of_live_links_is_snapshot_limit_and_revoking_frees_a_place() 
 async fn the_token_is_stored_only_as_its_sha256_and_listed_without_it() {
     let (app, _clock, _s, _p) = scanned(|_| {}).await;
     let (_, token) = owner(&app).await;
-    let minted = create(&app, &token, json!({"address": WALLET, "denominate": "sol"})).await;
+    let minted = create(
+        &app,
+        &token,
+        json!({"address": WALLET, "denominate": "sol"}),
+    )
+    .await;
     let plaintext = minted["token"].as_str().unwrap();
     assert_eq!(plaintext.len(), 43);
     let store = app.state.store();
@@ -285,11 +323,20 @@ async fn revoking_another_accounts_link_is_not_found_and_changes_nothing() {
     let (_, token) = owner(&app).await;
     let minted = create(&app, &token, json!({"address": WALLET})).await;
     let (_, other) = mint_token(&app).await;
-    let result = call_as(&app, Some(&other), "revoke_snapshot", json!({"token": minted["token"]})).await;
+    let result = call_as(
+        &app,
+        Some(&other),
+        "revoke_snapshot",
+        json!({"token": minted["token"]}),
+    )
+    .await;
     assert_eq!(refusal(&result), "not_found");
     let rest = app
         .client
-        .delete(app.url(&format!("/v1/snapshots/{}", minted["token"].as_str().unwrap())))
+        .delete(app.url(&format!(
+            "/v1/snapshots/{}",
+            minted["token"].as_str().unwrap()
+        )))
         .bearer_auth(&other)
         .send()
         .await
@@ -317,7 +364,13 @@ async fn a_link_opens_its_page_reads_and_card_until_revoked_then_all_three_say_s
         app.base
     )));
     assert!(html.contains("name=\"twitter:card\" content=\"summary_large_image\""));
-    for id in ["table-value", "table-allocation", "table-flows", "table-positions", "table-ledger"] {
+    for id in [
+        "table-value",
+        "table-allocation",
+        "table-flows",
+        "table-positions",
+        "table-ledger",
+    ] {
         assert!(html.contains(&format!("id=\"{id}\"")), "{id}");
     }
     assert!(html.contains("id=\"chart-value-data\""));
@@ -330,7 +383,14 @@ async fn a_link_opens_its_page_reads_and_card_until_revoked_then_all_three_say_s
     assert_eq!(report["address"], WALLET);
     assert_eq!(report["range"], "30d");
     // The page reads what the tools read.
-    let ledger = ok(&call_as(&app, Some(&token), "get_ledger", json!({"address": WALLET, "limit": 50})).await).clone();
+    let ledger = ok(&call_as(
+        &app,
+        Some(&token),
+        "get_ledger",
+        json!({"address": WALLET, "limit": 50}),
+    )
+    .await)
+    .clone();
     assert_eq!(report["ledger"]["entries"], ledger["entries"]);
 
     let card = get(&app, &format!("/s/{link}/card.png")).await;
@@ -340,13 +400,24 @@ async fn a_link_opens_its_page_reads_and_card_until_revoked_then_all_three_say_s
     let pixmap = resvg::tiny_skia::Pixmap::decode_png(&png).unwrap();
     assert_eq!((pixmap.width(), pixmap.height()), (1200, 630));
 
-    let revoked = call_as(&app, Some(&token), "revoke_snapshot", json!({"token": link})).await;
+    let revoked = call_as(
+        &app,
+        Some(&token),
+        "revoke_snapshot",
+        json!({"token": link}),
+    )
+    .await;
     assert_eq!(ok(&revoked)["revoked"], true);
 
     let page = get(&app, &format!("/s/{link}")).await;
     assert_eq!(page.status(), StatusCode::NOT_FOUND);
     assert_noindex(&page);
-    assert!(page.text().await.unwrap().contains("was revoked by its owner"));
+    assert!(
+        page.text()
+            .await
+            .unwrap()
+            .contains("was revoked by its owner")
+    );
     let data = get(&app, &format!("/s/{link}/report.json")).await;
     assert_eq!(data.status(), StatusCode::NOT_FOUND);
     let body: Value = data.json().await.unwrap();
@@ -356,7 +427,13 @@ async fn a_link_opens_its_page_reads_and_card_until_revoked_then_all_three_say_s
     assert_eq!(card.status(), StatusCode::NOT_FOUND);
     assert!(card.text().await.unwrap().contains("revoked"));
     // Revoking twice is not_found.
-    let again = call_as(&app, Some(&token), "revoke_snapshot", json!({"token": link})).await;
+    let again = call_as(
+        &app,
+        Some(&token),
+        "revoke_snapshot",
+        json!({"token": link}),
+    )
+    .await;
     assert_eq!(refusal(&again), "not_found");
 }
 
@@ -366,7 +443,10 @@ async fn a_link_past_its_ttl_is_404_in_words_on_page_reads_and_card() {
     let (_, token) = owner(&app).await;
     let minted = create(&app, &token, json!({"address": WALLET})).await;
     let link = minted["token"].as_str().unwrap().to_owned();
-    assert_eq!(get(&app, &format!("/s/{link}")).await.status(), StatusCode::OK);
+    assert_eq!(
+        get(&app, &format!("/s/{link}")).await.status(),
+        StatusCode::OK
+    );
     clock.advance_ms(3_600_000);
     let page = get(&app, &format!("/s/{link}")).await;
     assert_eq!(page.status(), StatusCode::NOT_FOUND);
@@ -398,7 +478,12 @@ async fn an_unknown_token_is_404_in_words() {
         let page = get(&app, path).await;
         assert_eq!(page.status(), StatusCode::NOT_FOUND);
         assert_noindex(&page);
-        assert!(page.text().await.unwrap().contains("no share link at this address"));
+        assert!(
+            page.text()
+                .await
+                .unwrap()
+                .contains("no share link at this address")
+        );
     }
 }
 
