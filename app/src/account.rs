@@ -54,6 +54,8 @@ pub enum PortalPage {
     Keys(KeysView),
     Wallets(WalletsView),
     Payments(Vec<PaymentRow>),
+    /// The report view of one watched wallet (`/wallets/{address}`).
+    Report(crate::report::ReportView),
     /// A form was refused (CSRF); nothing changed.
     Refused(String),
 }
@@ -168,7 +170,7 @@ pub fn provide_portal() {
 }
 
 /// Render `f` with the request's portal value.
-fn with_portal<V: IntoView + 'static>(f: impl FnOnce(Portal) -> V) -> V {
+pub(crate) fn with_portal<V: IntoView + 'static>(f: impl FnOnce(Portal) -> V) -> V {
     f(use_context::<SharedPortal>()
         .map(|shared| shared.0)
         .unwrap_or_default())
@@ -204,7 +206,7 @@ pub fn AccountNav() -> impl IntoView {
     })
 }
 
-fn refused(message: String) -> AnyView {
+pub(crate) fn refused(message: String) -> AnyView {
     view! {
         <Title text="Ledger: refused"/>
         <h1>"Refused"</h1>
@@ -505,6 +507,7 @@ pub fn WalletsPage() -> impl IntoView {
                                             <dt>"Ledger"</dt><dd>{w.ledger_legs}" legs"</dd>
                                             <dt>"Added"</dt><dd>{w.added.clone()}</dd>
                                         </dl>
+                                        <p class="reads"><a href=format!("/wallets/{}", w.address) rel="external" class="report-link">"Report, downloads and share links"</a></p>
                                         <p class="reads">"Read it: "
                                             <a href=format!("/v1/wallets/{}/ledger", w.address)>"ledger"</a>" · "
                                             <a href=format!("/v1/wallets/{}/positions", w.address)>"positions"</a>" · "

@@ -11,6 +11,7 @@
 pub mod account;
 pub mod backend;
 mod pages;
+pub mod report;
 
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, provide_meta_context};
@@ -25,7 +26,13 @@ pub use backend::{ArgumentSummary, SiteInfo, ToolSummary};
 
 /// The portal's account pages, which the server renders itself (their
 /// forms POST to the same paths); its route list leaves them out.
-pub const ACCOUNT_PATHS: [&str; 4] = ["/signin", "/keys", "/wallets", "/payments"];
+pub const ACCOUNT_PATHS: [&str; 5] = [
+    "/signin",
+    "/keys",
+    "/wallets",
+    "/payments",
+    "/wallets/{address}",
+];
 
 /// The stylesheet's URL; the server serves `style/ledger.css` here.
 pub const STYLESHEET_PATH: &str = "/style/ledger.css";
@@ -83,6 +90,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/keys") view=account::KeysPage ssr=SsrMode::Async/>
                     <Route path=path!("/wallets") view=account::WalletsPage ssr=SsrMode::Async/>
                     <Route path=path!("/payments") view=account::PaymentsPage ssr=SsrMode::Async/>
+                    <Route path=path!("/wallets/:address") view=report::WalletReportPage ssr=SsrMode::Async/>
                 </Routes>
             </main>
             <footer class="site-footer">

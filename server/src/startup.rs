@@ -324,6 +324,12 @@ fn portal_router(
         )
         .route("/wallets/relabel", post(portal::pages::relabel_wallet))
         .route("/wallets/remove", post(portal::pages::remove_wallet))
+        .route("/wallets/{address}", get(portal::report::page))
+        .route("/wallets/{address}/share", post(portal::report::create))
+        .route(
+            "/wallets/{address}/share/revoke",
+            post(portal::report::revoke),
+        )
         .route("/payments", get(portal::pages::payments))
         .merge(pages)
         .layer(axum::Extension(portal::PortalParts::new(state)))

@@ -12,6 +12,7 @@
 //! from `/v1` and `/mcp`). Routes are declared in `startup::router`.
 
 pub mod pages;
+pub mod report;
 pub mod sessions;
 pub mod signin;
 

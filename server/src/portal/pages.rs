@@ -39,7 +39,7 @@ fn when(ms: i64) -> String {
 }
 
 /// The signed-in account of a page request, or where to send the visitor.
-async fn account_page(
+pub(super) async fn account_page(
     state: &AppState,
     parts: &Parts,
     session: &Session,
@@ -58,7 +58,7 @@ async fn account_page(
 
 /// A form POST's account, once its CSRF token matched the session's; the
 /// refusal page otherwise. Runs before anything else a handler does.
-async fn checked_form<T: serde::de::DeserializeOwned>(
+pub(super) async fn checked_form<T: serde::de::DeserializeOwned>(
     state: &AppState,
     parts: &Parts,
     session: &Session,

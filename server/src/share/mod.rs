@@ -354,28 +354,81 @@ pub async fn create_snapshot(
         },
     )
     .await?;
+    let mut out = mint(
+        sharing,
+        &account.account_id,
+        &args.address,
+        args.range.unwrap_or_default(),
+        args.denominate.unwrap_or_default(),
+    )
+    .await?;
+    out.payment = payment;
+    Ok(out)
+}
+
+/// Store a new link for `account` to `wallet` (the caller checked the
+/// account may read it), within the account's limit.
+async fn mint(
+    sharing: &Sharing<'_>,
+    account: &AccountId,
+    wallet: &WalletAddress,
+    range: ChartRange,
+    denominate: Denomination,
+) -> Result<SnapshotView, AppError> {
+    let now = sharing.reads.now_ms();
+    let limit = sharing.config.max_live_links;
     let token = ShareToken::generate();
     let record = ShareLinkRecord {
         id: crate::ids::new_id("snap_", now),
         token_hash: token.hash(),
         hint: token.hint(),
-        account_id: account.account_id.as_str().to_owned(),
-        wallet: args.address.to_string(),
-        chart_range: args.range.unwrap_or_default().as_str().to_owned(),
-        denominate: args.denominate.unwrap_or_default().as_str().to_owned(),
+        account_id: account.as_str().to_owned(),
+        wallet: wallet.to_string(),
+        chart_range: range.as_str().to_owned(),
+        denominate: denominate.as_str().to_owned(),
         created_at: now,
         expires_at: sharing.config.expires_at(now),
         revoked_at: None,
     };
-    // The count above and this insert race only with the account's own
-    // concurrent mints; the insert re-checks the limit itself.
-    if !store.insert_share_link(&record, limit, now).await? {
+    // The insert checks the limit itself, so concurrent mints of one
+    // account cannot pass it together.
+    if !sharing
+        .reads
+        .store()
+        .insert_share_link(&record, limit, now)
+        .await?
+    {
         return Err(limit_reached(limit));
     }
     tracing::info!(link = %record.id, wallet = %record.wallet, "share link minted");
-    let mut out = view(&record, Some(&token), sharing.reads.paywall.public_url);
-    out.payment = payment;
-    Ok(out)
+    Ok(view(
+        &record,
+        Some(&token),
+        sharing.reads.paywall.public_url,
+    ))
+}
+
+/// The portal's share form: a signed-in account shares a wallet it
+/// watches (the portal takes no payment, so watching is what lets it read).
+pub async fn create_for_account(
+    sharing: &Sharing<'_>,
+    account: &AccountId,
+    wallet: &WalletAddress,
+    range: ChartRange,
+    denominate: Denomination,
+) -> Result<SnapshotView, AppError> {
+    let store = sharing.reads.store();
+    if !crate::accounts::watchlist::is_watching(store, account, wallet).await? {
+        return Err(AppError::not_found(
+            "your account does not watch this wallet",
+        ));
+    }
+    if !store.wallet_scanned(wallet.as_str()).await? {
+        return Err(AppError::not_found(
+            "this wallet has never been scanned: scan it before sharing its report",
+        ));
+    }
+    mint(sharing, account, wallet, range, denominate).await
 }
 
 /// `revoke_snapshot` and `DELETE /v1/snapshots/{token}`.

@@ -19,7 +19,7 @@ use crate::helpers::{Options, TestApp, relaxed_limits, spawn_app, spawn_with};
 use crate::oidc_standin;
 
 /// A browser's cookie jar over a client that does not follow redirects.
-struct Browser {
+pub(crate) struct Browser {
     client: reqwest::Client,
     jar: HashMap<String, String>,
     /// Every Set-Cookie line seen, newest last.
@@ -27,7 +27,7 @@ struct Browser {
 }
 
 impl Browser {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             client: reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
@@ -76,12 +76,16 @@ impl Browser {
         response
     }
 
-    async fn get(&mut self, url: &str) -> reqwest::Response {
+    pub(crate) async fn get(&mut self, url: &str) -> reqwest::Response {
         let request = self.client.get(url);
         self.send(request).await
     }
 
-    async fn post_form(&mut self, url: &str, form: &[(&str, &str)]) -> reqwest::Response {
+    pub(crate) async fn post_form(
+        &mut self,
+        url: &str,
+        form: &[(&str, &str)],
+    ) -> reqwest::Response {
         let body = serde_urlencoded::to_string(form).unwrap();
         let request = self
             .client
@@ -97,7 +101,7 @@ impl Browser {
     }
 
     /// The page's CSRF token (the hidden `csrf` field of its forms).
-    async fn csrf(&mut self, app: &TestApp) -> String {
+    pub(crate) async fn csrf(&mut self, app: &TestApp) -> String {
         let html = self.get(&app.url("/keys")).await.text().await.unwrap();
         hidden_csrf(&html).expect("a signed-in page carries a CSRF token")
     }
@@ -138,7 +142,7 @@ async fn sign_in_with(browser: &mut Browser, app: &TestApp, key: &SigningKey) ->
     verified.json().await.unwrap()
 }
 
-async fn sign_in(browser: &mut Browser, app: &TestApp) -> AccountId {
+pub(crate) async fn sign_in(browser: &mut Browser, app: &TestApp) -> AccountId {
     let (key, _) = wallet();
     let body = sign_in_with(browser, app, &key).await;
     AccountId::parse(body["account_id"].as_str().unwrap()).unwrap()

@@ -515,3 +515,120 @@ async fn the_share_page_reads_as_snapshotted() {
     let html = html.replace("><", ">\n<");
     insta::assert_snapshot!("share_page", html);
 }
+
+#[tokio::test]
+async fn the_portal_report_view_shares_and_revokes_behind_the_csrf_token() {
+    use crate::portal::{Browser, sign_in};
+    let (app, _clock, _s, _p) = scanned(|_| {}).await;
+    let mut browser = Browser::new();
+    let account = sign_in(&mut browser, &app).await;
+    let wallet = server::solana::WalletAddress::parse(WALLET).unwrap();
+    server::accounts::watchlist::add_wallet(app.state.store(), NOW_MS, &account, wallet, "main")
+        .await
+        .unwrap();
+    let csrf = browser.csrf(&app).await;
+    let list = browser
+        .get(&app.url("/wallets"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        list.contains(&format!("href=\"/wallets/{WALLET}\"")),
+        "the Wallets page links the report"
+    );
+
+    let page = browser.get(&app.url(&format!("/wallets/{WALLET}"))).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let html = page.text().await.unwrap();
+    for id in [
+        "table-value",
+        "table-ledger",
+        "chart-value-data",
+        "share-form",
+    ] {
+        assert!(html.contains(&format!("id=\"{id}\"")), "{id}");
+    }
+    for format in [
+        "json",
+        "csv",
+        "positions_csv",
+        "8949",
+        "koinly",
+        "cointracker",
+        "pdf",
+    ] {
+        assert!(
+            html.contains(&format!("/wallets/{WALLET}/report?format={format}")),
+            "{format}"
+        );
+    }
+    let live = |app: &TestApp| {
+        let (store, account) = (app.state.store().clone(), account.clone());
+        async move {
+            store
+                .count_live_share_links(account.as_str(), NOW_MS)
+                .await
+                .unwrap()
+        }
+    };
+
+    // Without the form token nothing is minted.
+    let refused = browser
+        .post_form(
+            &app.url(&format!("/wallets/{WALLET}/share")),
+            &[("range", "30d"), ("denominate", "sol")],
+        )
+        .await;
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    assert_eq!(live(&app).await, 0);
+
+    let minted = browser
+        .post_form(
+            &app.url(&format!("/wallets/{WALLET}/share")),
+            &[("csrf", &csrf), ("range", "30d"), ("denominate", "sol")],
+        )
+        .await;
+    assert_eq!(minted.status(), StatusCode::OK);
+    let html = minted.text().await.unwrap();
+    assert!(
+        html.contains("id=\"new-share-link\""),
+        "the link is shown once"
+    );
+    assert_eq!(live(&app).await, 1);
+    let id = app
+        .state
+        .store()
+        .live_share_links(account.as_str(), NOW_MS)
+        .await
+        .unwrap()[0]
+        .id
+        .clone();
+    assert!(
+        html.contains(&format!("value=\"{id}\"")),
+        "listed with a revoke form"
+    );
+
+    let refused = browser
+        .post_form(
+            &app.url(&format!("/wallets/{WALLET}/share/revoke")),
+            &[("id", &id)],
+        )
+        .await;
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    assert_eq!(live(&app).await, 1);
+    let revoked = browser
+        .post_form(
+            &app.url(&format!("/wallets/{WALLET}/share/revoke")),
+            &[("csrf", &csrf), ("id", &id)],
+        )
+        .await;
+    assert_eq!(revoked.status(), StatusCode::SEE_OTHER);
+    assert_eq!(live(&app).await, 0);
+
+    // A wallet the account does not watch has no report view.
+    let other = browser
+        .get(&app.url("/wallets/11111111111111111111111111111112"))
+        .await;
+    assert_eq!(other.status(), StatusCode::NOT_FOUND);
+}
