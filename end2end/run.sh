@@ -12,6 +12,9 @@
 #    b. MCP conformance suite, legacy 2025-11-25 wire (active suite) and the
 #       2026-07-28 requirement set, each against its baseline in conformance/
 #    c. tests/pages.test.mjs        portal pages in Debian's Chromium (node --test)
+#    e. tests/share.test.mjs        the share page /s/{token}: charts drawn, JavaScript off,
+#                                   screenshots of the page and its card (a wallet and link
+#                                   seeded by examples/share_seed before the server starts)
 #    d. tests/accounts.test.mjs     sign-in (a test wallet, Google against the OIDC
 #                                   stand-in), keys, wallets, in Chromium (node --test)
 # The last line of stdout is `N passed, M failed`: node tests, plus one per
@@ -220,6 +223,18 @@ export LEDGER_GOOGLE__ISSUER=$OIDC_ISSUER
 export LEDGER_GOOGLE__CLIENT_ID=ledger-test-client.apps.example
 export LEDGER_GOOGLE__CLIENT_SECRET=ledger-test-secret
 
+# --- the share suite's wallet: a synthetic scanned wallet and a live link to it ---------
+SHARE_SEED_BIN=${SHARE_SEED_BIN:-$(dirname "$LEDGER_BIN")/examples/share_seed}
+if [ ! -x "$SHARE_SEED_BIN" ]; then
+    log "building the share seeder (cargo build -p server --example share_seed)"
+    (cd "$ROOT" && cargo build -q -p server --example share_seed) >"$RUN_DIR/share-seed-build.log" 2>&1 ||
+        { cat "$RUN_DIR/share-seed-build.log" >&2; die "could not build the share seeder"; }
+fi
+"$SHARE_SEED_BIN" "$DB_URL" "$RUN_DIR/share-token" >"$RUN_DIR/share-seed.log" 2>&1 ||
+    { cat "$RUN_DIR/share-seed.log" >&2; die "could not seed the share suite's wallet"; }
+export SHARE_TOKEN
+SHARE_TOKEN=$(cat "$RUN_DIR/share-token")
+
 start_server
 MCP_URL=$BASE_URL/mcp
 log "server pid $SERVER_PID at $BASE_URL (database ${DB_URL%%://*}; log $SERVER_LOG)"
@@ -288,6 +303,7 @@ conformance_run 2025-11-25 "$HERE/conformance/baseline-2025-11-25.yml"
 conformance_run 2026-07-28 "$HERE/conformance/baseline-2026-07-28.yml" --requirements 2026-07-28
 node_suite pages tests/pages.test.mjs
 node_suite accounts tests/accounts.test.mjs
+node_suite share tests/share.test.mjs
 
 # --- shutdown ---------------------------------------------------------------------------
 log "stopping the server (SIGTERM)"

@@ -11,7 +11,7 @@ use rust_decimal::prelude::ToPrimitive as _;
 
 use super::{
     html::esc,
-    report::{Report, mint_label, point_value},
+    report::{Report, grouped, mint_label, point_value},
 };
 
 pub const WIDTH: u32 = 1200;
@@ -64,10 +64,9 @@ fn sparkline(values: &[f64], (x, y, w, h): (f64, f64, f64, f64)) -> Option<Strin
 /// The card's SVG.
 pub fn svg(report: &Report) -> String {
     let s = &report.summary;
-    let value = s
-        .value_end
-        .as_ref()
-        .map_or("no value yet".to_owned(), |v| format!("{v} {}", s.unit));
+    let value = s.value_end.as_ref().map_or("no value yet".to_owned(), |v| {
+        format!("{} {}", grouped(v), s.unit)
+    });
     let (change, colour) = match (&s.change, &s.change_pct) {
         (Some(c), pct) => {
             let up = !c.starts_with('-');

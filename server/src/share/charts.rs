@@ -8,8 +8,11 @@ use charming::{
     Chart,
     component::{Axis, Grid, Legend},
     datatype::DataPointItem,
-    element::{AxisType, Tooltip, Trigger},
-    series::{Graph, GraphCategory, GraphData, GraphLayout, GraphLink, GraphNode, Line, Pie},
+    element::{AxisType, Label, LabelPosition, Tooltip, Trigger},
+    series::{
+        Graph, GraphCategory, GraphData, GraphLayout, GraphLayoutForce, GraphLink, GraphNode, Line,
+        Pie,
+    },
 };
 use rust_decimal::prelude::ToPrimitive as _;
 
@@ -112,6 +115,11 @@ pub fn flow_chart(report: &Report) -> Chart {
             *usd_by_node.entry(id).or_default() += usd;
         }
     }
+    // The wallet in the middle and the others on a circle around it: the
+    // force layout starts from these (from one shared point it has no
+    // direction to push nodes apart and draws nothing).
+    let others = report.flows.nodes.len().saturating_sub(1).max(1) as f64;
+    let mut around = 0.0_f64;
     let nodes: Vec<GraphNode> = report
         .flows
         .nodes
@@ -120,11 +128,18 @@ pub fn flow_chart(report: &Report) -> Chart {
             let usd = usd_by_node.get(n.id.as_str()).copied().unwrap_or(0.0);
             let name = n.name.clone().unwrap_or_else(|| mint_label(&n.id));
             let own = n.id == report.address;
+            let (x, y) = if own {
+                (0.0, 0.0)
+            } else {
+                let angle = around / others * std::f64::consts::TAU;
+                around += 1.0;
+                (200.0 * angle.cos(), 200.0 * angle.sin())
+            };
             GraphNode {
                 id: n.id.clone(),
                 name: if own { "this wallet".to_owned() } else { name },
-                x: 0.0,
-                y: 0.0,
+                x,
+                y,
                 value: usd,
                 category: category_of(&n.kind, &n.category),
                 symbol_size: if own {
@@ -153,7 +168,9 @@ pub fn flow_chart(report: &Report) -> Chart {
             Graph::new()
                 .name("Counterparties")
                 .layout(GraphLayout::Force)
+                .force(GraphLayoutForce::new().edge_length(140.0).gravity(0.08))
                 .roam(true)
+                .label(Label::new().show(true).position(LabelPosition::Right))
                 .edge_symbol(Some(("none".to_owned(), "arrow".to_owned())))
                 .data(GraphData {
                     nodes,

@@ -16,7 +16,7 @@ use rust_decimal::Decimal;
 use super::{
     ChartRange, Closed, Denomination,
     charts::ChartJson,
-    report::{Report, mint_label},
+    report::{Report, grouped, mint_label},
 };
 
 /// Escape text for HTML content and double-quoted attributes.
@@ -50,6 +50,14 @@ pub fn units(amount: &str, decimals: u32) -> String {
         }
         _ => amount.to_owned(),
     }
+}
+
+/// A USD decimal string rounded to cents for reading (the JSON reads keep
+/// every digit).
+fn cents(text: &str) -> String {
+    text.parse::<Decimal>()
+        .map(|d| d.round_dp(2).to_string())
+        .unwrap_or_else(|_| text.to_owned())
 }
 
 fn signed(text: &str) -> String {
@@ -117,7 +125,8 @@ pub fn headline(report: &Report) -> String {
                 _ => String::new(),
             };
             format!(
-                "{end} {}{}",
+                "{} {}{}",
+                grouped(end),
                 s.unit,
                 if change.is_empty() {
                     String::new()
@@ -298,9 +307,9 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
         "<section id=\"positions\"><h2>Open positions ({})</h2><p>Realized gain {} USD \
          (short term {}, long term {}) over {} disposals.</p>",
         esc(&p.method),
-        esc(&p.realized.gain),
-        esc(&p.realized.short_term_gain),
-        esc(&p.realized.long_term_gain),
+        esc(&cents(&p.realized.gain)),
+        esc(&cents(&p.realized.short_term_gain)),
+        esc(&cents(&p.realized.long_term_gain)),
         p.realized.rows
     );
     o.push_str(
@@ -327,7 +336,7 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
             esc(&pos.open_quantity),
             pos.lots.len(),
             basis.map_or("—".to_owned(), |b| b.round_dp(2).to_string()),
-            esc(&pos.realized.gain)
+            esc(&cents(&pos.realized.gain))
         );
     }
     o.push_str("</tbody></table></section>");

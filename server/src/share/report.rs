@@ -119,6 +119,35 @@ pub fn money(d: Decimal, denominate: Denomination) -> String {
     d.round_dp(places).to_string()
 }
 
+/// A decimal string with thousands separators, for headlines and the card
+/// (`-1234567.5` reads `-1,234,567.5`).
+pub fn grouped(text: &str) -> String {
+    let (sign, rest) = match text.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", text),
+    };
+    let (int, frac) = match rest.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (rest, None),
+    };
+    if !int.bytes().all(|b| b.is_ascii_digit()) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + int.len() / 3);
+    out.push_str(sign);
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if let Some(f) = frac {
+        out.push('.');
+        out.push_str(f);
+    }
+    out
+}
+
 fn summary(value: &ValueHistory, denominate: Denomination) -> Summary {
     let first = value
         .points
@@ -274,4 +303,15 @@ pub async fn build(
         flows,
         ledger,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn thousands_are_grouped_and_the_rest_kept() {
+        assert_eq!(super::grouped("262743.36"), "262,743.36");
+        assert_eq!(super::grouped("-1234567"), "-1,234,567");
+        assert_eq!(super::grouped("999.5"), "999.5");
+        assert_eq!(super::grouped("n/a"), "n/a");
+    }
 }
