@@ -21,6 +21,12 @@
     el.setAttribute("data-drawn", "true");
     charts.push(chart);
   });
+  // A table that only repeats a drawn chart folds away (open without
+  // JavaScript, where it is the only view of those numbers).
+  document.querySelectorAll("details[data-close-when-drawn]").forEach(function (d) {
+    var chart = document.getElementById(d.getAttribute("data-close-when-drawn"));
+    if (chart && chart.getAttribute("data-drawn") === "true") d.open = false;
+  });
   window.addEventListener("resize", function () {
     charts.forEach(function (c) { c.resize(); });
   });

@@ -75,6 +75,7 @@ test('the share page draws its three charts with the served ECharts, without err
       assert.ok(box && box.width > 300 && box.height > 200, `#${id} has room: ${JSON.stringify(box)}`);
     }
     assert.equal(await page.evaluate(() => typeof window.echarts), 'object', 'ECharts loaded from /vendor');
+    assert.equal(await page.locator('#table-value').isVisible(), false, 'the value table folds once its chart is drawn');
     // Give the force layout a moment to settle before the picture.
     await page.waitForTimeout(1500);
     await page.screenshot({ path: join(OUT, 'share-page.png'), fullPage: true });
@@ -93,6 +94,7 @@ test('with JavaScript off the share page shows the same numbers as tables', asyn
     assert.ok((await page.locator('#table-ledger tbody tr').count()) > 10, 'ledger rows');
     assert.ok((await page.locator('#table-allocation tbody tr').count()) >= 1, 'allocation rows');
     assert.ok(await page.locator('#table-ledger').isVisible(), 'the ledger table is visible');
+    assert.ok(await page.locator('#table-value').isVisible(), 'the value table is open without JavaScript');
     assert.equal(await page.locator('#chart-value').isVisible(), false, 'no empty chart box without JavaScript');
     const headline = await page.locator('#headline').innerText();
     assert.match(headline, /USD/);

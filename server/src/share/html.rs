@@ -205,7 +205,7 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
     );
     let _ = write!(
         o,
-        "<details><summary>Value by day (table, {} points)</summary>\
+        "<details open data-close-when-drawn=\"chart-value\"><summary>Value by day (table, {} points)</summary>\
          <table class=\"data\" id=\"table-value\"><thead><tr><th scope=\"col\">Day</th>\
          <th scope=\"col\" class=\"num\">Value ({unit})</th></tr></thead><tbody>",
         report.value.points.len()
