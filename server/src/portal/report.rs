@@ -130,7 +130,7 @@ async fn view_response(
         }),
     };
     let mut response = render(state, &format!("/wallets/{wallet}"), status, portal).await;
-    crate::site::share::protect(response.headers_mut());
+    crate::site::share::protect_without_csp(response.headers_mut());
     response
 }
 

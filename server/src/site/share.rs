@@ -37,6 +37,14 @@ pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; 
 
 /// The headers every share answer carries.
 pub fn protect(headers: &mut HeaderMap) {
+    protect_without_csp(headers);
+    headers.insert("content-security-policy", HeaderValue::from_static(CSP));
+}
+
+/// [`protect`] but the CSP, for the portal's report view: a Leptos page
+/// whose hydration bootstrap is an inline module script, like every other
+/// portal page (which carry no CSP yet).
+pub fn protect_without_csp(headers: &mut HeaderMap) {
     let set = |h: &mut HeaderMap, name: &'static str, value: &'static str| {
         h.insert(name, HeaderValue::from_static(value));
     };
@@ -45,7 +53,6 @@ pub fn protect(headers: &mut HeaderMap) {
     set(headers, "referrer-policy", "no-referrer");
     set(headers, "x-content-type-options", "nosniff");
     set(headers, "x-frame-options", "DENY");
-    set(headers, "content-security-policy", CSP);
 }
 
 fn respond(status: StatusCode, content_type: &'static str, body: impl Into<Body>) -> Response {
