@@ -12,6 +12,9 @@
 #    b. MCP conformance suite, legacy 2025-11-25 wire (active suite) and the
 #       2026-07-28 requirement set, each against its baseline in conformance/
 #    c. tests/pages.test.mjs        portal pages in Debian's Chromium (node --test)
+#    e. tests/share.test.mjs        the share page /s/{token}: charts drawn, JavaScript off,
+#                                   screenshots of the page and its card (a wallet and link
+#                                   seeded by examples/share_seed before the server starts)
 #    d. tests/accounts.test.mjs     sign-in (a test wallet, Google against the OIDC
 #                                   stand-in), keys, wallets, in Chromium (node --test)
 #    e. tests/oauth.test.mjs        Connect with OAuth: the SDK's own OAuth client from a
@@ -256,6 +259,18 @@ export LEDGER_E2E_CIMD_PORT=$CIMD_PORT LEDGER_E2E_CIMD_DIR=$CIMD_DIR/clients
 export LEDGER_OAUTH__ACCESS_TOKEN_TTL_SECS=${LEDGER_OAUTH__ACCESS_TOKEN_TTL_SECS:-6}
 export LEDGER_OAUTH__METADATA_ALLOW_LOOPBACK=true
 
+# --- the share suite's wallet: a synthetic scanned wallet and a live link to it ---------
+SHARE_SEED_BIN=${SHARE_SEED_BIN:-$(dirname "$LEDGER_BIN")/examples/share_seed}
+if [ ! -x "$SHARE_SEED_BIN" ]; then
+    log "building the share seeder (cargo build -p server --example share_seed)"
+    (cd "$ROOT" && cargo build -q -p server --example share_seed) >"$RUN_DIR/share-seed-build.log" 2>&1 ||
+        { cat "$RUN_DIR/share-seed-build.log" >&2; die "could not build the share seeder"; }
+fi
+"$SHARE_SEED_BIN" "$DB_URL" "$RUN_DIR/share-token" >"$RUN_DIR/share-seed.log" 2>&1 ||
+    { cat "$RUN_DIR/share-seed.log" >&2; die "could not seed the share suite's wallet"; }
+export SHARE_TOKEN
+SHARE_TOKEN=$(cat "$RUN_DIR/share-token")
+
 start_server
 MCP_URL=$BASE_URL/mcp
 log "server pid $SERVER_PID at $BASE_URL (database ${DB_URL%%://*}; log $SERVER_LOG)"
@@ -325,6 +340,7 @@ conformance_run 2026-07-28 "$HERE/conformance/baseline-2026-07-28.yml" --require
 node_suite pages tests/pages.test.mjs
 node_suite accounts tests/accounts.test.mjs
 node_suite oauth tests/oauth.test.mjs
+node_suite share tests/share.test.mjs
 
 # --- shutdown ---------------------------------------------------------------------------
 log "stopping the server (SIGTERM)"

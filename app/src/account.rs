@@ -58,6 +58,8 @@ pub enum PortalPage {
     Credits(crate::research::CreditsPage),
     /// A wallet's follow-the-money graph.
     Graph(crate::research::GraphPage),
+    /// The report view of one watched wallet (`/wallets/{address}`).
+    Report(crate::report::ReportView),
     /// A form was refused (CSRF); nothing changed.
     Refused(String),
     /// An OAuth client asks for access (`/authorize`).
@@ -760,6 +762,7 @@ pub fn WalletsPage() -> impl IntoView {
                                             <dt>"Ledger"</dt><dd>{w.ledger_legs}" legs"</dd>
                                             <dt>"Added"</dt><dd>{w.added.clone()}</dd>
                                         </dl>
+                                        <p class="reads"><a href=format!("/wallets/{}", w.address) rel="external" class="report-link">"Report, downloads and share links"</a></p>
                                         <p class="reads">"Read it: "
                                             <a href=format!("/v1/wallets/{}/ledger", w.address)>"ledger"</a>" · "
                                             <a href=format!("/v1/wallets/{}/positions", w.address)>"positions"</a>" · "

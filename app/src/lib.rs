@@ -12,6 +12,7 @@ pub mod account;
 pub mod backend;
 mod pages;
 pub mod research;
+pub mod report;
 
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, provide_meta_context};
@@ -26,7 +27,7 @@ pub use backend::{ArgumentSummary, SiteInfo, ToolSummary};
 
 /// The portal's account pages, which the server renders itself (their
 /// forms POST to the same paths); its route list leaves them out.
-pub const ACCOUNT_PATHS: [&str; 7] = [
+pub const ACCOUNT_PATHS: [&str; 8] = [
     "/signin",
     "/keys",
     "/wallets",
@@ -34,6 +35,7 @@ pub const ACCOUNT_PATHS: [&str; 7] = [
     "/authorize",
     "/credits",
     "/wallets/{address}/graph",
+    "/wallets/{address}",
 ];
 
 /// The stylesheet's URL; the server serves `style/ledger.css` here.
@@ -95,6 +97,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/authorize") view=account::ConsentPage ssr=SsrMode::Async/>
                     <Route path=path!("/credits") view=research::CreditsView ssr=SsrMode::Async/>
                     <Route path=path!("/wallets/:address/graph") view=research::GraphView ssr=SsrMode::Async/>
+                    <Route path=path!("/wallets/:address") view=report::WalletReportPage ssr=SsrMode::Async/>
                 </Routes>
             </main>
             <footer class="site-footer">

@@ -3,7 +3,8 @@
 //! switched off, the receipt of a payment that covers it (a scan's or a
 //! read's), the account watching the wallet, an admin key. The paywall
 //! asks here first and only prices and settles what is not already
-//! covered; share links plug in here too.
+//! covered. A share link's holder (`Principal::Link`) reads the one
+//! wallet its link shows and nothing else.
 //!
 //! Nothing here settles, prices or knows of HTTP: a grant or a refusal
 //! with its reason comes back, and the caller decides what to answer.
@@ -39,6 +40,8 @@ pub enum ReadGrant {
     Owner,
     /// A live receipt covers the wallet.
     Receipt,
+    /// A live share link shows this wallet.
+    ShareLink,
 }
 
 /// Why a presented credential did not cover the read: the `error` code a
@@ -65,6 +68,18 @@ impl Access<'_> {
         wallet: &WalletAddress,
         receipt: Option<&str>,
     ) -> Result<Result<ReadGrant, Option<Refusal>>, AppError> {
+        // A share link reads its one wallet, whatever else is switched on
+        // or presented, and never another.
+        if let Principal::Link(link) = principal {
+            return Ok(if &link.wallet == wallet {
+                Ok(ReadGrant::ShareLink)
+            } else {
+                Err(Some(Refusal {
+                    code: "link_not_for_wallet",
+                    why: "the share link shows another wallet",
+                }))
+            });
+        }
         if self.payments_off {
             return Ok(Ok(ReadGrant::PaymentsOff));
         }
@@ -124,6 +139,8 @@ impl Access<'_> {
             Principal::Account(a) if job.account_id.as_deref() == Some(a.account_id.as_str()) => {
                 return Ok(true);
             }
+            // A share link reads no job.
+            Principal::Link(_) => return Ok(false),
             Principal::Account(_) | Principal::Anonymous => {}
         }
         if self.payments_off {
@@ -154,7 +171,7 @@ impl Access<'_> {
     async fn owner(&self, principal: &Principal, wallet: &WalletAddress) -> Result<bool, AppError> {
         Ok(match principal {
             Principal::Account(a) => is_watching(self.store, &a.account_id, wallet).await?,
-            Principal::Anonymous | Principal::Admin => false,
+            Principal::Anonymous | Principal::Admin | Principal::Link(_) => false,
         })
     }
 }

@@ -30,6 +30,7 @@ pub enum Code {
     QuoteExpired,
     JobAlreadyRunning,
     EntitlementConsumed,
+    SnapshotLimit,
     Conflict,
     InsufficientCredit,
     ActionConflict,
@@ -55,6 +56,7 @@ impl Code {
             Code::QuoteExpired => "quote_expired",
             Code::JobAlreadyRunning => "job_already_running",
             Code::EntitlementConsumed => "entitlement_consumed",
+            Code::SnapshotLimit => "snapshot_limit",
             Code::Conflict => "conflict",
             Code::InsufficientCredit => "insufficient_credit",
             Code::ActionConflict => "action_conflict",
@@ -80,6 +82,7 @@ impl Code {
             Code::QuoteExpired => StatusCode::GONE,
             Code::JobAlreadyRunning => StatusCode::CONFLICT,
             Code::EntitlementConsumed => StatusCode::CONFLICT,
+            Code::SnapshotLimit => StatusCode::CONFLICT,
             Code::Conflict => StatusCode::CONFLICT,
             // Not 402: that status promises an x402 challenge, and credit
             // is topped up through POST /v1/credits, not by retrying.
@@ -105,6 +108,7 @@ impl Code {
             | Code::JobAlreadyRunning
             | Code::EntitlementConsumed
             | Code::Conflict
+            | Code::SnapshotLimit
             | Code::ActionConflict => "invalid_request",
             Code::Unauthenticated => "invalid_client",
             Code::Forbidden | Code::PaymentRequired | Code::InsufficientCredit => "access_denied",

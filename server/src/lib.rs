@@ -35,6 +35,7 @@ pub mod portal;
 pub mod prices;
 pub mod reads;
 pub mod reports;
+pub mod share;
 pub mod site;
 pub mod solana;
 pub mod startup;

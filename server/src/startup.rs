@@ -242,6 +242,14 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/graph/funder", post(v1::graph_funder))
         .route("/v1/credits", get(v1::credits_get).post(v1::credits_topup))
         .route("/v1/reports", get(v1::reports::report))
+        .route(
+            "/v1/snapshots",
+            get(v1::snapshots_list).post(v1::snapshots_create),
+        )
+        .route("/v1/snapshots/{token}", delete(v1::snapshots_revoke))
+        .route("/s/{token}", get(site::share::page))
+        .route("/s/{token}/card.png", get(site::share::card))
+        .route("/s/{token}/report.json", get(site::share::data))
         .route("/v1/prices", get(v1::prices))
         .route("/v1/prices/history", get(v1::price_history))
         .route("/v1/openapi.json", get(v1::openapi))
@@ -361,6 +369,12 @@ fn portal_router(
         .route("/wallets/relabel", post(portal::pages::relabel_wallet))
         .route("/wallets/remove", post(portal::pages::remove_wallet))
         .route("/wallets/{address}/report", get(portal::reports::download))
+        .route("/wallets/{address}", get(portal::report::page))
+        .route("/wallets/{address}/share", post(portal::report::create))
+        .route(
+            "/wallets/{address}/share/revoke",
+            post(portal::report::revoke),
+        )
         .route("/payments", get(portal::pages::payments))
         .route("/credits", get(portal::research::credits))
         .route(

@@ -107,6 +107,14 @@ impl Services {
         }
     }
 
+    /// The share links' part: the paid-read context and the share settings.
+    pub fn sharing(&self) -> crate::share::Sharing<'_> {
+        crate::share::Sharing {
+            reads: self.reads(),
+            config: &self.0.config.share,
+        }
+    }
+
     /// The free price tools' part.
     pub fn price_query(&self) -> crate::prices::api::PriceQuery<'_> {
         crate::prices::api::PriceQuery {

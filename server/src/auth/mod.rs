@@ -40,6 +40,16 @@ pub enum Principal {
     Account(AccountCaller),
     /// The operator, through the admin key: reads any job and any wallet.
     Admin,
+    /// Whoever holds a live share link (`/s/{token}`): reads that one
+    /// wallet and nothing else. Never resolved from a bearer; only the
+    /// share pages build it, once the link is checked (`share::open`).
+    Link(LinkReader),
+}
+
+/// The holder of a share link: the wallet the link shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkReader {
+    pub wallet: crate::solana::WalletAddress,
 }
 
 /// An account calling with one of its tokens.
@@ -58,6 +68,7 @@ impl Principal {
             Principal::Anonymous => "anonymous".to_owned(),
             Principal::Account(a) => format!("account:{}", a.token_id.as_str()),
             Principal::Admin => "admin".to_owned(),
+            Principal::Link(l) => format!("link:{}", l.wallet),
         }
     }
 
@@ -69,7 +80,7 @@ impl Principal {
     pub fn account(&self) -> Option<&AccountId> {
         match self {
             Principal::Account(a) => Some(&a.account_id),
-            Principal::Anonymous | Principal::Admin => None,
+            Principal::Anonymous | Principal::Admin | Principal::Link(_) => None,
         }
     }
 
@@ -104,7 +115,7 @@ impl Principal {
     pub fn require_account(&self, what: &str) -> Result<&AccountCaller, AppError> {
         match self {
             Principal::Account(a) => Ok(a),
-            Principal::Anonymous | Principal::Admin => Err(AppError::new(
+            Principal::Anonymous | Principal::Admin | Principal::Link(_) => Err(AppError::new(
                 Code::Unauthenticated,
                 format!(
                     "{what} needs an account: present an MCP token (lm_…) or an API key (lk_…)                      as Authorization: Bearer"
@@ -116,7 +127,8 @@ impl Principal {
     /// The principal as `ping` and `GET /v1/ping` show it.
     pub fn view(&self) -> PrincipalView {
         match self {
-            Principal::Anonymous => PrincipalView::Anonymous,
+            // A link's holder is anonymous to everything but its wallet.
+            Principal::Anonymous | Principal::Link(_) => PrincipalView::Anonymous,
             Principal::Account(a) => PrincipalView::Account {
                 account_id: a.account_id.as_str().to_owned(),
                 credential: match a.kind {

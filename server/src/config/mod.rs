@@ -65,6 +65,8 @@ pub struct Config {
     /// Follow the money: research credits, prices and bounds of
     /// expand_graph and find_first_funder.
     pub graph: GraphConfig,
+    /// Share links (`/s/{token}`): how long they live, how many an account holds.
+    pub share: ShareConfig,
 }
 
 /// Lifetimes and limits of the OAuth authorization server.
@@ -115,6 +117,26 @@ impl Default for OAuthConfig {
             metadata_allow_loopback: false,
             metadata_fetch_per_hour: 60,
             metadata_fetch_burst: 10,
+        }
+    }
+}
+
+/// Share links expire `ttl_secs` after they are minted (unless revoked
+/// sooner); an account holds at most `max_live_links` live ones.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ShareConfig {
+    /// Seconds a share link lives after it is minted.
+    pub ttl_secs: u64,
+    /// Live links one account may hold at once (`snapshot_limit` beyond).
+    pub max_live_links: u32,
+}
+
+impl Default for ShareConfig {
+    fn default() -> Self {
+        Self {
+            ttl_secs: 30 * 24 * 3600,
+            max_live_links: 20,
         }
     }
 }
@@ -188,6 +210,13 @@ impl Default for GraphConfig {
             rate_burst: 5,
             daily_max_actions: 500,
         }
+    }
+}
+
+impl ShareConfig {
+    /// When a link minted at `now_ms` expires.
+    pub fn expires_at(&self, now_ms: i64) -> i64 {
+        now_ms.saturating_add(secs_to_ms(self.ttl_secs))
     }
 }
 
@@ -554,6 +583,7 @@ impl Default for Config {
             siws: SiwsConfig::default(),
             oauth: OAuthConfig::default(),
             graph: GraphConfig::default(),
+            share: ShareConfig::default(),
         }
     }
 }

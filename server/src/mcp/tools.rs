@@ -46,6 +46,8 @@ pub fn registry() -> &'static Registry {
             set_address_label(),
             super::research::expand_graph(),
             super::research::find_first_funder(),
+            create_snapshot(),
+            revoke_snapshot(),
         ])
     });
     &REGISTRY
@@ -566,6 +568,73 @@ fn set_address_label() -> ToolDef {
                 args,
             )
             .await
+        },
+    )
+}
+
+fn create_snapshot() -> ToolDef {
+    ToolDef::new(
+        ToolMeta {
+            name: "create_snapshot",
+            title: "Share a wallet's report",
+            description: "Mint a public, read-only share link (/s/{token}) to a wallet's report: \
+                value chart, allocation, flows, ledger, positions. Your account must be able to \
+                read the wallet now (it watches it, or a receipt/payment covers the read); the link \
+                never grants more than that and only reads. Optional range (30d|90d|1y|all) and \
+                denominate (usd|sol) set the view it opens on. Links expire after the configured \
+                TTL unless revoked. Free; needs an account.",
+            tier: Tier::FreeAccountOnly,
+            annotations: Annotations::WRITE_OWN,
+            rest: Some(RestRoute {
+                method: "POST",
+                path: "/v1/snapshots",
+            }),
+        },
+        |s: &crate::share::SnapshotView| {
+            format!(
+                "Share link for {} ({}, {}): {}; it expires {}. Anyone with the link reads this \
+                 wallet's report, nothing more; revoke_snapshot with its token ends it.",
+                s.address,
+                s.range,
+                s.denominate,
+                s.url.as_deref().unwrap_or(""),
+                s.expires_at
+            )
+        },
+        |ctx, args: crate::share::CreateSnapshotArgs| async move {
+            crate::share::create_snapshot(
+                &ctx.state.sharing(),
+                &ctx.principal,
+                args,
+                &ctx.presented,
+            )
+            .await
+        },
+    )
+}
+
+fn revoke_snapshot() -> ToolDef {
+    ToolDef::new(
+        ToolMeta {
+            name: "revoke_snapshot",
+            title: "Revoke a share link",
+            description: "Revoke one of your share links by token; the page, its reads and its \
+                card answer not_found from then on. Free; needs an account.",
+            tier: Tier::FreeAccountOnly,
+            annotations: Annotations::WRITE_OWN,
+            rest: Some(RestRoute {
+                method: "DELETE",
+                path: "/v1/snapshots/{token}",
+            }),
+        },
+        |r: &crate::share::RevokedSnapshot| {
+            format!(
+                "Share link {} of {} is revoked: its page, reads and card answer not_found now.",
+                r.id, r.address
+            )
+        },
+        |ctx, args: crate::share::RevokeSnapshotArgs| async move {
+            crate::share::revoke_snapshot(&ctx.state.sharing(), &ctx.principal, args).await
         },
     )
 }

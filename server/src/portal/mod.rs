@@ -14,6 +14,7 @@
 pub mod pages;
 pub mod research;
 pub mod reports;
+pub mod report;
 pub mod sessions;
 pub mod signin;
 

@@ -15,6 +15,8 @@ use axum::{
 use leptos::prelude::{AnyView, IntoAny, LeptosOptions, provide_context};
 use rust_embed::Embed;
 
+pub mod share;
+
 use crate::state::AppState;
 
 #[derive(Embed)]

@@ -41,6 +41,7 @@ mod prices;
 mod quotes;
 mod ratelimit;
 mod sessions;
+mod share_links;
 mod signin;
 
 use std::{str::FromStr, sync::Arc, time::Duration};
@@ -64,6 +65,7 @@ pub use prices::{AnalyticsLeg, BACKFILL_KIND, BACKFILL_QUOTE, PricePointRow};
 pub use quotes::QuoteRecord;
 pub use ratelimit::{RateDecision, RateRule};
 pub use sessions::{NewSession, SessionRecord};
+pub use share_links::ShareLinkRecord;
 pub use signin::{NewOidcFlow, NewSiwsNonce, NonceUse, OidcFlowRecord};
 
 use crate::config::DatabaseConfig;

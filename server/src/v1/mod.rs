@@ -64,7 +64,7 @@ pub struct ErrorBody {
         description = "Solana wallet reports. Paid routes answer HTTP 402 with an x402 challenge.",
         license(name = "MIT"),
     ),
-    paths(ping, health, quotes, scans, job, ledger, payments_list, wallets_list, wallets_add, wallets_remove, labels_set, wallet_positions, wallet_value_history, wallet_flows, prices, price_history, research::graph_expand, research::graph_funder, research::credits_get, research::credits_topup, reports::report),
+    paths(ping, health, quotes, scans, job, ledger, payments_list, wallets_list, wallets_add, wallets_remove, labels_set, wallet_positions, wallet_value_history, wallet_flows, prices, price_history, research::graph_expand, research::graph_funder, research::credits_get, research::credits_topup, reports::report, snapshots_create, snapshots_list, snapshots_revoke),
     components(schemas(ErrorBody, PingResult, PrincipalView, HealthBody)),
     tags(
         (name = "meta", description = "Service health and identity"),
@@ -73,6 +73,7 @@ pub struct ErrorBody {
         (name = "prices", description = "USD prices, current and past (free)"),
         (name = "account", description = "Your account's watchlist, labels and payments (a bearer token)"),
         (name = "research", description = "Follow the money, paid from your account's research credits"),
+        (name = "share", description = "Share links: public, read-only report pages of one wallet (a bearer token)"),
     ),
 )]
 struct ApiDoc;
@@ -755,4 +756,78 @@ fn parameters(path: &str, schema: &Value) -> Value {
         out.push(param);
     }
     Value::Array(out)
+}
+
+/// Mint a share link: the REST twin of `create_snapshot`. A payment for the
+/// read travels in the body's `payment` and `quote_id` or the `X-PAYMENT`
+/// header.
+#[utoipa::path(
+    post,
+    path = "/v1/snapshots",
+    tag = "share",
+    responses(
+        (status = 200, description = "The new link, its token shown this once", body = crate::share::SnapshotView),
+        (status = 400, description = "Bad address, range or denominate", body = ErrorBody),
+        (status = 401, description = "No account: present an MCP token or API key", body = ErrorBody),
+        (status = 402, description = "Your account cannot read the wallet: pay the read (x402 challenge)", body = ErrorBody),
+        (status = 404, description = "The wallet has never been scanned", body = ErrorBody),
+        (status = 409, description = "snapshot_limit: as many live links as the account may hold", body = ErrorBody),
+    ),
+)]
+pub async fn snapshots_create(
+    State(state): State<AppState>,
+    Caller(principal, presented): Caller,
+    JsonBody(body): JsonBody<Value>,
+) -> Result<Response, Response> {
+    let run = async {
+        let args: crate::share::CreateSnapshotArgs = body_args("create_snapshot", body)?;
+        crate::share::create_snapshot(&state.sharing(), &principal, args, &presented).await
+    };
+    run.await
+        .map(|view| paid_json(&view, view.payment.as_ref()))
+        .map_err(|err| account_refusal(&state, err))
+}
+
+/// The account's live share links (tokens are never shown again).
+#[utoipa::path(
+    get,
+    path = "/v1/snapshots",
+    tag = "share",
+    responses(
+        (status = 200, description = "Live links, newest first, and the account's limit", body = crate::share::Snapshots),
+        (status = 401, description = "No account: present an MCP token or API key", body = ErrorBody),
+    ),
+)]
+pub async fn snapshots_list(
+    State(state): State<AppState>,
+    Caller(principal, _): Caller,
+) -> Result<Json<crate::share::Snapshots>, Response> {
+    crate::share::list_snapshots(&state.sharing(), &principal)
+        .await
+        .map(Json)
+        .map_err(|err| account_refusal(&state, err))
+}
+
+/// Revoke a share link: the REST twin of `revoke_snapshot`.
+#[utoipa::path(
+    delete,
+    path = "/v1/snapshots/{token}",
+    tag = "share",
+    params(("token" = String, Path, description = "The share link's token (the part after /s/)")),
+    responses(
+        (status = 200, description = "Revoked: the page, its reads and its card answer not_found", body = crate::share::RevokedSnapshot),
+        (status = 401, description = "No account: present an MCP token or API key", body = ErrorBody),
+        (status = 404, description = "Your account holds no live link with this token", body = ErrorBody),
+    ),
+)]
+pub async fn snapshots_revoke(
+    State(state): State<AppState>,
+    Caller(principal, _): Caller,
+    Path(token): Path<String>,
+) -> Result<Json<crate::share::RevokedSnapshot>, Response> {
+    let args = crate::share::RevokeSnapshotArgs { token };
+    crate::share::revoke_snapshot(&state.sharing(), &principal, args)
+        .await
+        .map(Json)
+        .map_err(|err| account_refusal(&state, err))
 }

@@ -32,6 +32,7 @@ mod research;
 mod reports;
 mod scans;
 mod schemas;
+mod share;
 #[path = "../support/rpc_standin.rs"]
 mod standin;
 mod storage;

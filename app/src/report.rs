@@ -1,0 +1,153 @@
+//! The portal's report view of one watched wallet (`/wallets/{address}`):
+//! the same report section the public share page shows (rendered by the
+//! server, handed over as HTML), links to download the report in every
+//! format, a form to mint a share link and the account's live links with
+//! a revoke form each. Every form is a plain POST carrying the session's
+//! CSRF token, so the page works with JavaScript off; with it on,
+//! `/report.js` draws the charts.
+
+use leptos::prelude::*;
+use leptos_meta::{Stylesheet, Title};
+use serde::{Deserialize, Serialize};
+
+use crate::account::{PortalPage, Viewer};
+
+/// What the report view shows.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportView {
+    pub address: String,
+    pub label: String,
+    /// The report section, HTML rendered and escaped by the server (the
+    /// share page's component).
+    pub section_html: String,
+    /// A share link just minted: its URL, shown this once.
+    pub new_link: Option<String>,
+    /// What the last form did, or why it was refused, in words.
+    pub notice: Option<String>,
+    pub error: Option<String>,
+    /// The account's live links to this wallet.
+    pub links: Vec<ShareLinkRow>,
+    /// Live links the account may hold at once.
+    pub limit: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShareLinkRow {
+    pub id: String,
+    /// The token's first characters.
+    pub hint: String,
+    pub range: String,
+    pub denominate: String,
+    pub created: String,
+    pub expires: String,
+}
+
+/// The report formats the download links offer (`?format=`).
+pub const FORMATS: [(&str, &str); 7] = [
+    ("json", "JSON"),
+    ("csv", "Ledger CSV"),
+    ("positions_csv", "Positions CSV"),
+    ("8949", "IRS Form 8949"),
+    ("koinly", "Koinly CSV"),
+    ("cointracker", "CoinTracker CSV"),
+    ("pdf", "PDF"),
+];
+
+fn csrf(viewer: &Viewer) -> impl IntoView + use<> {
+    view! { <input type="hidden" name="csrf" value=viewer.csrf.clone()/> }
+}
+
+#[component]
+pub fn WalletReportPage() -> impl IntoView {
+    crate::account::with_portal(|portal| {
+        let report = match portal.page {
+            PortalPage::Report(report) => report,
+            PortalPage::Refused(message) => return crate::account::refused(message),
+            _ => ReportView::default(),
+        };
+        let viewer = portal.viewer;
+        let address = report.address.clone();
+        let title = if report.label.is_empty() {
+            format!("Ledger: report of {address}")
+        } else {
+            format!("Ledger: report of {}", report.label)
+        };
+        let share_action = format!("/wallets/{address}/share");
+        let revoke_action = format!("/wallets/{address}/share/revoke");
+        view! {
+            <Title text=title/>
+            <Stylesheet id="report" href="/style/report.css"/>
+            <script src="/vendor/echarts.min.js" defer></script>
+            <script src="/report.js" defer></script>
+            <p class="meta"><a href="/wallets" rel="external">"← Wallets"</a></p>
+            <h1>{if report.label.is_empty() { "Wallet report".to_owned() } else { report.label.clone() }}</h1>
+            {report.notice.clone().map(|n| view! { <p class="notice" role="status">{n}</p> })}
+            {report.error.clone().map(|e| view! { <p class="error" role="alert" id="share-error">{e}</p> })}
+            <div class="report">
+                <section aria-labelledby="downloads-heading">
+                    <h2 id="downloads-heading">"Download"</h2>
+                    <nav class="downloads" aria-label="Report formats">
+                        {FORMATS.iter().map(|(format, name)| view! {
+                            <a href=format!("/wallets/{address}/report?format={format}") rel="external" download="">{*name}</a>
+                        }).collect_view()}
+                    </nav>
+                </section>
+                <div inner_html=report.section_html.clone()></div>
+                <section id="share-links" aria-labelledby="share-heading">
+                    <h2 id="share-heading">"Share links"</h2>
+                    <p class="meta">"A share link is a public, read-only page of this report. Anyone with the link sees it until it expires or you revoke it. Your account holds up to "{report.limit}" live links."</p>
+                    {report.new_link.clone().map(|url| view! {
+                        <p class="notice" role="status">"New share link (shown once, copy it now): "
+                            <a href=url.clone() id="new-share-link">{url.clone()}</a></p>
+                    })}
+                    <form method="post" action=share_action class="share-form" id="share-form">
+                        {csrf(&viewer)}
+                        <label for="share-range">"Range"</label>
+                        <select id="share-range" name="range">
+                            <option value="30d">"30 days"</option>
+                            <option value="90d" selected>"90 days"</option>
+                            <option value="1y">"1 year"</option>
+                            <option value="all">"All time"</option>
+                        </select>
+                        <label for="share-denominate">"Currency"</label>
+                        <select id="share-denominate" name="denominate">
+                            <option value="usd" selected>"USD"</option>
+                            <option value="sol">"SOL"</option>
+                        </select>
+                        <button type="submit" class="primary">"Create a share link"</button>
+                    </form>
+                    {if report.links.is_empty() {
+                        view! { <p class="empty">"No live share links to this wallet."</p> }.into_any()
+                    } else {
+                        view! {
+                            <table class="data" id="share-links-table">
+                                <thead><tr><th scope="col">"Link"</th><th scope="col">"View"</th><th scope="col">"Created"</th><th scope="col">"Expires"</th><th scope="col"></th></tr></thead>
+                                <tbody>
+                                    {report.links.into_iter().map(|l| {
+                                        let csrf = viewer.csrf.clone();
+                                        view! {
+                                            <tr id=format!("link-{}", l.id)>
+                                                <td><code>{format!("/s/{}…", l.hint)}</code></td>
+                                                <td>{format!("{}, {}", l.range, l.denominate)}</td>
+                                                <td>{l.created.clone()}</td>
+                                                <td>{l.expires.clone()}</td>
+                                                <td>
+                                                    <form method="post" action=revoke_action.clone() class="inline">
+                                                        <input type="hidden" name="csrf" value=csrf/>
+                                                        <input type="hidden" name="id" value=l.id.clone()/>
+                                                        <button type="submit" class="danger">"Revoke"</button>
+                                                    </form>
+                                                </td>
+                                            </tr>
+                                        }
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                        }.into_any()
+                    }}
+                </section>
+            </div>
+        }
+        .into_any()
+    })
+}

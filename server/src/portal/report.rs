@@ -1,0 +1,305 @@
+//! The report view of a watched wallet (`GET /wallets/{address}`) and its
+//! share-link forms (`POST /wallets/{address}/share`, `.../share/revoke`).
+//! The view renders the share page's report section
+//! (`share::html::report_section`) from the same reads, as the wallet's
+//! link principal once the account is seen to watch it; the forms check
+//! the session's CSRF token before anything else (`pages::checked_form`).
+
+use axum::{
+    extract::{Path, Query, State},
+    http::StatusCode,
+    response::{IntoResponse, Redirect, Response},
+};
+use bytes::Bytes;
+use serde::Deserialize;
+use tower_sessions::Session;
+
+use super::{
+    Parts,
+    pages::{account_page, checked_form},
+    render,
+};
+use crate::{
+    accounts::{AccountId, watchlist},
+    auth::{LinkReader, Principal},
+    error::AppError,
+    share::{
+        self, ChartRange, Denomination,
+        html::{Links, report_section},
+        report,
+    },
+    site::share::ViewQuery,
+    solana::WalletAddress,
+    state::AppState,
+};
+use app::{
+    account::{Portal, PortalPage, Viewer},
+    report::{ReportView, ShareLinkRow},
+};
+
+/// What a render of the view carries besides the report.
+#[derive(Default)]
+struct Outcome {
+    new_link: Option<String>,
+    notice: Option<String>,
+    error: Option<String>,
+}
+
+async fn watched(
+    state: &AppState,
+    account: &AccountId,
+    address: &str,
+) -> Result<(WalletAddress, String), AppError> {
+    let not_found = || AppError::not_found("your account does not watch this wallet");
+    let wallet = WalletAddress::parse(address).map_err(|_| not_found())?;
+    let entry = watchlist::list_wallets(state.store(), account)
+        .await?
+        .into_iter()
+        .find(|w| w.address == wallet)
+        .ok_or_else(not_found)?;
+    Ok((wallet, entry.label))
+}
+
+async fn view_response(
+    state: &AppState,
+    viewer: Viewer,
+    account: &AccountId,
+    address: &str,
+    query: ViewQuery,
+    status: StatusCode,
+    outcome: Outcome,
+) -> Response {
+    let (wallet, label) = match watched(state, account, address).await {
+        Ok(found) => found,
+        Err(err) => return crate::site::share::problem(&err),
+    };
+    let query = match query.resolve(
+        wallet.clone(),
+        ChartRange::default(),
+        Denomination::default(),
+    ) {
+        Ok(q) => q,
+        Err(err) => return crate::site::share::problem(&err),
+    };
+    // The account watches the wallet, so it reads it; as the wallet's link
+    // principal the view can read nothing else.
+    let reader = Principal::Link(LinkReader {
+        wallet: wallet.clone(),
+    });
+    let section = match report::build(&state.reads(), &reader, query).await {
+        Ok(built) => {
+            let charts = share::charts::charts(&built);
+            let base = format!("/wallets/{wallet}");
+            report_section(&built, &charts, &Links { base: &base })
+        }
+        Err(err) if err.code() == crate::error::Code::NotFound => {
+            format!("<p class=\"empty\">{}</p>", share::html::esc(err.message()))
+        }
+        Err(err) => return crate::site::share::problem(&err),
+    };
+    let sharing = state.sharing();
+    let links = match share::list_for(&sharing, account).await {
+        Ok(listed) => listed,
+        Err(err) => return err.into_response(),
+    };
+    let limit = links.limit;
+    let rows = links
+        .snapshots
+        .into_iter()
+        .filter(|l| l.address == wallet.as_str())
+        .map(|l| ShareLinkRow {
+            id: l.id,
+            hint: l.hint,
+            range: l.range,
+            denominate: l.denominate,
+            created: l.created_at,
+            expires: l.expires_at,
+        })
+        .collect();
+    let portal = Portal {
+        viewer,
+        page: PortalPage::Report(ReportView {
+            address: wallet.to_string(),
+            label,
+            section_html: section,
+            new_link: outcome.new_link,
+            notice: outcome.notice,
+            error: outcome.error,
+            links: rows,
+            limit,
+        }),
+    };
+    let mut response = render(state, &format!("/wallets/{wallet}"), status, portal).await;
+    crate::site::share::protect_without_csp(response.headers_mut());
+    response
+}
+
+/// `GET /wallets/{address}`.
+pub async fn page(
+    State(state): State<AppState>,
+    axum::Extension(parts): axum::Extension<Parts>,
+    session: Session,
+    Path(address): Path<String>,
+    Query(query): Query<ViewQuery>,
+) -> Response {
+    match account_page(&state, &parts, &session).await {
+        Ok((viewer, account)) => {
+            view_response(
+                &state,
+                viewer,
+                &account,
+                &address,
+                query,
+                StatusCode::OK,
+                Outcome::default(),
+            )
+            .await
+        }
+        Err(response) => response,
+    }
+}
+
+#[derive(Deserialize)]
+pub struct ShareForm {
+    #[serde(default)]
+    range: String,
+    #[serde(default)]
+    denominate: String,
+    #[serde(default, rename = "csrf")]
+    _csrf: String,
+}
+
+/// `POST /wallets/{address}/share`: mint a link; the page again, with the
+/// new link's URL in it (the only time it is shown).
+pub async fn create(
+    State(state): State<AppState>,
+    axum::Extension(parts): axum::Extension<Parts>,
+    session: Session,
+    Path(address): Path<String>,
+    body: Bytes,
+) -> Response {
+    let page = format!("/wallets/{address}");
+    let (viewer, account, form) =
+        match checked_form::<ShareForm>(&state, &parts, &session, &page, &body).await {
+            Ok(checked) => checked,
+            Err(response) => return response,
+        };
+    let parsed = (
+        ChartRange::parse(form.range.trim()),
+        Denomination::parse(form.denominate.trim()),
+    );
+    let (Some(range), Some(denominate)) = parsed else {
+        let outcome = Outcome {
+            error: Some("Pick a range (30d, 90d, 1y, all) and a currency (USD or SOL).".to_owned()),
+            ..Outcome::default()
+        };
+        return view_response(
+            &state,
+            viewer,
+            &account,
+            &address,
+            ViewQuery::default(),
+            StatusCode::BAD_REQUEST,
+            outcome,
+        )
+        .await;
+    };
+    let wallet = match WalletAddress::parse(&address) {
+        Ok(w) => w,
+        Err(_) => {
+            return crate::site::share::problem(&AppError::not_found(
+                "your account does not watch this wallet",
+            ));
+        }
+    };
+    let (status, outcome) =
+        match share::create_for_account(&state.sharing(), &account, &wallet, range, denominate)
+            .await
+        {
+            Ok(link) => (
+                StatusCode::OK,
+                Outcome {
+                    new_link: link.url,
+                    notice: Some(format!(
+                        "Share link created; it expires {}.",
+                        link.expires_at
+                    )),
+                    error: None,
+                },
+            ),
+            Err(err) if err.code() == crate::error::Code::Internal => return err.into_response(),
+            Err(err) => (
+                err.code().status(),
+                Outcome {
+                    error: Some(err.message().to_owned()),
+                    ..Outcome::default()
+                },
+            ),
+        };
+    view_response(
+        &state,
+        viewer,
+        &account,
+        &address,
+        ViewQuery::default(),
+        status,
+        outcome,
+    )
+    .await
+}
+
+#[derive(Deserialize)]
+pub struct RevokeForm {
+    #[serde(default)]
+    id: String,
+    #[serde(default, rename = "csrf")]
+    _csrf: String,
+}
+
+/// `POST /wallets/{address}/share/revoke`: revoke one of the account's
+/// links, then back to the view.
+pub async fn revoke(
+    State(state): State<AppState>,
+    axum::Extension(parts): axum::Extension<Parts>,
+    session: Session,
+    Path(address): Path<String>,
+    body: Bytes,
+) -> Response {
+    let page = format!("/wallets/{address}");
+    let (viewer, account, form) =
+        match checked_form::<RevokeForm>(&state, &parts, &session, &page, &body).await {
+            Ok(checked) => checked,
+            Err(response) => return response,
+        };
+    match share::revoke_by_id(&state.sharing(), &account, form.id.trim()).await {
+        Ok(_) => match WalletAddress::parse(&address) {
+            Ok(w) => Redirect::to(&format!("/wallets/{w}#share-links")).into_response(),
+            Err(_) => Redirect::to("/wallets").into_response(),
+        },
+        Err(err) if err.code() == crate::error::Code::Internal => err.into_response(),
+        Err(err) => {
+            let outcome = Outcome {
+                error: Some(err.message().to_owned()),
+                ..Outcome::default()
+            };
+            view_response(
+                &state,
+                viewer,
+                &account,
+                &address,
+                ViewQuery::default(),
+                err.code().status(),
+                outcome,
+            )
+            .await
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_report_paths_are_left_out_of_the_leptos_route_list() {
+        assert!(app::ACCOUNT_PATHS.contains(&"/wallets/{address}"));
+    }
+}

@@ -1,0 +1,204 @@
+//! The share pages' HTTP side: `/s/{token}` (the report page),
+//! `/s/{token}/report.json` (its reads, as JSON) and `/s/{token}/card.png`
+//! (the preview card). Each opens the link first (`share::open`, against
+//! the clock): an unknown, revoked or expired link is a 404 that says which
+//! in words, on all three. A live link reads as `Principal::Link`, which
+//! the access module lets read that one wallet and nothing else.
+//!
+//! Every answer carries `X-Robots-Tag: noindex`, `Cache-Control: no-store`
+//! (a revoked link must stop showing at once), `Referrer-Policy:
+//! no-referrer` (the token is in the URL) and a CSP allowing this origin's
+//! scripts and styles only.
+
+use axum::{
+    body::Body,
+    extract::{Path, Query, State},
+    http::{HeaderMap, HeaderValue, StatusCode, header},
+    response::{IntoResponse, Response},
+};
+use serde::Deserialize;
+
+use crate::{
+    error::{AppError, Code},
+    share::{
+        self, ChartRange, Closed, Denomination, OpenLink,
+        html::{self, SharePage},
+        report::{self, Report, ReportQuery},
+    },
+    state::AppState,
+    values::rfc3339,
+};
+
+/// The share pages' content security policy: scripts, styles and images
+/// from this origin only (ECharts draws on a canvas it creates).
+pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+                       connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; \
+                       frame-ancestors 'none'";
+
+/// The headers every share answer carries.
+pub fn protect(headers: &mut HeaderMap) {
+    protect_without_csp(headers);
+    headers.insert("content-security-policy", HeaderValue::from_static(CSP));
+}
+
+/// [`protect`] but the CSP, for the portal's report view: a Leptos page
+/// whose hydration bootstrap is an inline module script, like every other
+/// portal page (which carry no CSP yet).
+pub fn protect_without_csp(headers: &mut HeaderMap) {
+    let set = |h: &mut HeaderMap, name: &'static str, value: &'static str| {
+        h.insert(name, HeaderValue::from_static(value));
+    };
+    set(headers, "x-robots-tag", "noindex, nofollow");
+    set(headers, "cache-control", "no-store");
+    set(headers, "referrer-policy", "no-referrer");
+    set(headers, "x-content-type-options", "nosniff");
+    set(headers, "x-frame-options", "DENY");
+}
+
+fn respond(status: StatusCode, content_type: &'static str, body: impl Into<Body>) -> Response {
+    let mut response = Response::new(body.into());
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    protect(response.headers_mut());
+    response
+}
+
+const HTML: &str = "text/html; charset=utf-8";
+
+/// The page's view: range, currency and the ledger page.
+#[derive(Debug, Default, Deserialize)]
+pub struct ViewQuery {
+    #[serde(default)]
+    pub range: Option<String>,
+    #[serde(default)]
+    pub denominate: Option<String>,
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+impl ViewQuery {
+    /// The report to read for `wallet`, falling back to the link's view.
+    pub fn resolve(
+        self,
+        wallet: crate::solana::WalletAddress,
+        range: ChartRange,
+        denominate: Denomination,
+    ) -> Result<ReportQuery, AppError> {
+        let range = match self.range.as_deref().filter(|r| !r.is_empty()) {
+            None => range,
+            Some(r) => ChartRange::parse(r)
+                .ok_or_else(|| AppError::invalid_params("range must be 30d, 90d, 1y or all"))?,
+        };
+        let denominate = match self.denominate.as_deref().filter(|d| !d.is_empty()) {
+            None => denominate,
+            Some(d) => Denomination::parse(d)
+                .ok_or_else(|| AppError::invalid_params("denominate must be usd or sol"))?,
+        };
+        Ok(ReportQuery {
+            wallet,
+            range,
+            denominate,
+            cursor: self.cursor.filter(|c| !c.is_empty()),
+        })
+    }
+}
+
+/// A refusal while reading, as a page people read.
+pub fn problem(err: &AppError) -> Response {
+    let (status, title) = match err.code() {
+        Code::InvalidParams => (StatusCode::BAD_REQUEST, "This view cannot be shown"),
+        Code::NotFound => (StatusCode::NOT_FOUND, "Nothing to show yet"),
+        _ => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "The report could not be read",
+        ),
+    };
+    let words = if status == StatusCode::INTERNAL_SERVER_ERROR {
+        "Something went wrong on our side while reading this report. Try again in a moment."
+    } else {
+        err.message()
+    };
+    respond(status, HTML, html::problem_page(title, words))
+}
+
+async fn opened(state: &AppState, token: &str) -> Result<Result<OpenLink, Closed>, AppError> {
+    share::open(state.store(), state.now_ms(), token).await
+}
+
+async fn read(state: &AppState, link: &OpenLink, view: ViewQuery) -> Result<Report, AppError> {
+    let query = view.resolve(link.wallet.clone(), link.range, link.denominate)?;
+    report::build(&state.reads(), &link.principal(), query).await
+}
+
+/// `GET /s/{token}`.
+pub async fn page(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+    Query(view): Query<ViewQuery>,
+) -> Response {
+    let link = match opened(&state, &token).await {
+        Ok(Ok(link)) => link,
+        Ok(Err(closed)) => return respond(StatusCode::NOT_FOUND, HTML, html::closed_page(closed)),
+        Err(err) => return problem(&err),
+    };
+    match read(&state, &link, view).await {
+        Ok(report) => {
+            let charts = share::charts::charts(&report);
+            let body = html::share_page(
+                &report,
+                &charts,
+                &SharePage {
+                    public_url: state.public_url(),
+                    token: &token,
+                    expires_at: &rfc3339(link.expires_at),
+                },
+            );
+            respond(StatusCode::OK, HTML, body)
+        }
+        Err(err) => problem(&err),
+    }
+}
+
+/// `GET /s/{token}/report.json`: the page's reads.
+pub async fn data(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+    Query(view): Query<ViewQuery>,
+) -> Response {
+    let result = async {
+        let link = opened(&state, &token).await?.map_err(Closed::error)?;
+        read(&state, &link, view).await
+    }
+    .await;
+    let mut response = match result {
+        Ok(report) => axum::Json(report).into_response(),
+        Err(err) => err.into_response(),
+    };
+    protect(response.headers_mut());
+    response
+}
+
+/// `GET /s/{token}/card.png`.
+pub async fn card(State(state): State<AppState>, Path(token): Path<String>) -> Response {
+    const TEXT: &str = "text/plain; charset=utf-8";
+    let link = match opened(&state, &token).await {
+        Ok(Ok(link)) => link,
+        Ok(Err(closed)) => return respond(StatusCode::NOT_FOUND, TEXT, closed.words()),
+        Err(err) => return problem(&err),
+    };
+    let report = match read(&state, &link, ViewQuery::default()).await {
+        Ok(report) => report,
+        Err(err) if err.code() == Code::NotFound => {
+            return respond(StatusCode::NOT_FOUND, TEXT, err.message().to_owned());
+        }
+        Err(err) => return problem(&err),
+    };
+    // Drawing is CPU work: off the async workers.
+    match tokio::task::spawn_blocking(move || share::card::png(&report)).await {
+        Ok(Ok(png)) => respond(StatusCode::OK, "image/png", png),
+        Ok(Err(err)) => problem(&AppError::internal("share card", &err)),
+        Err(err) => problem(&AppError::internal("share card task", &err)),
+    }
+}
