@@ -1688,6 +1688,18 @@ fn follow_the_money_walks_a_real_funding_tree() {
     assert_eq!(replay["cost_atomic"], "0");
     assert_eq!(atomic(&replay["balance_atomic"]), balance);
     assert_eq!(replay["first_inbound"]["sender"], fa);
+    // REST is the same domain call: the MCP action replays there, free.
+    let (status, _, rest) = ledger.http_with(
+        "POST",
+        "/v1/graph/funder",
+        Some(&json!({"address": c.pubkey().to_string(), "action_id": "funder-c"})),
+        &format!("Authorization: Bearer {token_plain}\r\n"),
+    );
+    assert_eq!(status, 200, "{rest}");
+    assert_eq!(rest["replayed"], true, "{rest}");
+    assert_eq!(rest["cost_atomic"], "0");
+    assert_eq!(rest["first_inbound"]["signature"], a_to_c.as_str());
+    assert_eq!(atomic(&rest["balance_atomic"]), balance);
 
     // Every charge is a line of the credit ledger, newest first, and the
     // balance is what the lines leave.
