@@ -1360,3 +1360,583 @@ fn x402_payments_settle_on_a_real_local_chain_exactly_once() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The `ledger` binary as an operator runs it against `database_url`; its
+/// stdout, trimmed. Fails the test when the command fails.
+fn operator(database_url: &str, args: &[&str]) -> String {
+    let bin = std::env::var("LEDGER_BIN")
+        .unwrap_or_else(|_| format!("{}/../../target/debug/ledger", env!("CARGO_MANIFEST_DIR")));
+    let out = Command::new(&bin)
+        .env_clear()
+        .env("DATABASE_URL", database_url)
+        .args(args)
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap_or_else(|e| panic!("start {bin}: {e}"));
+    assert!(out.status.success(), "ledger {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// A research account set up as an operator would: created, an MCP token
+/// with the read scope, the follow_the_money feature on, `usd` granted.
+/// The account id and the token.
+fn research_account(database_url: &str, usd: &str) -> (String, String) {
+    let account = operator(
+        database_url,
+        &["accounts", "create", "--label", "chain research"],
+    );
+    assert!(account.starts_with("acct_"), "{account}");
+    let token = operator(
+        database_url,
+        &[
+            "tokens",
+            "mint",
+            "--account",
+            &account,
+            "--kind",
+            "mcp",
+            "--scopes",
+            "read",
+        ],
+    );
+    operator(
+        database_url,
+        &[
+            "accounts",
+            "feature",
+            "--account",
+            &account,
+            "follow_the_money",
+            "on",
+        ],
+    );
+    let balance = operator(
+        database_url,
+        &["credits", "grant", "--account", &account, "--usd", usd],
+    );
+    assert!(!balance.is_empty());
+    (account, token)
+}
+
+/// The research limits out of the way: these tests are about answers.
+fn research_env() -> Vec<(&'static str, String)> {
+    vec![
+        ("LEDGER_GRAPH__RATE_PER_SEC", "1000".to_owned()),
+        ("LEDGER_GRAPH__RATE_BURST", "1000".to_owned()),
+    ]
+}
+
+/// `tools/call` over MCP as `token`; the tool's structured result.
+fn research(ledger: &Ledger, token: &str, name: &str, arguments: Value) -> Value {
+    let (status, _, body) = ledger.http_with(
+        "POST",
+        "/mcp",
+        Some(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                     "params": {"name": name, "arguments": arguments}})),
+        &format!("Authorization: Bearer {token}\r\n"),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["isError"], false, "{name}: {body}");
+    body["result"]["structuredContent"].clone()
+}
+
+fn airdrop(rpc: &RpcClient, who: &Pubkey, lamports: u64) {
+    let sig = rpc.request_airdrop(who, lamports).unwrap().to_string();
+    confirm(rpc, &sig);
+}
+
+fn pay_sol(rpc: &RpcClient, from: &Keypair, to: &Pubkey, lamports: u64) -> String {
+    send(
+        rpc,
+        &[solana_system_interface::instruction::transfer(
+            &from.pubkey(),
+            to,
+            lamports,
+        )],
+        from,
+        &[],
+        false,
+    )
+}
+
+/// A wallet's counterparty edges as (source, target, mint, amount).
+fn edge_set(expansion: &Value) -> std::collections::BTreeSet<(String, String, String, String)> {
+    expansion["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["source"].as_str().unwrap().to_owned(),
+                e["target"].as_str().unwrap().to_owned(),
+                e["mint"].as_str().unwrap().to_owned(),
+                e["amount"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn atomic(v: &Value) -> i64 {
+    v.as_str()
+        .unwrap_or_else(|| panic!("not an atomic string: {v}"))
+        .parse()
+        .unwrap()
+}
+
+/// Follow the money on a real chain: F pays A, A pays B and C, B moves an
+/// SPL token. With the feature on and credits granted through the CLI,
+/// `find_first_funder` over MCP names F for A and A for B and C (sender,
+/// signature and lamports as sent), `expand_graph` live and from the ledger
+/// (after a scan) returns A's three edges with their direction and amount,
+/// and every charge is a line of `GET /v1/credits` whose balance follows.
+#[test]
+fn follow_the_money_walks_a_real_funding_tree() {
+    let rpc_url = start_chain();
+    let rpc = RpcClient::new_with_commitment(rpc_url.clone(), CommitmentConfig::confirmed());
+    let (f, a, b, c, d) = (
+        Keypair::new(),
+        Keypair::new(),
+        Keypair::new(),
+        Keypair::new(),
+        Keypair::new(),
+    );
+    airdrop(&rpc, &f.pubkey(), 10_000_000_000);
+    let f_to_a = pay_sol(&rpc, &f, &a.pubkey(), 2_000_000_000);
+    let a_to_b = pay_sol(&rpc, &a, &b.pubkey(), 500_000_000);
+    let a_to_c = pay_sol(&rpc, &a, &c.pubkey(), 300_000_000);
+    // B mints a token and sends some of it to D: B's later history is not SOL in.
+    let token = pk(TOKEN);
+    let mint = create_mint(&rpc, &b, &token);
+    let (b_ata, d_ata) = (
+        ata(&b.pubkey(), &mint, &token),
+        ata(&d.pubkey(), &mint, &token),
+    );
+    send(
+        &rpc,
+        &[
+            create_ata(&b.pubkey(), &b.pubkey(), &mint, &token),
+            create_ata(&b.pubkey(), &d.pubkey(), &mint, &token),
+            mint_to(&token, &mint, &b_ata, &b.pubkey(), 1_000_000),
+        ],
+        &b,
+        &[],
+        false,
+    );
+    let b_token = send(
+        &rpc,
+        &[transfer_checked(
+            &token,
+            &b_ata,
+            &mint,
+            &d_ata,
+            &b.pubkey(),
+            400_000,
+        )],
+        &b,
+        &[],
+        false,
+    );
+    assert_eq!(token_balance(&rpc, &d_ata), 400_000);
+
+    let dir = std::env::temp_dir().join(format!("ledger-ftm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let database_url = std::env::var("CHAIN_DATABASE_URL")
+        .unwrap_or_else(|_| format!("sqlite://{}/ftm.db", dir.display()));
+    let ledger = Ledger::start_with(
+        &rpc_url,
+        &database_url,
+        "json",
+        "http://127.0.0.1:9",
+        &research_env(),
+    );
+    let (_, token_plain) = research_account(&database_url, "1");
+    let mut balance: i64 = 1_000_000;
+    let mut charges: Vec<(String, i64)> = Vec::new();
+    let mut charged = |result: &Value, action: &str, price: i64| {
+        assert_eq!(result["action_id"], action);
+        assert_eq!(result["replayed"], false);
+        assert_eq!(atomic(&result["cost_atomic"]), price, "{result}");
+        balance -= price;
+        assert_eq!(atomic(&result["balance_atomic"]), balance, "{result}");
+        charges.push((action.to_owned(), price));
+    };
+
+    // First funders, each the transfer the test sent.
+    for (wallet, funder, signature, lamports, action) in [
+        (&a, &f, &f_to_a, 2_000_000_000u64, "funder-a"),
+        (&b, &a, &a_to_b, 500_000_000, "funder-b"),
+        (&c, &a, &a_to_c, 300_000_000, "funder-c"),
+    ] {
+        let found = research(
+            &ledger,
+            &token_plain,
+            "find_first_funder",
+            json!({"address": wallet.pubkey().to_string(), "action_id": action}),
+        );
+        assert_eq!(found["status"], "found", "{found}");
+        assert_eq!(found["complete"], true, "{found}");
+        assert_eq!(found["cached"], false);
+        let first = &found["first_inbound"];
+        assert_eq!(first["sender"], funder.pubkey().to_string(), "{found}");
+        assert_eq!(first["signature"], signature.as_str(), "{found}");
+        assert_eq!(first["lamports"], lamports.to_string(), "{found}");
+        assert_eq!(found["node"]["id"], funder.pubkey().to_string(), "{found}");
+        assert_eq!(
+            found["label"],
+            "first inbound transfer within the scanned window"
+        );
+        assert_eq!(
+            found["pages_read"], 1,
+            "one short page is the whole history"
+        );
+        assert_eq!(
+            found["rpc_calls"].as_u64().unwrap(),
+            found["pages_read"].as_u64().unwrap() + found["transactions_read"].as_u64().unwrap(),
+            "{found}"
+        );
+        charged(&found, action, 50_000);
+    }
+    // B's history holds its token transfer; the funder is still the SOL in.
+    let b_sigs = all_signatures(&rpc, &b.pubkey().to_string());
+    assert!(b_sigs.contains(&b_token) && b_sigs.len() >= 4, "{b_sigs:?}");
+
+    // A's edges: F paid it, it paid B and C.
+    let (fa, aa, ba, ca) = (
+        f.pubkey().to_string(),
+        a.pubkey().to_string(),
+        b.pubkey().to_string(),
+        c.pubkey().to_string(),
+    );
+    let expected: std::collections::BTreeSet<(String, String, String, String)> = [
+        (&fa, &aa, "2000000000"),
+        (&aa, &ba, "500000000"),
+        (&aa, &ca, "300000000"),
+    ]
+    .into_iter()
+    .map(|(s, t, amount)| (s.clone(), t.clone(), "sol".to_owned(), amount.to_owned()))
+    .collect();
+    let check_nodes = |expansion: &Value| {
+        let nodes = expansion["nodes"].as_array().unwrap();
+        let node = |id: &str| {
+            nodes
+                .iter()
+                .find(|n| n["id"] == id)
+                .unwrap_or_else(|| panic!("no node {id}: {expansion}"))
+                .clone()
+        };
+        let centre = node(&aa);
+        assert_eq!(centre["signals"]["counterparty_count"], 3, "{centre}");
+        assert_eq!(centre["signals"]["fan_in"], 1, "{centre}");
+        assert_eq!(centre["signals"]["fan_out"], 2, "{centre}");
+        for id in [&fa, &ba, &ca] {
+            assert_eq!(node(id)["signals"]["legs"], 1, "{expansion}");
+        }
+        assert_eq!(nodes.len(), 4, "{expansion}");
+        assert_eq!(expansion["counterparties_total"], 3);
+        assert_eq!(expansion["counterparties_omitted"], 0);
+    };
+    let live = research(
+        &ledger,
+        &token_plain,
+        "expand_graph",
+        json!({"address": aa, "action_id": "expand-a-live", "source": "live", "window_sigs": 10}),
+    );
+    assert_eq!(live["source"], "live", "{live}");
+    assert_eq!(live["complete"], true, "{live}");
+    assert_eq!(live["signatures_read"], 3, "{live}");
+    assert_eq!(edge_set(&live), expected, "{live}");
+    check_nodes(&live);
+    charged(&live, "expand-a-live", 20_000);
+
+    // Only inbound, live: F alone (and from the live cache, at its price).
+    let inbound = research(
+        &ledger,
+        &token_plain,
+        "expand_graph",
+        json!({"address": aa, "action_id": "expand-a-in", "source": "live", "window_sigs": 10,
+               "direction": "in"}),
+    );
+    assert_eq!(inbound["cached"], true, "{inbound}");
+    assert_eq!(
+        edge_set(&inbound),
+        expected.iter().filter(|e| e.1 == aa).cloned().collect(),
+        "{inbound}"
+    );
+    charged(&inbound, "expand-a-in", 5_000);
+
+    // The ledger source needs the wallet scanned; then the same edges.
+    ledger.scan(&aa);
+    let from_ledger = research(
+        &ledger,
+        &token_plain,
+        "expand_graph",
+        json!({"address": aa, "action_id": "expand-a-ledger", "source": "ledger"}),
+    );
+    assert_eq!(from_ledger["source"], "ledger", "{from_ledger}");
+    assert_eq!(edge_set(&from_ledger), expected, "{from_ledger}");
+    check_nodes(&from_ledger);
+    charged(&from_ledger, "expand-a-ledger", 5_000);
+
+    // The same action again is the stored answer, free.
+    let replay = research(
+        &ledger,
+        &token_plain,
+        "find_first_funder",
+        json!({"address": a.pubkey().to_string(), "action_id": "funder-a"}),
+    );
+    assert_eq!(replay["replayed"], true, "{replay}");
+    assert_eq!(replay["cost_atomic"], "0");
+    assert_eq!(atomic(&replay["balance_atomic"]), balance);
+    assert_eq!(replay["first_inbound"]["sender"], fa);
+    // REST is the same domain call: the MCP action replays there, free.
+    let (status, _, rest) = ledger.http_with(
+        "POST",
+        "/v1/graph/funder",
+        Some(&json!({"address": c.pubkey().to_string(), "action_id": "funder-c"})),
+        &format!("Authorization: Bearer {token_plain}\r\n"),
+    );
+    assert_eq!(status, 200, "{rest}");
+    assert_eq!(rest["replayed"], true, "{rest}");
+    assert_eq!(rest["cost_atomic"], "0");
+    assert_eq!(rest["first_inbound"]["signature"], a_to_c.as_str());
+    assert_eq!(atomic(&rest["balance_atomic"]), balance);
+
+    // Every charge is a line of the credit ledger, newest first, and the
+    // balance is what the lines leave.
+    let (status, _, view) = ledger.http_with(
+        "GET",
+        "/v1/credits",
+        None,
+        &format!("Authorization: Bearer {token_plain}\r\n"),
+    );
+    assert_eq!(status, 200, "{view}");
+    assert_eq!(atomic(&view["balance_atomic"]), balance);
+    assert_eq!(balance, 1_000_000 - 3 * 50_000 - 20_000 - 2 * 5_000);
+    let movements = view["movements"].as_array().unwrap();
+    assert_eq!(movements.len(), charges.len() + 1, "{view}");
+    let grant = movements.last().unwrap();
+    assert_eq!(grant["kind"], "grant");
+    assert_eq!(atomic(&grant["amount_atomic"]), 1_000_000);
+    assert_eq!(atomic(&grant["balance_after_atomic"]), 1_000_000);
+    let mut after = 1_000_000;
+    for ((action, price), line) in charges.iter().zip(movements.iter().rev().skip(1)) {
+        assert_eq!(line["kind"], "charge", "{line}");
+        assert_eq!(line["action_id"], action.as_str(), "{line}");
+        assert_eq!(atomic(&line["amount_atomic"]), -price, "{line}");
+        after -= price;
+        assert_eq!(atomic(&line["balance_after_atomic"]), after, "{line}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `n` self-transfers by `w` (each a distinct amount, so a distinct
+/// signature), sent from four threads without waiting, each thread on a
+/// fresh blockhash every 25; then confirmed, 200 statuses a request. A
+/// transfer still unconfirmed after 20 seconds (its blockhash expired
+/// while the node was busy) is signed again on a new blockhash, under a new
+/// signature. Every transfer lands exactly once; the signatures, in any order.
+fn self_transfers(rpc_url: &str, w: &Keypair, n: u64) -> Vec<String> {
+    let send_some = |amounts: Vec<u64>| -> Vec<(u64, String)> {
+        let rpc = RpcClient::new_with_commitment(rpc_url.to_owned(), CommitmentConfig::confirmed());
+        let config = RpcSendTransactionConfig {
+            skip_preflight: true,
+            ..Default::default()
+        };
+        let mut blockhash = rpc.get_latest_blockhash().unwrap();
+        amounts
+            .into_iter()
+            .enumerate()
+            .map(|(i, amount)| {
+                if i % 25 == 0 {
+                    blockhash = rpc.get_latest_blockhash().unwrap();
+                }
+                let tx = Transaction::new_signed_with_payer(
+                    &[solana_system_interface::instruction::transfer(
+                        &w.pubkey(),
+                        &w.pubkey(),
+                        amount,
+                    )],
+                    Some(&w.pubkey()),
+                    &[w],
+                    blockhash,
+                );
+                let sig = rpc.send_transaction_with_config(&tx, config).unwrap();
+                (amount, sig.to_string())
+            })
+            .collect()
+    };
+    let rpc = RpcClient::new_with_commitment(rpc_url.to_owned(), CommitmentConfig::confirmed());
+    let started = Instant::now();
+    let mut pending: Vec<u64> = (1..=n).collect();
+    let mut landed: Vec<String> = Vec::new();
+    while !pending.is_empty() {
+        let shares: Vec<Vec<u64>> = (0..4)
+            .map(|t| pending.iter().copied().skip(t).step_by(4).collect())
+            .collect();
+        let mut sent: Vec<(u64, String)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = shares
+                .into_iter()
+                .map(|share| scope.spawn(|| send_some(share)))
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect()
+        });
+        let round = Instant::now();
+        while !sent.is_empty() && round.elapsed() < Duration::from_secs(20) {
+            let mut still = Vec::new();
+            for chunk in sent.chunks(200) {
+                let sigs: Vec<&str> = chunk.iter().map(|(_, s)| s.as_str()).collect();
+                let v = call(&rpc, RpcRequest::GetSignatureStatuses, json!([sigs]));
+                for ((amount, sig), s) in chunk.iter().zip(v["value"].as_array().unwrap()) {
+                    if matches!(
+                        s["confirmationStatus"].as_str(),
+                        Some("confirmed" | "finalized")
+                    ) {
+                        assert!(s["err"].is_null(), "{sig} failed: {s}");
+                        landed.push(sig.clone());
+                    } else {
+                        still.push((*amount, sig.clone()));
+                    }
+                }
+            }
+            sent = still;
+            if !sent.is_empty() {
+                std::thread::sleep(Duration::from_millis(250));
+            }
+        }
+        pending = sent.into_iter().map(|(amount, _)| amount).collect();
+        assert!(
+            started.elapsed() < Duration::from_secs(240),
+            "{} transfers not confirmed in 4 minutes",
+            pending.len()
+        );
+        if !pending.is_empty() {
+            eprintln!("{} transfers dropped; signing them again", pending.len());
+        }
+    }
+    landed
+}
+
+/// A wallet funded and then busy: 1,001 transactions after its funding put
+/// the funding transfer on the second page of 1,000 signatures. With
+/// `graph.funder_max_pages = 1` the lookup stops at the cap and says so
+/// (`not_found_within_window`, `complete: false`, one RPC request, charged);
+/// a server allowed two pages finds the funder, so the first answer was the
+/// cap speaking, not a missing transfer.
+#[test]
+fn a_funder_beyond_the_page_cap_is_not_found_within_the_window() {
+    let started = Instant::now();
+    let rpc_url = start_chain();
+    let rpc = RpcClient::new_with_commitment(rpc_url.clone(), CommitmentConfig::confirmed());
+    let (f, w) = (Keypair::new(), Keypair::new());
+    airdrop(&rpc, &f.pubkey(), 10_000_000_000);
+    let funding = pay_sol(&rpc, &f, &w.pubkey(), 1_000_000_000);
+    // 1,001 transactions after the funding: W pays itself.
+    let after = self_transfers(&rpc_url, &w, 1001);
+    assert_eq!(after.len(), 1001);
+    let sent_in = started.elapsed();
+    // Straight from the chain: the first page of 1,000 stops short of the
+    // funding, which is the oldest on the second page.
+    let page = |before: Option<&str>| {
+        let mut options = json!({"limit": 1000, "commitment": "confirmed"});
+        if let Some(b) = before {
+            options["before"] = json!(b);
+        }
+        let v = call(
+            &rpc,
+            RpcRequest::GetSignaturesForAddress,
+            json!([w.pubkey().to_string(), options]),
+        );
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["signature"].as_str().unwrap().to_owned())
+            .collect::<Vec<String>>()
+    };
+    let first_page = page(None);
+    assert_eq!(first_page.len(), 1000);
+    assert!(
+        !first_page.contains(&funding),
+        "the funding is beyond the first page"
+    );
+    let second_page = page(first_page.last().map(String::as_str));
+    assert_eq!(
+        second_page.last(),
+        Some(&funding),
+        "the funding is the oldest"
+    );
+    let total = first_page.len() + second_page.len();
+    assert_eq!(total, 1002, "the funding and the 1,001 after it");
+    let built = started.elapsed();
+
+    let dir = std::env::temp_dir().join(format!("ledger-cap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let database_url = std::env::var("CHAIN_DATABASE_URL")
+        .unwrap_or_else(|_| format!("sqlite://{}/cap.db", dir.display()));
+    let mut env = research_env();
+    env.push(("LEDGER_GRAPH__FUNDER_MAX_PAGES", "1".to_owned()));
+    let ledger = Ledger::start_with(&rpc_url, &database_url, "json", "http://127.0.0.1:9", &env);
+    let (_, token) = research_account(&database_url, "1");
+    let wallet = w.pubkey().to_string();
+    let capped = research(
+        &ledger,
+        &token,
+        "find_first_funder",
+        json!({"address": wallet, "action_id": "capped"}),
+    );
+    assert_eq!(capped["status"], "not_found_within_window", "{capped}");
+    assert_eq!(capped["complete"], false, "{capped}");
+    assert!(capped["first_inbound"].is_null(), "{capped}");
+    assert!(
+        capped["reason"]
+            .as_str()
+            .unwrap()
+            .contains("page cap (1 pages of 1000)"),
+        "{capped}"
+    );
+    assert_eq!(capped["pages_read"], 1);
+    assert_eq!(capped["signatures_scanned"], 1000);
+    assert_eq!(capped["transactions_read"], 0);
+    assert_eq!(capped["rpc_calls"], 1, "one signatures page, nothing else");
+    assert_eq!(
+        capped["cost_atomic"], "50000",
+        "an honest not-found is charged"
+    );
+    assert_eq!(capped["balance_atomic"], "950000");
+    drop(ledger);
+
+    // The control: two pages reach the beginning and find F. Its own
+    // SQLite database, so the capped finding's cache is not served.
+    let control_db = format!("sqlite://{}/control.db", dir.display());
+    let control = Ledger::start_with(
+        &rpc_url,
+        &control_db,
+        "json",
+        "http://127.0.0.1:9",
+        &research_env(),
+    );
+    let (_, token) = research_account(&control_db, "1");
+    let found = research(
+        &control,
+        &token,
+        "find_first_funder",
+        json!({"address": wallet, "action_id": "uncapped"}),
+    );
+    assert_eq!(found["status"], "found", "{found}");
+    assert_eq!(found["complete"], true, "{found}");
+    assert_eq!(found["pages_read"], 2, "{found}");
+    assert_eq!(found["signatures_scanned"], total, "{found}");
+    assert_eq!(found["first_inbound"]["sender"], f.pubkey().to_string());
+    assert_eq!(found["first_inbound"]["signature"], funding.as_str());
+    assert_eq!(found["first_inbound"]["lamports"], "1000000000");
+    eprintln!(
+        "page cap: 1,001 transfers sent and confirmed in {:.1}s, history checked by {:.1}s, \
+         whole test {:.1}s",
+        sent_in.as_secs_f64(),
+        built.as_secs_f64(),
+        started.elapsed().as_secs_f64()
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
