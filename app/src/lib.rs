@@ -11,8 +11,8 @@
 pub mod account;
 pub mod backend;
 mod pages;
-pub mod research;
 pub mod report;
+pub mod research;
 
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, provide_meta_context};

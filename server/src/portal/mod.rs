@@ -12,9 +12,9 @@
 //! from `/v1` and `/mcp`). Routes are declared in `startup::router`.
 
 pub mod pages;
-pub mod research;
-pub mod reports;
 pub mod report;
+pub mod reports;
+pub mod research;
 pub mod sessions;
 pub mod signin;
 

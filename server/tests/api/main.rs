@@ -28,8 +28,8 @@ mod prices;
 mod quotes;
 #[path = "../support/recorded.rs"]
 mod recorded;
-mod research;
 mod reports;
+mod research;
 mod scans;
 mod schemas;
 mod share;
