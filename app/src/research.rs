@@ -239,7 +239,7 @@ pub fn GraphView() -> impl IntoView {
                     </table>
                 </div>
             </section>
-            <script src="/assets/echarts.min.js" defer></script>
+            <script src="/vendor/echarts.min.js" defer></script>
             <script src="/graph.js" defer></script>
         }
         .into_any()

@@ -1230,7 +1230,7 @@ async fn the_graph_page_expands_a_node_through_a_csrf_checked_form() {
     assert!(wallets.contains(&format!("href=\"/wallets/{WALLET}/graph\"")));
     let url = app.url(&format!("/wallets/{WALLET}/graph"));
     let html = browser.get(&url).await.text().await.unwrap();
-    assert!(html.contains("/assets/echarts.min.js"));
+    assert!(html.contains("/vendor/echarts.min.js"));
     assert!(html.contains("id=\"graph-option\""));
     assert!(
         html.contains("\"type\":\"graph\""),
