@@ -388,7 +388,7 @@ impl Registry {
 
     /// The registry summarised for the portal's tools page, each tool with
     /// its price under `pricing` (the table quotes use).
-    pub fn summaries(&self, pricing: &crate::config::PricingConfig) -> Vec<app::ToolSummary> {
+    pub fn summaries(&self, config: &crate::config::Config) -> Vec<app::ToolSummary> {
         self.iter()
             .map(|tool| app::ToolSummary {
                 name: tool.meta.name.to_owned(),
@@ -403,7 +403,7 @@ impl Registry {
                     Tier::FreeAccountOnly => "account",
                 }
                 .to_owned(),
-                price: price(tool.meta.tier, pricing),
+                price: price(tool.name, tool.meta.tier, config),
             })
             .collect()
     }
@@ -423,13 +423,20 @@ fn thousands(n: u64) -> String {
 }
 
 /// A tier's price in words.
-fn price(tier: Tier, pricing: &crate::config::PricingConfig) -> String {
+fn price(tool: &str, tier: Tier, config: &crate::config::Config) -> String {
+    let pricing = &config.pricing;
+    let graph = &config.graph;
     match tier {
         Tier::Free => "Free".to_owned(),
         Tier::FreeAccountOnly => "Free, with an account".to_owned(),
-        Tier::PaidCredits => {
-            "From your account's prepaid research credits (see the Credits page)".to_owned()
-        }
+        Tier::PaidCredits if tool == "find_first_funder" => format!(
+            "${} a lookup, ${} when served from cache, from your account's prepaid research credits",
+            graph.funder_usd, graph.cached_funder_usd
+        ),
+        Tier::PaidCredits => format!(
+            "${} from a scanned ledger, ${} live, ${} when served from cache, from your account's prepaid research credits",
+            graph.ledger_usd, graph.live_usd, graph.cached_live_usd
+        ),
         Tier::PaidCachedRead => format!(
             "${} per wallet (a cached read; a scan's receipt covers it)",
             pricing.cached_read_usd

@@ -135,6 +135,6 @@ impl app::backend::Backend for PortalBackend {
     }
 
     fn tools(&self) -> Vec<app::ToolSummary> {
-        crate::mcp::tools::registry().summaries(&self.0.config().pricing)
+        crate::mcp::tools::registry().summaries(self.0.config())
     }
 }
