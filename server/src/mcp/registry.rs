@@ -387,7 +387,7 @@ impl Registry {
     }
 
     /// The registry summarised for the portal's tools page, each tool with
-    /// its price under `pricing` (the table quotes use).
+    /// its price under the configured pricing and research prices.
     pub fn summaries(&self, config: &crate::config::Config) -> Vec<app::ToolSummary> {
         self.iter()
             .map(|tool| app::ToolSummary {
@@ -403,7 +403,7 @@ impl Registry {
                     Tier::FreeAccountOnly => "account",
                 }
                 .to_owned(),
-                price: price(tool.name, tool.meta.tier, config),
+                price: price(tool.meta.name, tool.meta.tier, config),
             })
             .collect()
     }
