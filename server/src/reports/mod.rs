@@ -210,13 +210,10 @@ impl Spec {
                 wallets.len()
             )));
         }
-        for (i, w) in wallets.iter().enumerate() {
-            if wallets[..i].contains(w) {
-                return Err(AppError::invalid_params(format!(
-                    "wallets: {w} is named twice"
-                )));
-            }
-        }
+        // A wallet named twice is reported once, where it was first named.
+        let mut wallets = wallets;
+        let mut seen = std::collections::HashSet::new();
+        wallets.retain(|w| seen.insert(w.clone()));
         let (start, end) = crate::values::time::range(from.as_ref(), to.as_ref())
             .map_err(|why| AppError::invalid_params(format!("from/to: {why}")))?;
         if format == Format::Form8949
