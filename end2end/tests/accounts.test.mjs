@@ -16,7 +16,7 @@
 // wallet would and the server checks a real signature.
 
 import assert from 'node:assert/strict';
-import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import { randomBytes, sign } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +26,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { chromium } from 'playwright-core';
 
+import { base58, testWallet } from './test-wallet.mjs';
+
 const BASE = (process.env.LEDGER_URL ?? '').replace(/\/+$/, '');
 if (!BASE) {
   throw new Error('LEDGER_URL is not set (e.g. http://127.0.0.1:3000); run end2end/run.sh');
@@ -34,37 +36,6 @@ const MCP_URL = `${BASE}/mcp`;
 const OUT = join(process.env.LEDGER_E2E_OUT || join(tmpdir(), 'ledger-e2e'), 'screenshots');
 mkdirSync(OUT, { recursive: true });
 const GOOGLE_EMAIL = 'tester@example.com';
-
-const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-function base58(bytes) {
-  const digits = [0];
-  for (const byte of bytes) {
-    let carry = byte;
-    for (let i = 0; i < digits.length; i++) {
-      carry += digits[i] << 8;
-      digits[i] = carry % 58;
-      carry = (carry / 58) | 0;
-    }
-    while (carry) {
-      digits.push(carry % 58);
-      carry = (carry / 58) | 0;
-    }
-  }
-  let out = '';
-  for (const byte of bytes) {
-    if (byte !== 0) break;
-    out += '1';
-  }
-  for (let i = digits.length - 1; i >= 0; i--) out += ALPHABET[digits[i]];
-  return out;
-}
-
-/** A test wallet: an ed25519 key and its base58 address. */
-function testWallet() {
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-  const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x, 'base64url');
-  return { privateKey, address: base58(raw) };
-}
 
 let browser;
 const wallet = testWallet();
