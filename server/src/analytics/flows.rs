@@ -121,7 +121,13 @@ impl Agg {
 }
 
 /// The graph over `legs` (already filtered by time and mint).
-pub fn compute(address: &str, legs: &[Leg], valuer: &Valuer, namer: &Namer, top: u32) -> Flows {
+pub fn compute<'a>(
+    address: &str,
+    legs: impl IntoIterator<Item = &'a Leg>,
+    valuer: &Valuer,
+    namer: &Namer,
+    top: u32,
+) -> Flows {
     // (direction, counterparty) → mint → aggregate
     let mut by: HashMap<(Direction, String), BTreeMap<String, Agg>> = HashMap::new();
     let mut kinds: HashMap<String, CounterpartyKind> = HashMap::new();
@@ -263,9 +269,9 @@ pub async fn get_flows(
     let payment = reads
         .authorize(principal, &address, &args.pay, presented, kind)
         .await?;
-    let legs: Vec<Leg> = scanned_legs(reads, &address)
-        .await?
-        .into_iter()
+    let all = scanned_legs(reads, &address).await?;
+    let legs: Vec<&Leg> = all
+        .iter()
         .filter(|l| {
             let t = l.block_time.unwrap_or(0);
             from.is_none_or(|f| t >= f)
@@ -281,7 +287,7 @@ pub async fn get_flows(
         .valuer(mints, times.clone().min().zip(times.max()))
         .await?;
     let namer = namer(reads.store(), principal).await?;
-    let mut flows = compute(address.as_str(), &legs, &valuer, &namer, top);
+    let mut flows = compute(address.as_str(), legs, &valuer, &namer, top);
     flows.payment = payment;
     Ok(flows)
 }

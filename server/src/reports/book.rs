@@ -72,6 +72,16 @@ pub fn whole(amount: i128, decimals: u32) -> Decimal {
     Decimal::try_from_i128_with_scale(amount, decimals.min(28)).unwrap_or_default()
 }
 
+/// Add `leg` to the balances it moves (a mint's first leg names its decimals).
+fn add(balances: &mut BTreeMap<String, (i128, u32)>, leg: &Leg) {
+    match balances.get_mut(&leg.mint) {
+        Some((amount, _)) => *amount += leg.amount,
+        None => {
+            balances.insert(leg.mint.clone(), (leg.amount, leg.decimals));
+        }
+    }
+}
+
 /// A decimal as reports write money and quantities: no trailing zeros.
 pub fn text(d: Decimal) -> String {
     d.normalize().to_string()
@@ -104,7 +114,7 @@ impl Book {
         let valuer = reads.valuer(mints.clone(), span).await?;
         let mut book = Self::new(
             wallet.as_str(),
-            all,
+            &all,
             valuer,
             method,
             exclude_spam,
@@ -139,7 +149,7 @@ impl Book {
     /// for tests and the benchmark.
     pub fn new(
         address: &str,
-        all: Vec<Leg>,
+        all: &[Leg],
         valuer: Valuer,
         method: Method,
         exclude_spam: bool,
@@ -148,9 +158,10 @@ impl Book {
     ) -> Self {
         let end = range.to.unwrap_or(now_s);
         let legs: Vec<Leg> = all
-            .into_iter()
+            .iter()
             .filter(|l| range.to.is_none_or(|to| time_of(l) <= to))
             .filter(|l| !(exclude_spam && l.operation_type == OperationType::AirdropSpam.as_str()))
+            .cloned()
             .collect();
         let (inputs, _) = inputs(&legs, &valuer);
         let values = legs
@@ -209,18 +220,37 @@ impl Book {
     /// Balances (atomic units, with decimals) of every mint after every leg
     /// at or before `t` (`before` excludes `t` itself).
     pub fn balances_at(&self, t: i64, before: bool) -> BTreeMap<String, (i128, u32)> {
-        let mut out: BTreeMap<String, (i128, u32)> = BTreeMap::new();
+        let mut out = BTreeMap::new();
+        // Slot order is not strictly time order (a leg without a time
+        // replays at 0), so every leg is looked at.
         for l in &self.legs {
             let lt = time_of(l);
-            // Slot order is not strictly time order (a leg without a time
-            // replays at 0), so every leg is looked at.
-            if lt > t || (before && lt == t) {
-                continue;
+            if lt < t || (!before && lt == t) {
+                add(&mut out, l);
             }
-            let entry = out.entry(l.mint.clone()).or_insert((0, l.decimals));
-            entry.0 += l.amount;
         }
         out.retain(|_, (a, _)| *a != 0);
+        out
+    }
+
+    /// [`Book::balances_at`] each of `times` (after the legs at each), in
+    /// one pass over the legs sorted by time rather than one pass a time.
+    pub fn balances_at_each(&self, times: &[i64]) -> Vec<BTreeMap<String, (i128, u32)>> {
+        let mut order: Vec<&Leg> = self.legs.iter().collect();
+        order.sort_by_key(|l| time_of(l));
+        let mut sorted_times: Vec<(usize, i64)> = times.iter().copied().enumerate().collect();
+        sorted_times.sort_by_key(|(_, t)| *t);
+        let mut running = BTreeMap::new();
+        let mut next = order.iter().peekable();
+        let mut out = vec![BTreeMap::new(); times.len()];
+        for (slot, t) in sorted_times {
+            while let Some(l) = next.next_if(|l| time_of(l) <= t) {
+                add(&mut running, l);
+            }
+            let mut held = running.clone();
+            held.retain(|_, (a, _)| *a != 0);
+            out[slot] = held;
+        }
         out
     }
 
@@ -312,7 +342,7 @@ mod tests {
         };
         let book = Book::new(
             "w",
-            legs,
+            &legs,
             Valuer::default(),
             Method::Fifo,
             false,
@@ -329,5 +359,38 @@ mod tests {
         assert_eq!(start[SOL].0, 1_500_000_000);
         let end = book.balances_at(book.end, false);
         assert_eq!(end[SOL].0, 1_000_000_000);
+    }
+
+    #[test]
+    fn balances_at_each_time_agree_with_one_time_at_a_time() {
+        // Out of time order on purpose, with a leg without a time, two
+        // mints and a balance that returns to zero.
+        let mut legs = vec![
+            leg("a", 300, OperationType::TransferIn, SOL, 5),
+            leg("b", 100, OperationType::TransferIn, SOL, 2),
+            leg("c", 200, OperationType::TransferIn, "USDC", 7),
+            leg("d", 200, OperationType::TransferOut, "USDC", -7),
+            leg("e", 400, OperationType::TransferOut, SOL, -1),
+        ];
+        legs[1].block_time = None;
+        let book = Book::new(
+            "w",
+            &legs,
+            Valuer::default(),
+            Method::Fifo,
+            false,
+            Range::default(),
+            1000,
+        );
+        let times = [400, -5, 0, 150, 200, 299, 300, 1000];
+        let each = book.balances_at_each(&times);
+        for (t, got) in times.iter().zip(&each) {
+            assert_eq!(got, &book.balances_at(*t, false), "at {t}");
+        }
+        assert_eq!(each[0][SOL].0, 6);
+        assert!(
+            !each[4].contains_key("USDC"),
+            "a balance back at zero is left out"
+        );
     }
 }

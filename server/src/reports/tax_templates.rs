@@ -328,7 +328,7 @@ mod tests {
     fn book(legs: Vec<Leg>) -> Book {
         Book::new(
             "w1",
-            legs,
+            &legs,
             Valuer::default(),
             Method::Fifo,
             false,
