@@ -21,6 +21,9 @@
 #                                   bare 401 on /mcp/account to tools, consent in Chromium,
 #                                   a refresh after a real expiry, a Client ID Metadata
 #                                   Document served over https on loopback, a denial
+#    f. tests/graph.test.mjs        follow the money in Chromium: the operator's CLI switches
+#                                   the feature on and grants credits, the graph is drawn
+#                                   and one hop expanded, the charge shown and in the ledger
 # The last line of stdout is `N passed, M failed`: node tests, plus one per
 # conformance run, plus one for the server's clean shutdown. Exit 1 if M > 0.
 #
@@ -270,6 +273,8 @@ fi
     { cat "$RUN_DIR/share-seed.log" >&2; die "could not seed the share suite's wallet"; }
 export SHARE_TOKEN
 SHARE_TOKEN=$(cat "$RUN_DIR/share-token")
+# The graph suite runs the operator's CLI (the same binary) against the same database.
+export E2E_LEDGER_BIN=$LEDGER_BIN E2E_DATABASE_URL=$DB_URL
 
 start_server
 MCP_URL=$BASE_URL/mcp
@@ -341,6 +346,7 @@ node_suite pages tests/pages.test.mjs
 node_suite accounts tests/accounts.test.mjs
 node_suite oauth tests/oauth.test.mjs
 node_suite share tests/share.test.mjs
+node_suite graph tests/graph.test.mjs
 
 # --- shutdown ---------------------------------------------------------------------------
 log "stopping the server (SIGTERM)"

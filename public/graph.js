@@ -56,14 +56,20 @@
       outcome().textContent = "The expansion could not be sent; try again.";
       return;
     }
-    // Merge the hop: nodes by id, links by (source, target).
+    // Merge the hop: nodes by id, links by (source, target). A series
+    // without edges comes without `links` (charming leaves empty lists out).
     const current = chart.getOption().series[0];
-    const have = new Set(current.data.map((n) => n.id));
     const hop = answer.option.series[0];
-    const nodes = current.data.concat(hop.data.filter((n) => !have.has(n.id)));
-    const links = current.links.concat(hop.links);
+    const listOf = (series, key) => (series && Array.isArray(series[key]) ? series[key] : []);
+    const held = listOf(current, "data");
+    const have = new Set(held.map((n) => n.id));
+    const nodes = held.concat(listOf(hop, "data").filter((n) => !have.has(n.id)));
+    const seen = new Set(listOf(current, "links").map((l) => l.source + " " + l.target));
+    const links = listOf(current, "links").concat(
+      listOf(hop, "links").filter((l) => !seen.has(l.source + " " + l.target)),
+    );
     chart.setOption({ series: [{ data: nodes, links }] });
-    for (const n of hop.data) {
+    for (const n of listOf(hop, "data")) {
       if (nodeSelect && ![...nodeSelect.options].some((o) => o.value === n.id)) {
         nodeSelect.add(new Option(n.id, n.id));
       }

@@ -17,7 +17,9 @@ use charming::{
     Chart,
     component::Legend,
     element::Tooltip,
-    series::{Graph, GraphCategory, GraphData, GraphLayout, GraphLink, GraphNode},
+    series::{
+        Graph, GraphCategory, GraphData, GraphLayout, GraphLayoutForce, GraphLink, GraphNode,
+    },
 };
 use serde::Deserialize;
 use serde_json::json;
@@ -121,7 +123,19 @@ pub fn chart(center: &str, expansion: Option<&GraphExpansion>) -> Chart {
     let mut links = Vec::new();
     match expansion {
         Some(g) => {
+            // Counterparties start on a circle around the expanded node:
+            // a force layout started with every node at one point divides
+            // by a zero distance and throws them out of view.
+            let around = g.nodes.iter().filter(|n| n.id != center).count().max(1);
+            let mut k = 0usize;
             for n in &g.nodes {
+                let (x, y) = if n.id == center {
+                    (0.0, 0.0)
+                } else {
+                    let angle = std::f64::consts::TAU * k as f64 / around as f64;
+                    k += 1;
+                    (200.0 * angle.cos(), 200.0 * angle.sin())
+                };
                 let cat = if n.kind == "program" {
                     "program"
                 } else {
@@ -130,8 +144,8 @@ pub fn chart(center: &str, expansion: Option<&GraphExpansion>) -> Chart {
                 nodes.push(GraphNode {
                     id: n.id.clone(),
                     name: n.name.clone().unwrap_or_else(|| short(&n.id)),
-                    x: 0.0,
-                    y: 0.0,
+                    x,
+                    y,
                     value: f64::from(n.signals.legs),
                     category: category(cat),
                     symbol_size: if n.kind == "wallet" { 28.0 } else { 14.0 },
@@ -163,6 +177,7 @@ pub fn chart(center: &str, expansion: Option<&GraphExpansion>) -> Chart {
         .series(
             Graph::new()
                 .layout(GraphLayout::Force)
+                .force(GraphLayoutForce::new().edge_length(140.0).gravity(0.08))
                 .roam(true)
                 .edge_symbol(Some(("none".to_owned(), "arrow".to_owned())))
                 .data(GraphData {

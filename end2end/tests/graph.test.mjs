@@ -1,0 +1,167 @@
+// Follow the money in Debian's Chromium, driven by playwright-core: a signed-in
+// account that an operator switched on and granted credits (the real `ledger`
+// CLI against the server's database) watches the share suite's scanned wallet,
+// opens /wallets/{address}/graph, sees the ECharts graph drawn from the
+// server's charming option and the cost of an expansion, expands the wallet
+// one hop from its ledger, and sees the new nodes in the chart and the balance
+// after the charge. No console error, no failed request; a screenshot is kept.
+//
+//   LEDGER_URL=... SHARE_TOKEN=... E2E_LEDGER_BIN=... E2E_DATABASE_URL=... \
+//     node --test tests/graph.test.mjs
+//
+// Env:
+//   LEDGER_URL        base URL of a running server
+//   SHARE_TOKEN       the share suite's live link (its wallet is the one expanded)
+//   E2E_LEDGER_BIN    the server binary, run as the operator's CLI
+//   E2E_DATABASE_URL  the server's database
+//   LEDGER_E2E_OUT    where screenshots go (run.sh: its run directory)
+//   CHROMIUM          browser binary (default /usr/bin/chromium)
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { sign } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+
+import { chromium } from 'playwright-core';
+
+import { testWallet } from './test-wallet.mjs';
+
+const BASE = (process.env.LEDGER_URL ?? '').replace(/\/+$/, '');
+const TOKEN = process.env.SHARE_TOKEN ?? '';
+const BIN = process.env.E2E_LEDGER_BIN ?? '';
+const DB = process.env.E2E_DATABASE_URL ?? '';
+if (!BASE || !TOKEN || !BIN || !DB) {
+  throw new Error('LEDGER_URL, SHARE_TOKEN, E2E_LEDGER_BIN and E2E_DATABASE_URL must be set; run end2end/run.sh');
+}
+const OUT = join(process.env.LEDGER_E2E_OUT || join(tmpdir(), 'ledger-e2e'), 'screenshots');
+mkdirSync(OUT, { recursive: true });
+
+let browser;
+const wallet = testWallet();
+
+before(async () => {
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+/** The operator's CLI against the server's database; its stdout. */
+function operator(...args) {
+  return execFileSync(BIN, args, {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: DB, NO_COLOR: '1' },
+    encoding: 'utf8',
+  });
+}
+
+/** The number in "1.25 USD". */
+function usd(text) {
+  const m = /(-?\d+(?:\.\d+)?)\s*USD/.exec(text);
+  assert.ok(m, `an amount in USD in ${JSON.stringify(text)}`);
+  return Number(m[1]);
+}
+
+test('an account expands a watched wallet hop by hop in the graph view, paying from its credits', async () => {
+  const report = await (await fetch(`${BASE}/s/${TOKEN}/report.json`)).json();
+  const address = report.address;
+  assert.match(address, /^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'the share suite\'s wallet');
+
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  try {
+    await context.exposeFunction('__ledgerTestSign', (bytes) =>
+      Array.from(sign(null, Buffer.from(bytes), wallet.privateKey)),
+    );
+    await context.addInitScript((who) => {
+      const publicKey = { toBase58: () => who, toString: () => who };
+      window.solana = {
+        isPhantom: true,
+        publicKey,
+        connect: async () => ({ publicKey }),
+        signMessage: async (message) => ({
+          signature: Uint8Array.from(await window.__ledgerTestSign(Array.from(message))),
+          publicKey,
+        }),
+      };
+    }, wallet.address);
+    const page = await context.newPage();
+    const problems = [];
+    page.on('console', (msg) => {
+      if (msg.type() === 'error') problems.push(`console.error: ${msg.text()}`);
+    });
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()} (${req.failure()?.errorText})`));
+    page.on('response', (res) => {
+      if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`);
+    });
+
+    await page.goto(`${BASE}/signin`);
+    await page.click('#siws-button');
+    await page.waitForURL(`${BASE}/keys`);
+
+    // Off by default: the page says so and offers no expansion.
+    await page.goto(`${BASE}/wallets`);
+    await page.fill('#wallet-address', address);
+    await page.fill('#wallet-label', 'graph e2e');
+    await Promise.all([page.waitForLoadState('load'), page.click('#add-wallet-form button[type="submit"]')]);
+    await page.goto(`${BASE}/wallets/${address}/graph`, { waitUntil: 'load' });
+    assert.equal(await page.locator('#expand-form').count(), 0, 'no expand form while the feature is off');
+    assert.match(await page.locator('main').innerText(), /not switched on/);
+
+    // The operator switches it on and grants credits, as docs/follow-the-money.md says.
+    await page.goto(`${BASE}/credits`);
+    const grant = /ledger credits grant --account (acct_[0-9A-Za-z_]+)/.exec(await page.content());
+    assert.ok(grant, 'the Credits page names the grant command with the account');
+    const account = grant[1];
+    operator('accounts', 'feature', '--account', account, 'follow_the_money', 'on');
+    assert.equal(operator('credits', 'grant', '--account', account, '--usd', '1').trim(), '1000000', 'the balance after, in atomic USDC');
+
+    await page.goto(`${BASE}/wallets/${address}/graph`, { waitUntil: 'load' });
+    await page.waitForLoadState('networkidle');
+    await page.waitForSelector('#graph canvas', { timeout: 10_000 });
+    assert.equal(await page.evaluate(() => typeof window.echarts), 'object', 'ECharts loaded from /vendor');
+    const box = await page.locator('#graph').boundingBox();
+    assert.ok(box && box.width > 600 && box.height > 400, `the graph has room: ${JSON.stringify(box)}`);
+    const shown = (await page.locator('#graph-balance').innerText()).trim();
+    const before = usd(shown);
+    assert.equal(before, 1, 'the granted dollar');
+    const cost = await page.locator('#expand-cost').innerText();
+    const price = usd(cost);
+    assert.ok(price > 0 && price < 1, `the cost is shown before the expansion: ${cost}`);
+    const nodesIn = () =>
+      page.evaluate(() => window.echarts.getInstanceByDom(document.getElementById('graph')).getOption().series[0].data.length);
+    const start = await nodesIn();
+
+    await page.selectOption('#expand-node', address);
+    await page.selectOption('#expand-source', 'ledger');
+    await page.click('#expand-form button[type="submit"]');
+    await page.waitForFunction(
+      (was) => document.getElementById('graph-balance')?.textContent.trim() !== was,
+      shown,
+      { timeout: 10_000 },
+    );
+    const outcome = await page.locator('#graph-outcome').innerText();
+    const after = usd(await page.locator('#graph-balance').innerText());
+    assert.ok(Math.abs(before - price - after) < 1e-9, `charged the price shown: ${before} - ${price} = ${after}`);
+    const grown = await nodesIn();
+    assert.ok(grown > start, `the hop's counterparties joined the chart (${start} -> ${grown}); ${outcome}`);
+
+    // The credit ledger explains the charge line by line.
+    const movements = operator('credits', 'show', '--account', account);
+    assert.match(movements, /grant/);
+    assert.match(movements, /charge/);
+
+    await page.waitForTimeout(1500);
+    await page.screenshot({ path: join(OUT, 'graph-page.png'), fullPage: true });
+    assert.deepEqual(problems, [], problems.join('\n'));
+  } finally {
+    await context.close();
+  }
+});
