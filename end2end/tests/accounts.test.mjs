@@ -16,7 +16,7 @@
 // wallet would and the server checks a real signature.
 
 import assert from 'node:assert/strict';
-import { randomBytes, sign } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,7 +26,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { chromium } from 'playwright-core';
 
-import { base58, testWallet } from './test-wallet.mjs';
+import { base58, installWallet, testWallet } from './test-wallet.mjs';
 
 const BASE = (process.env.LEDGER_URL ?? '').replace(/\/+$/, '');
 if (!BASE) {
@@ -97,21 +97,7 @@ async function mcpClient(token) {
 test('a wallet signs in on /signin (Sign-In With Solana)', async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   state.context = context;
-  await context.exposeFunction('__ledgerTestSign', (bytes) =>
-    Array.from(sign(null, Buffer.from(bytes), wallet.privateKey)),
-  );
-  await context.addInitScript((address) => {
-    const publicKey = { toBase58: () => address, toString: () => address };
-    window.solana = {
-      isPhantom: true,
-      publicKey,
-      connect: async () => ({ publicKey }),
-      signMessage: async (message) => ({
-        signature: Uint8Array.from(await window.__ledgerTestSign(Array.from(message))),
-        publicKey,
-      }),
-    };
-  }, wallet.address);
+  await installWallet(context, wallet);
   const page = await context.newPage();
   state.page = page;
   const errors = [];

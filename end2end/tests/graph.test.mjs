@@ -19,7 +19,6 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { sign } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +26,7 @@ import { after, before, test } from 'node:test';
 
 import { chromium } from 'playwright-core';
 
-import { testWallet } from './test-wallet.mjs';
+import { installWallet, testWallet } from './test-wallet.mjs';
 
 const BASE = (process.env.LEDGER_URL ?? '').replace(/\/+$/, '');
 const TOKEN = process.env.SHARE_TOKEN ?? '';
@@ -76,21 +75,7 @@ test('an account expands a watched wallet hop by hop in the graph view, paying f
 
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   try {
-    await context.exposeFunction('__ledgerTestSign', (bytes) =>
-      Array.from(sign(null, Buffer.from(bytes), wallet.privateKey)),
-    );
-    await context.addInitScript((who) => {
-      const publicKey = { toBase58: () => who, toString: () => who };
-      window.solana = {
-        isPhantom: true,
-        publicKey,
-        connect: async () => ({ publicKey }),
-        signMessage: async (message) => ({
-          signature: Uint8Array.from(await window.__ledgerTestSign(Array.from(message))),
-          publicKey,
-        }),
-      };
-    }, wallet.address);
+    await installWallet(context, wallet);
     const page = await context.newPage();
     const problems = [];
     page.on('console', (msg) => {
@@ -125,7 +110,7 @@ test('an account expands a watched wallet hop by hop in the graph view, paying f
 
     await page.goto(`${BASE}/wallets/${address}/graph`, { waitUntil: 'load' });
     await page.waitForLoadState('networkidle');
-    await page.waitForSelector('#graph canvas', { timeout: 10_000 });
+    await page.waitForSelector('#graph canvas', { timeout: 30_000 });
     assert.equal(await page.evaluate(() => typeof window.echarts), 'object', 'ECharts loaded from /vendor');
     const box = await page.locator('#graph').boundingBox();
     assert.ok(box && box.width > 600 && box.height > 400, `the graph has room: ${JSON.stringify(box)}`);
@@ -145,7 +130,7 @@ test('an account expands a watched wallet hop by hop in the graph view, paying f
     await page.waitForFunction(
       (was) => document.getElementById('graph-balance')?.textContent.trim() !== was,
       shown,
-      { timeout: 10_000 },
+      { timeout: 30_000 },
     );
     const outcome = await page.locator('#graph-outcome').innerText();
     const after = usd(await page.locator('#graph-balance').innerText());

@@ -19,7 +19,6 @@
 // refresh step waits for a real expiry instead of faking one.
 
 import assert from 'node:assert/strict';
-import { sign } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -31,7 +30,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { chromium } from 'playwright-core';
 
-import { testWallet } from './test-wallet.mjs';
+import { installWallet, testWallet } from './test-wallet.mjs';
 
 const BASE = (process.env.LEDGER_URL ?? '').replace(/\/+$/, '');
 if (!BASE) {
@@ -164,21 +163,7 @@ before(async () => {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
   });
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  await context.exposeFunction('__ledgerTestSign', (bytes) =>
-    Array.from(sign(null, Buffer.from(bytes), wallet.privateKey)),
-  );
-  await context.addInitScript((address) => {
-    const publicKey = { toBase58: () => address, toString: () => address };
-    window.solana = {
-      isPhantom: true,
-      publicKey,
-      connect: async () => ({ publicKey }),
-      signMessage: async (message) => ({
-        signature: Uint8Array.from(await window.__ledgerTestSign(Array.from(message))),
-        publicKey,
-      }),
-    };
-  }, wallet.address);
+  await installWallet(context, wallet);
   page = await context.newPage();
 });
 
