@@ -82,7 +82,12 @@ test('an account expands a watched wallet hop by hop in the graph view, paying f
       if (msg.type() === 'error') problems.push(`console.error: ${msg.text()}`);
     });
     page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()} (${req.failure()?.errorText})`));
+    // A navigation cancels what the page it leaves was still loading (the
+    // wasm bundle, the icon): net::ERR_ABORTED is not a failure.
+    page.on('requestfailed', (req) => {
+      const why = req.failure()?.errorText;
+      if (why !== 'net::ERR_ABORTED') problems.push(`request failed: ${req.url()} (${why})`);
+    });
     page.on('response', (res) => {
       if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`);
     });
