@@ -77,6 +77,11 @@ pub struct OAuthConfig {
     pub access_token_ttl_secs: u64,
     /// A refresh token lives this long (seconds); each refresh issues a new one.
     pub refresh_token_ttl_secs: u64,
+    /// A connection (the tokens of one approval) ends this long after the
+    /// consent, however often it is refreshed (seconds).
+    pub grant_max_age_secs: u64,
+    /// The Keys page's OAuth activity is kept this long (seconds).
+    pub event_retention_secs: u64,
     /// An authorization code must be exchanged within this (seconds, at most 60).
     pub code_ttl_secs: u64,
     /// A consent page must be answered within this (seconds).
@@ -106,6 +111,8 @@ impl Default for OAuthConfig {
         Self {
             access_token_ttl_secs: 3600,
             refresh_token_ttl_secs: 30 * 24 * 3600,
+            grant_max_age_secs: 90 * 24 * 3600,
+            event_retention_secs: 180 * 24 * 3600,
             code_ttl_secs: 60,
             request_ttl_secs: 600,
             unused_client_ttl_secs: 24 * 3600,
@@ -738,6 +745,18 @@ impl Config {
                 )));
             }
         }
+        if self.oauth.metadata_allow_loopback && !is_loopback_url(&self.public_url()) {
+            return Err(ConfigError::Invalid(format!(
+                "oauth.metadata_allow_loopback is for tests on loopback only; the public URL {} \
+                 is not a loopback address",
+                self.public_url()
+            )));
+        }
+        if self.oauth.grant_max_age_secs < self.oauth.access_token_ttl_secs {
+            return Err(ConfigError::Invalid(
+                "oauth.grant_max_age_secs must be at least oauth.access_token_ttl_secs".to_owned(),
+            ));
+        }
         for origin in &self.allowed_origins {
             url::Url::parse(origin)
                 .map_err(|e| ConfigError::Invalid(format!("allowed_origins {origin:?}: {e}")))?;
@@ -833,6 +852,19 @@ impl Config {
             Some(url) => url.trim_end_matches('/').to_owned(),
             None => format!("http://{}", self.listen),
         }
+    }
+}
+
+/// Whether `url`'s host is `localhost` or a loopback address.
+fn is_loopback_url(url: &str) -> bool {
+    match url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host().map(|h| h.to_owned()))
+    {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
     }
 }
 
@@ -943,6 +975,48 @@ mod tests {
         ] {
             assert!(Config::load_from(None, env(&pairs)).is_err(), "{pairs:?}");
         }
+    }
+
+    #[test]
+    fn metadata_allow_loopback_is_refused_unless_the_public_url_is_loopback() {
+        let allow = ("LEDGER_OAUTH__METADATA_ALLOW_LOOPBACK", "true");
+        for public in [
+            "https://ledger.example",
+            "http://10.0.0.5:3000",
+            "http://[2001:db8::1]",
+        ] {
+            let err = Config::load_from(None, env(&[allow, ("LEDGER_PUBLIC_URL", public)]))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("oauth.metadata_allow_loopback"),
+                "{public}: {err}"
+            );
+        }
+        let wildcard = Config::load_from(None, env(&[allow, ("LEDGER_LISTEN", "0.0.0.0:3000")]));
+        assert!(
+            wildcard.is_err(),
+            "a public URL derived from 0.0.0.0 is not loopback"
+        );
+        for public in [
+            "http://127.0.0.1:4000",
+            "https://localhost:9",
+            "http://[::1]:80",
+        ] {
+            let config = Config::load_from(None, env(&[allow, ("LEDGER_PUBLIC_URL", public)]));
+            assert!(
+                config.is_ok_and(|c| c.oauth.metadata_allow_loopback),
+                "{public}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_connection_may_not_end_before_its_first_access_token() {
+        let err = Config::load_from(None, env(&[("LEDGER_OAUTH__GRANT_MAX_AGE_SECS", "60")]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("oauth.grant_max_age_secs"), "{err}");
     }
 
     #[test]

@@ -23,6 +23,7 @@ use super::{
 };
 use crate::{
     accounts::{AccountId, Scopes, TokenId},
+    clock::UnixMillis,
     ids,
     store::{OAuthGrantRecord, OAuthRequestRecord, OAuthTokenRecord},
 };
@@ -382,22 +383,46 @@ impl std::fmt::Debug for Issued {
     }
 }
 
-async fn issue(ctx: OAuth<'_>, grant_id: &str, scopes: Scopes) -> Result<Issued, OAuthError> {
+/// When `grant`'s connection ends: its consent plus the maximum age.
+fn grant_ends_at(ctx: OAuth<'_>, grant: &OAuthGrantRecord) -> UnixMillis {
+    grant
+        .created_at
+        .saturating_add(ctx.settings.grant_max_age_ms)
+}
+
+/// An access and a refresh token for `grant`, neither outliving the
+/// connection's maximum age.
+async fn issue(
+    ctx: OAuth<'_>,
+    grant: &OAuthGrantRecord,
+    scopes: Scopes,
+) -> Result<Issued, OAuthError> {
     let access = new_secret(ACCESS_PREFIX);
     let refresh = new_secret(REFRESH_PREFIX);
     let scope = scope_string(scopes);
-    for (plaintext, kind, ttl) in [
-        (&access, "access", ctx.settings.access_ttl_ms),
-        (&refresh, "refresh", ctx.settings.refresh_ttl_ms),
+    let ends_at = grant_ends_at(ctx, grant);
+    let access_expires_at = ctx
+        .now_ms
+        .saturating_add(ctx.settings.access_ttl_ms)
+        .min(ends_at);
+    for (plaintext, kind, expires_at) in [
+        (&access, "access", access_expires_at),
+        (
+            &refresh,
+            "refresh",
+            ctx.now_ms
+                .saturating_add(ctx.settings.refresh_ttl_ms)
+                .min(ends_at),
+        ),
     ] {
         ctx.store
             .insert_oauth_token(&OAuthTokenRecord {
                 hash: sha256_hex(plaintext),
-                grant_id: grant_id.to_owned(),
+                grant_id: grant.id.clone(),
                 kind: kind.to_owned(),
                 scope: scope.clone(),
                 created_at: ctx.now_ms,
-                expires_at: ctx.now_ms.saturating_add(ttl),
+                expires_at,
                 rotated_at: None,
                 revoked_at: None,
             })
@@ -406,7 +431,7 @@ async fn issue(ctx: OAuth<'_>, grant_id: &str, scopes: Scopes) -> Result<Issued,
     Ok(Issued {
         access_token: access,
         token_type: "Bearer",
-        expires_in: ctx.settings.access_ttl_ms / 1000,
+        expires_in: (access_expires_at - ctx.now_ms).max(0) / 1000,
         refresh_token: refresh,
         scope,
     })
@@ -498,7 +523,7 @@ async fn exchange_code(
         return Err(code_reused(ctx, &grant).await);
     }
     let scopes = stored_scopes(&grant.scope)?;
-    issue(ctx, &grant.id, scopes).await
+    issue(ctx, &grant, scopes).await
 }
 
 /// A token request's `resource` (RFC 8707 §2.2), when it names one, must be
@@ -570,6 +595,11 @@ async fn refresh(
     if token.expires_at <= ctx.now_ms {
         return Err(OAuthError::grant("the refresh token has expired"));
     }
+    if grant_ends_at(ctx, &grant) <= ctx.now_ms {
+        return Err(OAuthError::grant(
+            "this connection reached its maximum age; authorize again",
+        ));
+    }
     let held = stored_scopes(&token.scope)?;
     let scopes = match parse_scope(params.scope.as_deref())? {
         Some(asked) if scopes_within(asked, held) => asked,
@@ -585,7 +615,7 @@ async fn refresh(
     if !ctx.store.rotate_oauth_refresh(&hash, ctx.now_ms).await? {
         return Err(refresh_reused(ctx, &grant).await);
     }
-    let issued = issue(ctx, &grant.id, scopes).await?;
+    let issued = issue(ctx, &grant, scopes).await?;
     // The old refresh token is rotated out and the new ones exist: failing
     // now would leave the client with neither. The activity line is
     // best-effort.
@@ -714,13 +744,16 @@ pub struct Connected {
     pub last_used_at: Option<i64>,
 }
 
-/// The clients `account` has live grants with.
+/// The clients `account` is connected to at `now_ms`: a grant not revoked
+/// with a token that still works (an access token not expired, or a
+/// refresh token neither expired nor spent).
 pub async fn connected(
     store: &crate::store::Store,
     account: &AccountId,
+    now_ms: UnixMillis,
 ) -> Result<Vec<Connected>, OAuthError> {
     Ok(store
-        .oauth_connected_clients(account.as_str())
+        .oauth_connected_clients(account.as_str(), now_ms)
         .await?
         .into_iter()
         .map(|row| Connected {

@@ -151,6 +151,8 @@ pub struct Settings {
     pub issuer: String,
     pub access_ttl_ms: i64,
     pub refresh_ttl_ms: i64,
+    /// No token of a grant outlives its consent by more than this.
+    pub grant_max_age_ms: i64,
     pub code_ttl_ms: i64,
     pub request_ttl_ms: i64,
     pub unused_client_ttl_ms: i64,
@@ -158,6 +160,28 @@ pub struct Settings {
     pub metadata_timeout_ms: u64,
     pub metadata_max_cache_ms: i64,
     pub metadata_allow_loopback: bool,
+}
+
+/// A grant's code is kept this long past its expiry before a grant left
+/// without tokens is deleted, so a purge never races an exchange.
+const PURGE_CODE_MARGIN_MS: i64 = 10 * 60 * 1000;
+
+/// The maintenance pass's OAuth part: forget tokens that expired or were
+/// revoked, grants left with neither a token nor a usable code, expired
+/// consent requests and activity older than `event_retention_secs`. The
+/// rows deleted.
+pub async fn purge(
+    store: &crate::store::Store,
+    config: &OAuthConfig,
+    now_ms: i64,
+) -> Result<u64, crate::store::StoreError> {
+    store
+        .purge_oauth(
+            now_ms,
+            now_ms.saturating_sub(PURGE_CODE_MARGIN_MS),
+            now_ms.saturating_sub(ms(config.event_retention_secs)),
+        )
+        .await
 }
 
 fn ms(secs: u64) -> i64 {
@@ -170,6 +194,7 @@ impl Settings {
             issuer: public_url.trim_end_matches('/').to_owned(),
             access_ttl_ms: ms(config.access_token_ttl_secs),
             refresh_ttl_ms: ms(config.refresh_token_ttl_secs),
+            grant_max_age_ms: ms(config.grant_max_age_secs),
             code_ttl_ms: ms(config.code_ttl_secs.min(CODE_TTL_CAP_SECS)),
             request_ttl_ms: ms(config.request_ttl_secs),
             unused_client_ttl_ms: ms(config.unused_client_ttl_secs),

@@ -393,7 +393,7 @@ async fn oauth_rows(
     state: &AppState,
     account: &AccountId,
 ) -> Result<(Vec<OAuthClientRow>, Vec<OAuthActivityRow>), crate::oauth::OAuthError> {
-    let clients = crate::oauth::flow::connected(state.store(), account)
+    let clients = crate::oauth::flow::connected(state.store(), account, state.now_ms())
         .await?
         .into_iter()
         .map(|c| OAuthClientRow {

@@ -461,21 +461,27 @@ impl Store {
         Ok(())
     }
 
-    /// The clients `account_id` has live grants with, most recently
-    /// connected first.
+    /// The clients `account_id` has live grants with at `now`, most
+    /// recently connected first. A grant is live when it is not revoked and
+    /// one of its tokens still works: an access token not expired, or a
+    /// refresh token neither expired nor rotated out.
     pub async fn oauth_connected_clients(
         &self,
         account_id: &str,
+        now: UnixMillis,
     ) -> Result<Vec<ConnectedClientRow>, StoreError> {
         let rows: Vec<ConnectedClientRow> = on_pool!(&self.pool, |pool| sqlx::query_as(
             "SELECT g.client_id AS client_id, COALESCE(c.kind, 'registered') AS kind, \
              COALESCE(c.name, '') AS name, MAX(g.scope) AS scope, \
              MIN(g.created_at) AS connected_at, MAX(g.last_used_at) AS last_used_at \
              FROM oauth_grants g LEFT JOIN oauth_clients c ON c.id = g.client_id \
-             WHERE g.account_id = $1 AND g.revoked_at IS NULL \
+             WHERE g.account_id = $1 AND g.revoked_at IS NULL AND EXISTS (\
+             SELECT 1 FROM oauth_tokens t WHERE t.grant_id = g.id AND t.revoked_at IS NULL \
+             AND t.expires_at > $2 AND (t.kind = 'access' OR t.rotated_at IS NULL)) \
              GROUP BY g.client_id, c.kind, c.name ORDER BY MIN(g.created_at) DESC"
         )
         .bind(account_id)
+        .bind(now)
         .fetch_all(pool)
         .await?);
         Ok(rows)
@@ -519,5 +525,50 @@ impl Store {
         .bind(limit)
         .fetch_all(pool)
         .await?))
+    }
+
+    /// Forget what can no longer be used or shown, at `now`: tokens that
+    /// expired, or whose grant was revoked; grants left without a token
+    /// whose code expired before `code_cutoff` (a code cannot be exchanged
+    /// any more, so its reuse cannot be detected either); pending
+    /// requests that expired; activity lines older than `events_before`.
+    /// The number of rows deleted.
+    pub async fn purge_oauth(
+        &self,
+        now: UnixMillis,
+        code_cutoff: UnixMillis,
+        events_before: UnixMillis,
+    ) -> Result<u64, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| {
+            let mut tx = pool.begin().await?;
+            let tokens = sqlx::query(
+                "DELETE FROM oauth_tokens WHERE expires_at <= $1 OR grant_id IN \
+                 (SELECT id FROM oauth_grants WHERE revoked_at IS NOT NULL)",
+            )
+            .bind(now)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            let grants = sqlx::query(
+                "DELETE FROM oauth_grants WHERE code_expires_at <= $1 AND NOT EXISTS \
+                 (SELECT 1 FROM oauth_tokens t WHERE t.grant_id = oauth_grants.id)",
+            )
+            .bind(code_cutoff)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            let requests = sqlx::query("DELETE FROM oauth_requests WHERE expires_at <= $1")
+                .bind(now)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            let events = sqlx::query("DELETE FROM oauth_events WHERE at < $1")
+                .bind(events_before)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            tx.commit().await?;
+            tokens + grants + requests + events
+        }))
     }
 }

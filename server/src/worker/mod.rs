@@ -2,7 +2,8 @@
 //! `ledger worker` (several workers may share one PostgreSQL database).
 //!
 //! The work: scan jobs (claimed with leases, see `jobs`) and maintenance
-//! (forgetting expired MCP sessions and idle rate-limit buckets). Shutdown
+//! (forgetting expired MCP sessions, idle rate-limit buckets, unpaid
+//! quotes and spent OAuth tokens). Shutdown
 //! is observed at safe points only: between maintenance passes, and
 //! between pages of a scan, where the job is handed back for the next
 //! worker.
@@ -23,6 +24,9 @@ pub struct Maintenance {
     /// Pending payments finished from the chain (a crash between sending
     /// and recording; see payments::settle).
     pub payments_recovered: usize,
+    /// OAuth rows past use: expired or revoked tokens, spent grants,
+    /// expired consent requests, old activity (see oauth::purge).
+    pub oauth: u64,
 }
 
 /// One maintenance pass.
@@ -35,7 +39,9 @@ pub async fn maintenance_pass(state: &Services) -> Result<Maintenance, crate::st
     let rate_buckets = state.store().purge_rate_limits(now).await?;
     let quotes = state.store().purge_expired_quotes(now).await?;
     let payments_recovered = crate::payments::settle::recover(&state.paywall()).await?;
+    let oauth = crate::oauth::purge(state.store(), &state.config().oauth, now).await?;
     Ok(Maintenance {
+        oauth,
         sessions,
         rate_buckets,
         quotes,

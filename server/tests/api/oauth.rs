@@ -2218,3 +2218,140 @@ async fn a_token_request_repeats_redirect_uri_only_when_the_authorization_reques
     assert_eq!(response.status(), StatusCode::OK);
     app.stop().await;
 }
+
+/// The stored form of a token: what the store looks it up by.
+fn token_hash(plaintext: &str) -> String {
+    Sha256::digest(plaintext.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A server whose portal sessions outlast every clock jump below.
+async fn spawn_long_sessions() -> (TestApp, ManualClock) {
+    spawn(|c| {
+        c.session.idle_secs = 400 * 24 * 3600;
+        c.session.absolute_secs = 400 * 24 * 3600;
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_connection_ends_at_its_maximum_age_however_often_it_refreshes() {
+    let (app, clock) = spawn(|c| c.oauth.grant_max_age_secs = 5400).await;
+    let (client_id, first) = tokens(&app).await;
+    assert_eq!(first["expires_in"], 3600);
+    clock.advance_ms(3000 * 1000);
+    let response = refresh(&app, &client_id, first["refresh_token"].as_str().unwrap()).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let second: Value = response.json().await.unwrap();
+    assert_eq!(
+        second["expires_in"], 2400,
+        "the new access token ends with the connection, not an hour later"
+    );
+    clock.advance_ms(2400 * 1000);
+    let access = second["access_token"].as_str().unwrap();
+    assert_eq!(
+        ping_on(&app, "/mcp/account", Some(access)).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+    let response = refresh(&app, &client_id, second["refresh_token"].as_str().unwrap()).await;
+    oauth_error(response, StatusCode::BAD_REQUEST, "invalid_grant").await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_keys_page_drops_a_connection_whose_tokens_all_expired() {
+    let (app, clock) = spawn_long_sessions().await;
+    let (mut browser, client_id, code, verifier) = approved(&app, LOOPBACK).await;
+    let issued = exchange(&app, &client_id, &code, &verifier, LOOPBACK).await;
+    assert_eq!(issued.status(), StatusCode::OK);
+    let html = browser.get(&app.url("/keys")).await.text().await.unwrap();
+    assert!(html.contains("class=\"oauth-client\""), "{html}");
+    // The access token ran out, the refresh token still works: connected.
+    clock.advance_ms(3600 * 1000 + 1);
+    let html = browser.get(&app.url("/keys")).await.text().await.unwrap();
+    assert!(html.contains("class=\"oauth-client\""), "{html}");
+    // The refresh token ran out too: nothing left to disconnect.
+    clock.advance_ms(30 * 24 * 3600 * 1000);
+    let html = browser.get(&app.url("/keys")).await.text().await.unwrap();
+    assert!(html.contains("id=\"oauth-no-clients\""), "{html}");
+    assert!(html.contains("was authorized"), "the activity stays");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn maintenance_forgets_expired_tokens_spent_grants_and_old_activity() {
+    let (app, clock) = spawn_long_sessions().await;
+    let (mut browser, client_id, code, verifier) = approved(&app, LOOPBACK).await;
+    let issued: Value = exchange(&app, &client_id, &code, &verifier, LOOPBACK)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let store = app.state.store();
+    let access = token_hash(issued["access_token"].as_str().unwrap());
+    let refresh_hash = token_hash(issued["refresh_token"].as_str().unwrap());
+    assert!(store.oauth_token(&access).await.unwrap().is_some());
+    // Nothing is due yet: a pass deletes nothing of this grant.
+    let pass = server::worker::maintenance_pass(&app.state).await.unwrap();
+    assert_eq!(pass.oauth, 0, "{pass:?}");
+    // Past the refresh token's 30 days (and the request's, the code's and
+    // the margin): both tokens, the grant and the consent request go.
+    clock.advance_ms(30 * 24 * 3600 * 1000 + 1000);
+    let pass = server::worker::maintenance_pass(&app.state).await.unwrap();
+    assert_eq!(
+        pass.oauth, 4,
+        "two tokens, the grant, the request: {pass:?}"
+    );
+    assert!(store.oauth_token(&access).await.unwrap().is_none());
+    assert!(store.oauth_token(&refresh_hash).await.unwrap().is_none());
+    let code_hash = token_hash(&code);
+    assert!(
+        store
+            .oauth_grant_by_code(&code_hash)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // The activity outlives the tokens until its own retention (180 days).
+    let html = browser.get(&app.url("/keys")).await.text().await.unwrap();
+    assert!(html.contains("was authorized"), "{html}");
+    clock.advance_ms(150 * 24 * 3600 * 1000);
+    let pass = server::worker::maintenance_pass(&app.state).await.unwrap();
+    assert_eq!(pass.oauth, 1, "the authorization line: {pass:?}");
+    let html = browser.get(&app.url("/keys")).await.text().await.unwrap();
+    assert!(!html.contains("was authorized"), "{html}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn maintenance_keeps_a_rotated_refresh_token_so_its_reuse_still_revokes_the_family() {
+    let (app, clock) = spawn_default().await;
+    let (client_id, first) = tokens(&app).await;
+    clock.advance_ms(1000);
+    let second: Value = refresh(&app, &client_id, first["refresh_token"].as_str().unwrap())
+        .await
+        .json()
+        .await
+        .unwrap();
+    // A day later the first access token expired and was forgotten; the
+    // rotated-out refresh token is still inside its 30 days: kept.
+    clock.advance_ms(24 * 3600 * 1000);
+    let pass = server::worker::maintenance_pass(&app.state).await.unwrap();
+    assert_eq!(
+        pass.oauth, 3,
+        "the two expired access tokens and the consent request: {pass:?}"
+    );
+    let reused = refresh(&app, &client_id, first["refresh_token"].as_str().unwrap()).await;
+    oauth_error(reused, StatusCode::BAD_REQUEST, "invalid_grant").await;
+    let response = refresh(&app, &client_id, second["refresh_token"].as_str().unwrap()).await;
+    oauth_error(response, StatusCode::BAD_REQUEST, "invalid_grant").await;
+    // The revoked family's tokens go at the next pass.
+    let pass = server::worker::maintenance_pass(&app.state).await.unwrap();
+    assert_eq!(
+        pass.oauth, 3,
+        "both refresh tokens of the revoked grant, and the grant: {pass:?}"
+    );
+    app.stop().await;
+}
