@@ -27,6 +27,66 @@
     return p;
   };
 
+  // The tables under the chart gain the hop's new rows, as the page
+  // without JavaScript would show them. Text only: nothing is parsed as HTML.
+  const cell = (text, code) => {
+    const td = document.createElement("td");
+    if (code) {
+      const c = document.createElement("code");
+      c.textContent = text;
+      td.appendChild(c);
+    } else {
+      td.textContent = text;
+    }
+    return td;
+  };
+  const bodyOf = (selector) => document.querySelector(selector + " tbody");
+  const listed = (tbody, key) =>
+    new Set([...tbody.rows].map((r) => key([...r.cells].map((c) => c.textContent))));
+  const appendRows = (nodes, edges) => {
+    const nodeBody = bodyOf("table.nodes");
+    if (nodeBody && Array.isArray(nodes)) {
+      const have = listed(nodeBody, (c) => c[0]);
+      for (const n of nodes) {
+        if (have.has(n.address)) continue;
+        have.add(n.address);
+        const tr = document.createElement("tr");
+        tr.append(cell(n.address, true), cell(n.kind), cell(n.name), cell(n.category), cell(n.signals));
+        const source = document.createElement("td");
+        const [url, checked] = Array.isArray(n.citation) ? n.citation : [];
+        if (typeof url === "string" && url.startsWith("https://")) {
+          const a = document.createElement("a");
+          a.href = url;
+          a.rel = "external nofollow";
+          a.textContent = url;
+          source.append(a, " (checked " + checked + ")");
+        }
+        tr.appendChild(source);
+        nodeBody.appendChild(tr);
+      }
+    }
+    const edgeBody = bodyOf("table.edges");
+    if (edgeBody && Array.isArray(edges)) {
+      const key = (c) => c[0] + " " + c[1] + " " + c[2];
+      const have = listed(edgeBody, key);
+      for (const e of edges) {
+        const k = e.source + " " + e.target + " " + e.mint;
+        if (have.has(k)) continue;
+        have.add(k);
+        const tr = document.createElement("tr");
+        tr.append(
+          cell(e.source, true),
+          cell(e.target, true),
+          cell(e.mint, true),
+          cell(e.amount),
+          cell(e.usd),
+          cell(String(e.legs)),
+        );
+        edgeBody.appendChild(tr);
+      }
+    }
+  };
+
   // Clicking a node picks it for the next expansion.
   chart.on("click", (params) => {
     if (params.dataType !== "node" || !nodeSelect) return;
@@ -74,6 +134,7 @@
         nodeSelect.add(new Option(n.id, n.id));
       }
     }
+    appendRows(answer.nodes, answer.edges);
     outcome().textContent = answer.outcome + (answer.hub ? " " + answer.hub : "");
     const balance = document.getElementById("graph-balance");
     if (balance) balance.textContent = answer.balance_usd + " USD";

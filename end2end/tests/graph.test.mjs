@@ -128,6 +128,12 @@ test('an account expands a watched wallet hop by hop in the graph view, paying f
     const nodesIn = () =>
       page.evaluate(() => window.echarts.getInstanceByDom(document.getElementById('graph')).getOption().series[0].data.length);
     const start = await nodesIn();
+    const tableRows = () =>
+      page.evaluate(() => ({
+        nodes: [...document.querySelectorAll('table.nodes tbody tr td:first-child')].map((td) => td.textContent),
+        edges: document.querySelectorAll('table.edges tbody tr').length,
+      }));
+    const rowsBefore = await tableRows();
 
     await page.selectOption('#expand-node', address);
     await page.selectOption('#expand-source', 'ledger');
@@ -142,6 +148,14 @@ test('an account expands a watched wallet hop by hop in the graph view, paying f
     assert.ok(Math.abs(before - price - after) < 1e-9, `charged the price shown: ${before} - ${price} = ${after}`);
     const grown = await nodesIn();
     assert.ok(grown > start, `the hop's counterparties joined the chart (${start} -> ${grown}); ${outcome}`);
+    // The tables under the chart gained the same nodes and the hop's edges.
+    const rowsAfter = await tableRows();
+    const chartIds = await page.evaluate(() =>
+      window.echarts.getInstanceByDom(document.getElementById('graph')).getOption().series[0].data.map((n) => n.id),
+    );
+    assert.deepEqual([...rowsAfter.nodes].sort(), [...chartIds].sort(), 'one node row per node in the chart');
+    assert.ok(rowsAfter.nodes.length > rowsBefore.nodes.length, `node rows ${rowsBefore.nodes.length} -> ${rowsAfter.nodes.length}`);
+    assert.ok(rowsAfter.edges > rowsBefore.edges, `edge rows ${rowsBefore.edges} -> ${rowsAfter.edges}`);
 
     // The credit ledger explains the charge line by line.
     const movements = operator('credits', 'show', '--account', account);

@@ -385,8 +385,9 @@ pub async fn expand(
                     "balance_usd": usd_text(g.balance_atomic.parse().unwrap_or(0)),
                     "hub": g.hub.as_ref().map(|h| h.message.clone()),
                     "option": chart(&g.address, Some(&g)),
-                    "nodes": nodes.iter().map(|n| json!({"address": n.address, "kind": n.kind, "name": n.name, "category": n.category, "signals": n.signals})).collect::<Vec<_>>(),
-                    "edges": edges.len(),
+                    // The rows the page's tables gain (graph.js appends them).
+                    "nodes": nodes,
+                    "edges": edges,
                     "next_action_id": crate::ids::new_id("portal_", state.now_ms()),
                 }))
                 .into_response()
