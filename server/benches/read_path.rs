@@ -10,8 +10,10 @@
 //! nothing leaves the machine) and drives it with `wrk -t2 -c50 --latency`
 //! (`BENCH_CLIENTS`, `BENCH_SECS` default 10, `BENCH_WARMUP_SECS` default
 //! 2) on: `/healthz`, the newest ledger page (`?limit=100`), a page deep
-//! in the history (through a real `next_cursor`), and the positions. It
-//! does `BENCH_ROUNDS` rounds (default 3) of all four and prints each
+//! in the history (through a real `next_cursor`), the newest page again
+//! asking for gzip (`Accept-Encoding: gzip`, as HTTP client libraries
+//! send it), and the positions plain and gzip. It
+//! does `BENCH_ROUNDS` rounds (default 3) of all six and prints each
 //! measurement, then the medians with their ratios to `/healthz`. The
 //! server's CPU time per request comes from `/proc/PID/stat` around each
 //! measurement, which the other load on a shared machine does not inflate
@@ -72,17 +74,23 @@ fn ticks_per_second() -> f64 {
         .unwrap_or(100.0)
 }
 
-fn wrk(url: &str, clients: usize, secs: usize) -> String {
+/// wrk on `url`; with `gzip`, asking for a gzip answer as HTTP clients
+/// (reqwest, httpx, fetch) do.
+fn wrk(url: &str, gzip: bool, clients: usize, secs: usize) -> String {
+    let mut args = vec![
+        "-t2".to_owned(),
+        format!("-c{clients}"),
+        format!("-d{secs}s"),
+        "--timeout".to_owned(),
+        "10s".to_owned(),
+        "--latency".to_owned(),
+    ];
+    if gzip {
+        args.extend(["-H".to_owned(), "Accept-Encoding: gzip".to_owned()]);
+    }
+    args.push(url.to_owned());
     let out = Command::new("wrk")
-        .args([
-            "-t2",
-            &format!("-c{clients}"),
-            &format!("-d{secs}s"),
-            "--timeout",
-            "10s",
-            "--latency",
-            url,
-        ])
+        .args(&args)
         .output()
         .expect("wrk on the PATH (apt-get install -y wrk)");
     assert!(
@@ -93,9 +101,9 @@ fn wrk(url: &str, clients: usize, secs: usize) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-fn measure(url: &str, pid: u32, clients: usize, secs: usize) -> Measured {
+fn measure(url: &str, gzip: bool, pid: u32, clients: usize, secs: usize) -> Measured {
     let before = cpu_ticks(pid);
-    let report = wrk(url, clients, secs);
+    let report = wrk(url, gzip, clients, secs);
     let cpu_secs = (cpu_ticks(pid) - before) as f64 / ticks_per_second();
     let value = |prefix: &str| {
         report
@@ -265,19 +273,21 @@ fn main() {
     });
 
     let routes = [
-        ("/healthz", format!("{base}/healthz")),
-        ("ledger, newest page", ledger),
-        ("ledger, cursor page", deep),
-        ("positions", positions),
+        ("/healthz", format!("{base}/healthz"), false),
+        ("ledger, newest page", ledger.clone(), false),
+        ("ledger, cursor page", deep, false),
+        ("ledger, newest page, gzip", ledger, true),
+        ("positions", positions.clone(), false),
+        ("positions, gzip", positions, true),
     ];
-    for (_, url) in &routes {
-        let _ = wrk(url, clients, warmup);
+    for (_, url, gzip) in &routes {
+        let _ = wrk(url, *gzip, clients, warmup);
     }
     eprintln!("| round | route | req/s | p50 (ms) | p99 (ms) | server CPU/request (µs) |");
     let mut all: Vec<Vec<Measured>> = vec![Vec::new(); routes.len()];
     for round in 1..=rounds {
-        for (i, (name, url)) in routes.iter().enumerate() {
-            let m = measure(url, pid, clients, secs);
+        for (i, (name, url, gzip)) in routes.iter().enumerate() {
+            let m = measure(url, *gzip, pid, clients, secs);
             eprintln!(
                 "| {round} | {name} | {:.0} | {:.2} | {:.2} | {:.0} |",
                 m.rps, m.p50_ms, m.p99_ms, m.cpu_us_per_request
@@ -302,7 +312,7 @@ fn main() {
         "| route | req/s | p50 (ms) | p99 (ms) | server CPU/request (µs) | req/s ÷ healthz | p99 ÷ healthz |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|");
-    for ((name, _), m) in routes.iter().zip(&medians) {
+    for ((name, _, _), m) in routes.iter().zip(&medians) {
         println!(
             "| {name} | {:.0} | {:.2} | {:.2} | {:.0} | {:.2} | {:.2} |",
             m.rps,

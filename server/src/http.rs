@@ -323,6 +323,55 @@ pub fn paid_json_bytes(body: Bytes, payment: Option<&crate::payments::PaymentBlo
     with_payment_headers(response, payment)
 }
 
+/// Whether `headers` accept a gzip-encoded answer (RFC 9110 §12.5.3):
+/// `gzip`, `x-gzip` or `*` with a non-zero weight, unless `gzip` itself is
+/// named with weight zero.
+pub fn accepts_gzip(headers: &HeaderMap) -> bool {
+    let mut gzip = None;
+    let mut any = None;
+    for value in headers.get_all(header::ACCEPT_ENCODING) {
+        let Ok(value) = value.to_str() else {
+            continue;
+        };
+        for item in value.split(',') {
+            let mut parts = item.split(';');
+            let coding = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+            let weight = parts
+                .filter_map(|p| p.trim().strip_prefix("q=").or(p.trim().strip_prefix("Q=")))
+                .map(|q| q.trim().parse::<f32>().unwrap_or(0.0))
+                .next()
+                .unwrap_or(1.0);
+            match coding.as_str() {
+                "gzip" | "x-gzip" => gzip = Some(weight > 0.0),
+                "*" => any = Some(weight > 0.0),
+                _ => {}
+            }
+        }
+    }
+    gzip.or(any).unwrap_or(false)
+}
+
+/// [`paid_json_bytes`] for a kept answer: its gzip when the caller accepts
+/// it (made once per kept answer), else the JSON; `Vary: Accept-Encoding`
+/// either way.
+pub fn paid_json_kept(
+    request: &HeaderMap,
+    body: &crate::values::KeptJson,
+    payment: Option<&crate::payments::PaymentBlock>,
+) -> Response {
+    let gzip = accepts_gzip(request).then(|| body.gzip()).flatten();
+    let mut response = paid_json_bytes(
+        gzip.cloned().unwrap_or_else(|| body.json().clone()),
+        payment,
+    );
+    let headers = response.headers_mut();
+    headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+    if gzip.is_some() {
+        headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    }
+    response
+}
+
 fn with_payment_headers(
     mut response: Response,
     payment: Option<&crate::payments::PaymentBlock>,
@@ -675,6 +724,36 @@ fn decodes_to_utf8(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gzip_is_accepted_only_when_named_or_starred_with_a_weight() {
+        let accepts = |values: &[&str]| {
+            let mut headers = HeaderMap::new();
+            for v in values {
+                headers.append(header::ACCEPT_ENCODING, HeaderValue::from_str(v).unwrap());
+            }
+            accepts_gzip(&headers)
+        };
+        assert!(accepts(&["gzip"]));
+        assert!(accepts(&["gzip, deflate, br"]));
+        assert!(accepts(&["br;q=1.0, GZIP;q=0.5"]));
+        assert!(accepts(&["x-gzip"]));
+        assert!(accepts(&["*"]));
+        assert!(accepts(&["deflate", "gzip"]), "two headers");
+        assert!(!accepts(&[]), "none named");
+        assert!(!accepts(&["identity"]));
+        assert!(!accepts(&["br, deflate"]));
+        assert!(!accepts(&["gzip;q=0"]));
+        assert!(
+            !accepts(&["gzip;q=0.000, *"]),
+            "gzip refused by name wins over *"
+        );
+        assert!(!accepts(&["*;q=0"]));
+        assert!(
+            !accepts(&["gzip;q=nonsense"]),
+            "an unreadable weight is zero"
+        );
+    }
 
     #[test]
     fn surfaces_are_whole_segments() {

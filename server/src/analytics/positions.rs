@@ -32,7 +32,7 @@ use crate::{
     prices::valuation::Valuer,
     reads::{ReadKind, Reads},
     solana::WalletAddress,
-    values::rfc3339,
+    values::{KeptJson, rfc3339},
 };
 
 /// The arguments of `get_positions`.
@@ -227,32 +227,13 @@ pub async fn get_positions_json(
     principal: &Principal,
     args: GetPositionsArgs,
     presented: &Presented,
-) -> Result<(Bytes, Option<PaymentBlock>), AppError> {
+) -> Result<(Arc<KeptJson>, Option<PaymentBlock>), AppError> {
     let (kept, payment) = replayed(reads, principal, args, presented).await?;
     let body = match &payment {
         None => kept.json.clone(),
-        Some(block) => with_payment(&kept.json, block)?,
+        Some(block) => Arc::new(KeptJson::new(block.appended_to(kept.json.json())?)),
     };
     Ok((body, payment))
-}
-
-/// A kept answer's JSON object with `"payment"` added as its last member.
-fn with_payment(json: &[u8], block: &PaymentBlock) -> Result<Bytes, AppError> {
-    let block = serde_json::to_vec(block)
-        .map_err(|e| AppError::internal("serialising a payment block", &e))?;
-    // The kept object always has members and ends with its closing brace.
-    let Some((b'}', head)) = json.split_last() else {
-        return Err(AppError::internal(
-            "appending a payment block",
-            &"a kept positions answer is not a JSON object",
-        ));
-    };
-    let mut out = Vec::with_capacity(json.len() + block.len() + 12);
-    out.extend_from_slice(head);
-    out.extend_from_slice(b",\"payment\":");
-    out.extend_from_slice(&block);
-    out.push(b'}');
-    Ok(Bytes::from(out))
 }
 
 /// The paywall, then the kept replay of this wallet, method and spam choice
@@ -297,10 +278,10 @@ async fn replayed(
     let events = basis::events_from_legs(&inputs, exclude_spam);
     let replay = basis::replay(&events, method);
     let positions = view(address.as_str(), &replay, exclude_spam, unpriced);
-    let json = Bytes::from(
+    let json = Arc::new(KeptJson::new(Bytes::from(
         serde_json::to_vec(&positions)
             .map_err(|e| AppError::internal("serialising positions", &e))?,
-    );
+    )));
     let kept = Arc::new(Kept {
         version,
         span,
@@ -322,7 +303,7 @@ struct Kept {
     fingerprint: u64,
     /// The answer without a payment block, and the same serialised.
     positions: Positions,
-    json: Bytes,
+    json: Arc<KeptJson>,
 }
 
 /// The most answers kept; past it the cache starts over.

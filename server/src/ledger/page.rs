@@ -1,6 +1,12 @@
 //! `get_ledger`: one page of a scanned wallet's legs, newest first, with
 //! filters and an opaque cursor bound to the wallet and the filters.
 
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex, PoisonError},
+};
+
+use bytes::Bytes;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -16,7 +22,7 @@ use crate::{
     reads::{ReadKind, Reads},
     solana::WalletAddress,
     store::{LedgerQuery, LegRow},
-    values::{TimeBound, rfc3339, time::optional_bound},
+    values::{KeptJson, TimeBound, rfc3339, time::optional_bound},
 };
 
 /// The paywall names this read so.
@@ -135,12 +141,14 @@ fn row_value(valuer: &Valuer, row: &LegRow) -> Option<rust_decimal::Decimal> {
     )
 }
 
-/// Prepare to value `rows`.
-async fn valuer_for(reads: &Reads<'_>, rows: &[LegRow]) -> Result<Valuer, AppError> {
+/// What a valuer for `rows` must cover: their mints and block-time span.
+fn valued_by(rows: &[LegRow]) -> (Vec<String>, Option<(i64, i64)>) {
     let times = rows.iter().filter_map(|r| r.block_time);
     let span = times.clone().min().zip(times.max());
-    let mints: Vec<String> = rows.iter().map(|r| r.mint.clone()).collect();
-    reads.valuer(mints, span).await
+    let mut mints: Vec<String> = rows.iter().map(|r| r.mint.clone()).collect();
+    mints.sort();
+    mints.dedup();
+    (mints, span)
 }
 
 fn entry(row: LegRow, usd: Option<rust_decimal::Decimal>, with_counterparties: bool) -> Entry {
@@ -160,13 +168,105 @@ fn entry(row: LegRow, usd: Option<rust_decimal::Decimal>, with_counterparties: b
     }
 }
 
-/// `get_ledger` for the MCP tool and the REST route alike.
+/// `get_ledger` for the MCP tool (and the share page).
 pub async fn get_ledger(
     reads: &Reads<'_>,
     principal: &Principal,
     args: GetLedgerArgs,
     presented: &Presented,
 ) -> Result<LedgerPage, AppError> {
+    let (kept, payment) = kept_page(reads, principal, args, presented).await?;
+    let mut page = kept.page.clone();
+    page.payment = payment;
+    Ok(page)
+}
+
+/// `get_ledger` for the REST route: the page serialised, with the payment
+/// block when the call settled one (also returned, for the headers).
+pub async fn get_ledger_json(
+    reads: &Reads<'_>,
+    principal: &Principal,
+    args: GetLedgerArgs,
+    presented: &Presented,
+) -> Result<(Arc<KeptJson>, Option<PaymentBlock>), AppError> {
+    let (kept, payment) = kept_page(reads, principal, args, presented).await?;
+    let body = match &payment {
+        None => kept.json.clone(),
+        Some(block) => Arc::new(KeptJson::new(block.appended_to(kept.json.json())?)),
+    };
+    Ok((body, payment))
+}
+
+/// A page as made, with what it was made from: the ledger version, and the
+/// mints and time span its valuer covered with that valuer's fingerprint.
+struct KeptPage {
+    version: i64,
+    mints: Vec<String>,
+    span: Option<(i64, i64)>,
+    fingerprint: u64,
+    /// The page without a payment block, and the same serialised.
+    page: LedgerPage,
+    json: Arc<KeptJson>,
+}
+
+/// Which page: the wallet, the filters' digest, where it starts, its size
+/// and whether it carries counterparties.
+type PageKey = (String, String, Option<(i64, String, i32)>, u32, bool);
+
+/// At most this many bytes of pages are kept; past it the cache starts over.
+const MAX_KEPT_BYTES: usize = 32 << 20;
+/// At most this many pages are kept.
+const MAX_KEPT_PAGES: usize = 4096;
+
+/// Pages kept (one per store, `store.memo()`) by [`PageKey`]. A page is
+/// served again only while its wallet's ledger version and its valuer's
+/// fingerprint are those it was made with, so a kept page is exactly the
+/// page a new query would make. Pages filtered by `min_usd_value` are not
+/// kept (they may read several batches, each with its own valuer).
+#[derive(Default)]
+pub struct PageCache(Mutex<KeptPages>);
+
+#[derive(Default)]
+struct KeptPages {
+    pages: HashMap<PageKey, Arc<KeptPage>>,
+    bytes: usize,
+}
+
+impl PageCache {
+    fn lock(&self) -> std::sync::MutexGuard<'_, KeptPages> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn get(&self, key: &PageKey) -> Option<Arc<KeptPage>> {
+        self.lock().pages.get(key).cloned()
+    }
+
+    fn keep(&self, key: PageKey, page: Arc<KeptPage>) {
+        let size = page.json.json().len();
+        if size > MAX_KEPT_BYTES {
+            return;
+        }
+        let mut kept = self.lock();
+        if let Some(old) = kept.pages.remove(&key) {
+            kept.bytes -= old.json.json().len();
+        }
+        if kept.bytes + size > MAX_KEPT_BYTES || kept.pages.len() >= MAX_KEPT_PAGES {
+            kept.pages.clear();
+            kept.bytes = 0;
+        }
+        kept.bytes += size;
+        kept.pages.insert(key, page);
+    }
+}
+
+/// Check every argument, pass the paywall, then answer the kept page when
+/// it is still exact, else read it (and keep it).
+async fn kept_page(
+    reads: &Reads<'_>,
+    principal: &Principal,
+    args: GetLedgerArgs,
+    presented: &Presented,
+) -> Result<(Arc<KeptPage>, Option<PaymentBlock>), AppError> {
     let address = args.address;
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
@@ -224,6 +324,31 @@ pub async fn get_ledger(
     let payment = reads
         .authorize(principal, &address, &args.pay, presented, READ)
         .await?;
+    let with_counterparties = args.include_counterparties.unwrap_or(false);
+    let floor = args.min_usd_value.map(crate::params::MinUsd::decimal);
+    let store = reads.store();
+    let cache = store.memo().get::<PageCache>();
+    let key: PageKey = (
+        address.to_string(),
+        digest.clone(),
+        after.clone(),
+        limit,
+        with_counterparties,
+    );
+    // Read before the legs: legs written after this bump it, so a page kept
+    // under it holds what that version held.
+    let version = match floor {
+        None => Some(store.ledger_version(address.as_str()).await?),
+        Some(_) => None,
+    };
+    if let Some(version) = version
+        && let Some(kept) = cache.get(&key).filter(|k| k.version == version)
+    {
+        let valuer = reads.valuer(kept.mints.clone(), kept.span).await?;
+        if valuer.fingerprint() == kept.fingerprint {
+            return Ok((kept, payment));
+        }
+    }
     let mut query = LedgerQuery {
         wallet: address.to_string(),
         from,
@@ -231,18 +356,19 @@ pub async fn get_ledger(
         mint,
         operation_type,
         exclude,
-        priced_only: args.min_usd_value.is_some(),
+        priced_only: floor.is_some(),
         after,
         limit: limit + 1,
     };
     // Values come from the price series, not the table, so a USD floor is
     // applied here: read batches until a page's worth clears it.
-    let floor = args.min_usd_value.map(crate::params::MinUsd::decimal);
     let mut rows: Vec<(LegRow, Option<rust_decimal::Decimal>)> = Vec::new();
-    loop {
+    let (mints, span, fingerprint) = loop {
         let batch = reads.store().ledger_page(&query).await?;
         let exhausted = batch.len() < query.limit as usize;
-        let valuer = valuer_for(reads, &batch).await?;
+        let (mints, span) = valued_by(&batch);
+        let valuer = reads.valuer(mints.clone(), span).await?;
+        let fingerprint = valuer.fingerprint();
         if let Some(last) = batch.last() {
             query.after = Some((last.slot, last.signature.clone(), last.leg_index));
         }
@@ -257,9 +383,9 @@ pub async fn get_ledger(
             }
         }
         if floor.is_none() || exhausted || rows.len() > limit as usize {
-            break;
+            break (mints, span, fingerprint);
         }
-    }
+    };
     let more = rows.len() > limit as usize;
     rows.truncate(limit as usize);
     let next_cursor = match (more, rows.last().map(|(r, _)| r)) {
@@ -274,14 +400,28 @@ pub async fn get_ledger(
         )),
         _ => None,
     };
-    let with_counterparties = args.include_counterparties.unwrap_or(false);
-    Ok(LedgerPage {
+    let page = LedgerPage {
         address: address.to_string(),
         entries: rows
             .into_iter()
             .map(|(r, usd)| entry(r, usd, with_counterparties))
             .collect(),
         next_cursor,
-        payment,
-    })
+        payment: None,
+    };
+    let json = Arc::new(KeptJson::new(Bytes::from(
+        serde_json::to_vec(&page).map_err(|e| AppError::internal("serialising a page", &e))?,
+    )));
+    let kept = Arc::new(KeptPage {
+        version: version.unwrap_or(-1),
+        mints,
+        span,
+        fingerprint,
+        page,
+        json,
+    });
+    if version.is_some() {
+        cache.keep(key, kept.clone());
+    }
+    Ok((kept, payment))
 }

@@ -179,6 +179,29 @@ pub struct PaymentBlock {
 }
 
 impl PaymentBlock {
+    /// A kept answer (a serialised JSON object) with this block added as its
+    /// last member, `"payment"`: what the answer made afresh would carry.
+    pub fn appended_to(&self, json: &[u8]) -> Result<bytes::Bytes, crate::error::AppError> {
+        use crate::error::AppError;
+        let block = serde_json::to_vec(self)
+            .map_err(|e| AppError::internal("serialising a payment block", &e))?;
+        // A kept answer is an object with members: it ends with its brace.
+        let Some((b'}', head)) = json.split_last() else {
+            return Err(AppError::internal(
+                "appending a payment block",
+                &"a kept answer is not a JSON object",
+            ));
+        };
+        let mut out = Vec::with_capacity(json.len() + block.len() + 12);
+        out.extend_from_slice(head);
+        out.extend_from_slice(b",\"payment\":");
+        out.extend_from_slice(&block);
+        out.push(b'}');
+        Ok(bytes::Bytes::from(out))
+    }
+}
+
+impl PaymentBlock {
     /// The settlement response header value (x402 `X-PAYMENT-RESPONSE` /
     /// `PAYMENT-RESPONSE`): base64 of `{success, transaction, network,
     /// payer, receipt, replayed}`.

@@ -32,7 +32,7 @@ use crate::{
     },
     auth::{self, PingResult, PrincipalView},
     error::AppError,
-    http::{Caller, JsonBody, paid_json, paid_json_bytes},
+    http::{Caller, JsonBody, paid_json, paid_json_kept},
     jobs::{self, GetJobArgs, JobView, ScanWalletArgs},
     ledger::{self, page::GetLedgerArgs},
     mcp::{
@@ -195,11 +195,13 @@ pub async fn ledger(
     State(state): State<AppState>,
     Caller(principal, presented): Caller,
     Path(address): Path<String>,
+    headers: axum::http::HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, AppError> {
     let args: GetLedgerArgs = query_args("get_ledger", &[("address", &address)], raw)?;
-    let page = ledger::page::get_ledger(&state.reads(), &principal, args, &presented).await?;
-    Ok(paid_json(&page, page.payment.as_ref()))
+    let (body, payment) =
+        ledger::page::get_ledger_json(&state.reads(), &principal, args, &presented).await?;
+    Ok(paid_json_kept(&headers, &body, payment.as_ref()))
 }
 
 /// A signed-in account's payments, newest first (P8).
@@ -248,12 +250,13 @@ pub async fn wallet_positions(
     State(state): State<AppState>,
     Caller(principal, presented): Caller,
     Path(address): Path<String>,
+    headers: axum::http::HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, AppError> {
     let args: GetPositionsArgs = query_args("get_positions", &[("address", &address)], raw)?;
     let (body, payment) =
         positions::get_positions_json(&state.reads(), &principal, args, &presented).await?;
-    Ok(paid_json_bytes(body, payment.as_ref()))
+    Ok(paid_json_kept(&headers, &body, payment.as_ref()))
 }
 
 /// A scanned wallet's value at every bucket close: the REST twin of `get_value_history`.

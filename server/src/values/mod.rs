@@ -3,8 +3,10 @@
 //! `config` can price things and a REST edge can parse a bound without
 //! importing the modules that act on them.
 
+pub mod kept;
 pub mod money;
 pub mod time;
 
+pub use kept::KeptJson;
 pub use money::Usd;
 pub use time::{TimeBound, parse_time, rfc3339};

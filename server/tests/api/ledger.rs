@@ -480,3 +480,141 @@ async fn cursors_cannot_be_tampered_with_or_reused_elsewhere() {
     assert_eq!(next["isError"], false);
     app.stop().await;
 }
+
+/// `GET /v1/wallets/{WALLET}/ledger?{query}`: the body.
+async fn rest_page(app: &TestApp, query: &str) -> Value {
+    let response = app
+        .client
+        .get(app.url(&format!("/v1/wallets/{WALLET}/ledger?{query}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    response.json().await.unwrap()
+}
+
+#[tokio::test]
+async fn a_kept_page_is_the_page_the_tool_makes_and_is_read_again_once_legs_are_written() {
+    // Pages are kept per wallet, filters, start and size on the ledger
+    // version, which the transaction writing legs bumps.
+    let (app, _s, _p) = scanned_priced().await;
+    let made = rest_page(&app, "limit=5&include_counterparties=true").await;
+    let kept = rest_page(&app, "limit=5&include_counterparties=true").await;
+    assert_eq!(kept, made, "the kept page is the page made");
+    let tool = ledger(&app, json!({"limit": 5, "include_counterparties": true})).await;
+    assert_eq!(tool["structuredContent"], made, "REST and MCP answer alike");
+    let plain = rest_page(&app, "limit=5").await;
+    assert!(
+        plain["entries"][0].get("counterparties").is_none(),
+        "another choice is another page: {plain}"
+    );
+    let newest_time = app
+        .state
+        .store()
+        .wallet_legs(WALLET)
+        .await
+        .unwrap()
+        .iter()
+        .filter_map(|l| l.block_time)
+        .max()
+        .unwrap();
+    let newest_slot = made["entries"][0]["slot"].as_u64().unwrap();
+    let signature = "added111111111111111111111111111";
+    write_transfer(
+        &app,
+        signature,
+        newest_slot + 1,
+        newest_time + 1,
+        5_000_000_000,
+    )
+    .await;
+    let after = rest_page(&app, "limit=5&include_counterparties=true").await;
+    assert_eq!(after["entries"][0]["signature"], signature, "{after}");
+    assert_eq!(after["entries"][1], made["entries"][0]);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_kept_page_is_valued_again_once_closes_are_stored() {
+    let (app, _s) = scanned_unpriced().await;
+    let before = rest_page(&app, "limit=1000&mint=sol").await;
+    assert_eq!(rest_page(&app, "limit=1000&mint=sol").await, before);
+    let entries = before["entries"].as_array().unwrap();
+    assert!(entries.iter().all(|e| e["priced"] == false), "{before}");
+    let times: Vec<i64> = app
+        .state
+        .store()
+        .wallet_legs(WALLET)
+        .await
+        .unwrap()
+        .iter()
+        .filter_map(|l| l.block_time)
+        .collect();
+    let first_day = times.iter().min().unwrap().div_euclid(86_400) * 86_400;
+    let end = (times.iter().max().unwrap().div_euclid(86_400) + 1) * 86_400;
+    let closes: Vec<(i64, String)> = (first_day..end)
+        .step_by(86_400)
+        .map(|d| (d, "100".to_owned()))
+        .collect();
+    app.state
+        .store()
+        .store_price_range("sol", 86_400, (first_day, end), &closes, "coinbase")
+        .await
+        .unwrap();
+    let after = rest_page(&app, "limit=1000&mint=sol").await;
+    let entries = after["entries"].as_array().unwrap();
+    assert!(
+        entries.iter().any(|e| e["priced"] == true),
+        "closes stored after the page was kept price it: {after}"
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn kept_answers_are_sent_gzipped_to_a_caller_that_accepts_it() {
+    use std::io::Read;
+    let (app, _s, _p) = scanned_priced().await;
+    for path in ["ledger?limit=1000", "positions"] {
+        let url = app.url(&format!("/v1/wallets/{WALLET}/{path}"));
+        let plain = app.client.get(&url).send().await.unwrap();
+        assert_eq!(plain.status(), StatusCode::OK);
+        assert!(plain.headers().get("content-encoding").is_none(), "{path}");
+        assert_eq!(plain.headers()["vary"], "accept-encoding", "{path}");
+        let plain = plain.bytes().await.unwrap();
+        for _ in 0..2 {
+            let zipped = app
+                .client
+                .get(&url)
+                .header("accept-encoding", "br;q=1, gzip;q=0.8")
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(zipped.status(), StatusCode::OK);
+            assert_eq!(zipped.headers()["content-encoding"], "gzip", "{path}");
+            assert_eq!(zipped.headers()["vary"], "accept-encoding");
+            assert_eq!(zipped.headers()["content-type"], "application/json");
+            let zipped = zipped.bytes().await.unwrap();
+            assert!(
+                zipped.len() < plain.len(),
+                "{path}: {} of {}",
+                zipped.len(),
+                plain.len()
+            );
+            let mut back = Vec::new();
+            flate2::read::GzDecoder::new(&zipped[..])
+                .read_to_end(&mut back)
+                .unwrap();
+            assert_eq!(back, plain, "{path}: the same answer");
+        }
+        let refused = app
+            .client
+            .get(&url)
+            .header("accept-encoding", "gzip;q=0, identity")
+            .send()
+            .await
+            .unwrap();
+        assert!(refused.headers().get("content-encoding").is_none());
+        assert_eq!(refused.bytes().await.unwrap(), plain);
+    }
+    app.stop().await;
+}
