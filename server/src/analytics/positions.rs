@@ -229,10 +229,7 @@ pub async fn get_positions_json(
     presented: &Presented,
 ) -> Result<(Arc<KeptJson>, Option<PaymentBlock>), AppError> {
     let (kept, payment) = replayed(reads, principal, args, presented).await?;
-    let body = match &payment {
-        None => kept.json.clone(),
-        Some(block) => Arc::new(KeptJson::new(block.appended_to(kept.json.json())?)),
-    };
+    let body = crate::payments::x402::kept_answer(&kept.json, payment.as_ref())?;
     Ok((body, payment))
 }
 

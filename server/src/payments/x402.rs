@@ -178,10 +178,24 @@ pub struct PaymentBlock {
     pub replayed: bool,
 }
 
+/// A kept answer as a call returns it: the kept bytes themselves, or, when
+/// the call settled `payment`, a copy with the block appended.
+pub fn kept_answer(
+    kept: &std::sync::Arc<crate::values::KeptJson>,
+    payment: Option<&PaymentBlock>,
+) -> Result<std::sync::Arc<crate::values::KeptJson>, crate::error::AppError> {
+    Ok(match payment {
+        None => kept.clone(),
+        Some(block) => std::sync::Arc::new(crate::values::KeptJson::new(
+            block.appended_to(kept.json())?,
+        )),
+    })
+}
+
 impl PaymentBlock {
     /// A kept answer (a serialised JSON object) with this block added as its
     /// last member, `"payment"`: what the answer made afresh would carry.
-    pub fn appended_to(&self, json: &[u8]) -> Result<bytes::Bytes, crate::error::AppError> {
+    fn appended_to(&self, json: &[u8]) -> Result<bytes::Bytes, crate::error::AppError> {
         use crate::error::AppError;
         let block = serde_json::to_vec(self)
             .map_err(|e| AppError::internal("serialising a payment block", &e))?;

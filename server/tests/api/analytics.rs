@@ -335,16 +335,7 @@ async fn positions_are_valued_again_once_closes_are_stored() {
         .iter()
         .filter_map(|l| l.block_time)
         .collect();
-    let first_day = times.iter().min().unwrap().div_euclid(86_400) * 86_400;
-    let end = (times.iter().max().unwrap().div_euclid(86_400) + 1) * 86_400;
-    let closes: Vec<(i64, String)> = (first_day..end)
-        .step_by(86_400)
-        .map(|d| (d, "100".to_owned()))
-        .collect();
-    store
-        .store_price_range("sol", 86_400, (first_day, end), &closes, "coinbase")
-        .await
-        .unwrap();
+    crate::ledger::store_sol_daily_closes(&app, &times).await;
     let after = positions().await;
     assert!(
         after["unpriced_legs"].as_u64().unwrap() < before["unpriced_legs"].as_u64().unwrap(),

@@ -202,6 +202,22 @@ pub async fn scanned_unpriced() -> (TestApp, crate::standin::StandIn) {
     (app, stand_in)
 }
 
+/// Store a SOL daily close of $100 for every day from the first of `times`
+/// to the last, as a backfill (or another instance) would.
+pub async fn store_sol_daily_closes(app: &TestApp, times: &[i64]) {
+    let first_day = times.iter().min().unwrap().div_euclid(86_400) * 86_400;
+    let end = (times.iter().max().unwrap().div_euclid(86_400) + 1) * 86_400;
+    let closes: Vec<(i64, String)> = (first_day..end)
+        .step_by(86_400)
+        .map(|d| (d, "100".to_owned()))
+        .collect();
+    app.state
+        .store()
+        .store_price_range("sol", 86_400, (first_day, end), &closes, "coinbase")
+        .await
+        .unwrap();
+}
+
 /// Write one transaction of `lamports` into the wallet through the store,
 /// as a scan does.
 pub async fn write_transfer(app: &TestApp, signature: &str, slot: u64, t: i64, lamports: i128) {
@@ -299,17 +315,7 @@ async fn closes_stored_after_a_read_value_the_next_read() {
         "no source, no price"
     );
     let times: Vec<i64> = before.iter().map(unix).collect();
-    let first_day = times.iter().min().unwrap().div_euclid(86_400) * 86_400;
-    let end = (times.iter().max().unwrap().div_euclid(86_400) + 1) * 86_400;
-    let closes: Vec<(i64, String)> = (first_day..end)
-        .step_by(86_400)
-        .map(|d| (d, "100".to_owned()))
-        .collect();
-    app.state
-        .store()
-        .store_price_range("sol", 86_400, (first_day, end), &closes, "coinbase")
-        .await
-        .unwrap();
+    store_sol_daily_closes(&app, &times).await;
     let after = sol(&ledger(&app, json!({"limit": 1000})).await);
     assert_eq!(after.len(), before.len());
     for e in &after {
@@ -550,17 +556,7 @@ async fn a_kept_page_is_valued_again_once_closes_are_stored() {
         .iter()
         .filter_map(|l| l.block_time)
         .collect();
-    let first_day = times.iter().min().unwrap().div_euclid(86_400) * 86_400;
-    let end = (times.iter().max().unwrap().div_euclid(86_400) + 1) * 86_400;
-    let closes: Vec<(i64, String)> = (first_day..end)
-        .step_by(86_400)
-        .map(|d| (d, "100".to_owned()))
-        .collect();
-    app.state
-        .store()
-        .store_price_range("sol", 86_400, (first_day, end), &closes, "coinbase")
-        .await
-        .unwrap();
+    store_sol_daily_closes(&app, &times).await;
     let after = rest_page(&app, "limit=1000&mint=sol").await;
     let entries = after["entries"].as_array().unwrap();
     assert!(
