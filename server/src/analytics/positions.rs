@@ -305,6 +305,9 @@ struct Kept {
 
 /// The most answers kept; past it the cache starts over.
 const MAX_KEPT: usize = 256;
+/// The most bytes of answers kept (each charged three times its JSON);
+/// past it the cache starts over. An answer larger than this is not kept.
+const MAX_KEPT_BYTES: usize = 128 << 20;
 
 /// The answers of replays made, per (wallet, method, exclude_spam).
 #[derive(Default)]
@@ -320,8 +323,21 @@ impl ReplayCache {
     }
 
     fn keep(&self, key: (String, Method, bool), kept: Arc<Kept>) {
+        // Charged as the page cache charges: the JSON, the answer it was
+        // serialised from, room for its gzip.
+        let charge = |k: &Kept| k.json.json().len().saturating_mul(3);
+        if charge(&kept) > MAX_KEPT_BYTES {
+            return;
+        }
         let mut all = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if all.len() >= MAX_KEPT && !all.contains_key(&key) {
+        let held: usize = all
+            .iter()
+            .filter(|(k, _)| **k != key)
+            .map(|(_, v)| charge(v))
+            .sum();
+        if (all.len() >= MAX_KEPT && !all.contains_key(&key))
+            || held + charge(&kept) > MAX_KEPT_BYTES
+        {
             all.clear();
         }
         // A slower call that read an older version must not replace a

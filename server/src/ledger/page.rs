@@ -210,7 +210,8 @@ struct KeptPage {
 /// and whether it carries counterparties.
 type PageKey = (String, String, Option<(i64, String, i32)>, u32, bool);
 
-/// At most this many bytes of pages are kept; past it the cache starts over.
+/// At most this many bytes of pages are kept (as [`PageCache::charge`]
+/// counts them); past it the cache starts over.
 const MAX_KEPT_BYTES: usize = 32 << 20;
 /// At most this many pages are kept.
 const MAX_KEPT_PAGES: usize = 4096;
@@ -238,14 +239,29 @@ impl PageCache {
         self.lock().pages.get(key).cloned()
     }
 
+    /// What a kept page is charged: its JSON, about as much again for the
+    /// page it was serialised from, and room for its gzip.
+    fn charge(page: &KeptPage) -> usize {
+        page.json.json().len().saturating_mul(3)
+    }
+
     fn keep(&self, key: PageKey, page: Arc<KeptPage>) {
-        let size = page.json.json().len();
+        let size = Self::charge(&page);
         if size > MAX_KEPT_BYTES {
             return;
         }
         let mut kept = self.lock();
+        // A slower call that read an older version must not replace a
+        // newer page.
+        if kept
+            .pages
+            .get(&key)
+            .is_some_and(|k| k.version > page.version)
+        {
+            return;
+        }
         if let Some(old) = kept.pages.remove(&key) {
-            kept.bytes -= old.json.json().len();
+            kept.bytes -= Self::charge(&old);
         }
         if kept.bytes + size > MAX_KEPT_BYTES || kept.pages.len() >= MAX_KEPT_PAGES {
             kept.pages.clear();

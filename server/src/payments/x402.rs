@@ -186,7 +186,7 @@ pub fn kept_answer(
 ) -> Result<std::sync::Arc<crate::values::KeptJson>, crate::error::AppError> {
     Ok(match payment {
         None => kept.clone(),
-        Some(block) => std::sync::Arc::new(crate::values::KeptJson::new(
+        Some(block) => std::sync::Arc::new(crate::values::KeptJson::once(
             block.appended_to(kept.json())?,
         )),
     })

@@ -528,7 +528,8 @@ impl Store {
     }
 
     /// Forget what can no longer be used or shown, at `now`: tokens that
-    /// expired, or whose grant was revoked; grants left without a token
+    /// expired (a rotated-out refresh token only once its family has no
+    /// live refresh token left), or whose grant was revoked; grants left without a token
     /// whose code expired before `code_cutoff` (a code cannot be exchanged
     /// any more, so its reuse cannot be detected either); pending
     /// requests that expired; activity lines older than `events_before`.
@@ -541,9 +542,15 @@ impl Store {
     ) -> Result<u64, StoreError> {
         Ok(on_pool!(&self.pool, |pool| {
             let mut tx = pool.begin().await?;
+            // A rotated-out refresh token outlives its own expiry while its
+            // family has a live refresh token: presented again, it must still
+            // revoke that family (a thief who refreshed first keeps it alive).
             let tokens = sqlx::query(
-                "DELETE FROM oauth_tokens WHERE expires_at <= $1 OR grant_id IN \
-                 (SELECT id FROM oauth_grants WHERE revoked_at IS NOT NULL)",
+                "DELETE FROM oauth_tokens WHERE (expires_at <= $1 AND NOT (kind = 'refresh' \
+                 AND rotated_at IS NOT NULL AND EXISTS (SELECT 1 FROM oauth_tokens l \
+                 WHERE l.grant_id = oauth_tokens.grant_id AND l.kind = 'refresh' \
+                 AND l.rotated_at IS NULL AND l.revoked_at IS NULL AND l.expires_at > $1))) \
+                 OR grant_id IN (SELECT id FROM oauth_grants WHERE revoked_at IS NOT NULL)",
             )
             .bind(now)
             .execute(&mut *tx)

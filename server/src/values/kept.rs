@@ -25,6 +25,14 @@ impl KeptJson {
         }
     }
 
+    /// An answer made for one call (a paid call's, with its payment
+    /// block): sent as it is, never compressed, since nothing reuses it.
+    pub fn once(json: Bytes) -> Self {
+        let gzip = OnceLock::new();
+        let _ = gzip.set(None);
+        Self { json, gzip }
+    }
+
     /// The JSON bytes.
     pub fn json(&self) -> &Bytes {
         &self.json
@@ -79,6 +87,13 @@ mod tests {
             gzip.as_ptr(),
             "the same bytes"
         );
+    }
+
+    #[test]
+    fn an_answer_for_one_call_is_not_compressed() {
+        let json = Bytes::from("[1,2,3]".repeat(1000));
+        assert!(KeptJson::once(json.clone()).gzip().is_none());
+        assert!(KeptJson::new(json).gzip().is_some());
     }
 
     #[test]

@@ -2355,3 +2355,25 @@ async fn maintenance_keeps_a_rotated_refresh_token_so_its_reuse_still_revokes_th
     );
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_rotated_refresh_token_presented_after_its_expiry_still_revokes_a_live_family() {
+    // A thief refreshes with a stolen token on day 29; the owner comes back
+    // with the same (now rotated-out and expired) token on day 31. The
+    // maintenance pass in between must not have forgotten it.
+    let (app, clock) = spawn_default().await;
+    let (client_id, first) = tokens(&app).await;
+    clock.advance_ms(29 * 24 * 3600 * 1000);
+    let thief: Value = refresh(&app, &client_id, first["refresh_token"].as_str().unwrap())
+        .await
+        .json()
+        .await
+        .unwrap();
+    clock.advance_ms(2 * 24 * 3600 * 1000);
+    server::worker::maintenance_pass(&app.state).await.unwrap();
+    let owner = refresh(&app, &client_id, first["refresh_token"].as_str().unwrap()).await;
+    oauth_error(owner, StatusCode::BAD_REQUEST, "invalid_grant").await;
+    let stolen = refresh(&app, &client_id, thief["refresh_token"].as_str().unwrap()).await;
+    oauth_error(stolen, StatusCode::BAD_REQUEST, "invalid_grant").await;
+    app.stop().await;
+}
