@@ -623,10 +623,12 @@ async fn a_pdf_report_is_a_resource_link_to_rest_and_pdftotext_reads_its_totals(
     let pdf = response.bytes().await.unwrap();
     assert!(pdf.starts_with(b"%PDF-"));
     // The link renders the report again, with its own generation time in
-    // the (deflated) text, so the size can differ by a few bytes.
+    // the (deflated, level 1) text, so the size can differ by some bytes:
+    // one changed digit moves a fast deflate's output by up to ~100 (seen:
+    // 72 of a 4 KB document).
     let described = sc["bytes"].as_u64().unwrap();
     assert!(
-        (pdf.len() as u64).abs_diff(described) <= 64,
+        (pdf.len() as u64).abs_diff(described) <= 256,
         "{} bytes served, {described} described",
         pdf.len()
     );
