@@ -17,7 +17,7 @@ use crate::{
     basis::{self, Method},
     clock::SystemClock,
     config::Config,
-    startup::{Application, shutdown_signal},
+    startup::{self, Application, shutdown_signal},
     state::{Parts, Services},
     store::Store,
     telemetry,
@@ -147,14 +147,14 @@ pub fn main() -> ExitCode {
     if let Some(Command::Basis { method, input }) = &cli.command {
         return basis_command(*method, input);
     }
-    telemetry::init();
-    let config = match Config::load(cli.config.as_deref()) {
+    let config = match telemetry::while_configuring(|| Config::load(cli.config.as_deref())) {
         Ok(config) => config,
         Err(err) => {
             eprintln!("ledger: {err}");
             return ExitCode::from(2);
         }
     };
+    telemetry::init(config.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -199,7 +199,13 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
         Command::Worker => {
             let store = Store::open(&config.database_url, &config.database).await?;
             let public_url = config.public_url();
-            let rpc = crate::solana::RpcClient::new(config.solana.rpc_settings())?;
+            let metrics_listener = startup::bind_metrics(&config).await?;
+            let grace = std::time::Duration::from_secs(config.shutdown_grace_secs);
+            let metrics = startup::metrics_for(&config, &store);
+            let rpc = crate::solana::RpcClient::instrumented(
+                config.solana.rpc_settings(),
+                metrics.clone(),
+            )?;
             let payments = crate::payments::Runtime::load(&config.x402)?;
             let prices = crate::prices::Prices::new(&config.prices)?;
             let services = Services::new(Parts {
@@ -210,12 +216,23 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
                 store: store.clone(),
                 clock: Arc::new(SystemClock),
                 config,
+                metrics,
             });
             let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+            let metrics_server = metrics_listener.map(|listener| {
+                tokio::spawn(startup::serve_metrics(
+                    listener,
+                    services.clone(),
+                    stop_rx.clone(),
+                ))
+            });
             let worker = tokio::spawn(crate::worker::run(services, stop_rx));
             shutdown_signal().await;
             let _ = stop_tx.send(true);
             let _ = worker.await;
+            if let Some(metrics_server) = metrics_server {
+                let _ = tokio::time::timeout(grace, metrics_server).await;
+            }
             store.close().await;
         }
     }

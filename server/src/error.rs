@@ -120,6 +120,11 @@ impl Code {
     }
 }
 
+/// Rides on every rendered refusal's response (an extension, never sent):
+/// the metrics layer counts refusals by this wire code, whatever the body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Refused(pub &'static str);
+
 /// A refusal or failure, ready to be rendered on any surface.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AppError {
@@ -250,6 +255,17 @@ impl AppError {
     pub fn oauth_body(&self) -> Value {
         json!({ "error": self.code.oauth(), "error_description": self.message })
     }
+
+    /// The OAuth endpoints' rendering: the code's status and
+    /// [`AppError::oauth_body`].
+    pub fn into_oauth_response(self) -> axum::response::Response {
+        use axum::response::IntoResponse;
+        let mut response = (self.status(), axum::Json(self.oauth_body())).into_response();
+        response
+            .extensions_mut()
+            .insert(Refused(self.code.as_str()));
+        response
+    }
 }
 
 impl std::fmt::Display for AppError {
@@ -280,6 +296,9 @@ impl axum::response::IntoResponse for AppError {
             _ => self.rest_body(),
         };
         let mut response = (self.status(), axum::Json(body)).into_response();
+        response
+            .extensions_mut()
+            .insert(Refused(self.code.as_str()));
         for (name, value) in &self.headers {
             if let Ok(value) = http::HeaderValue::from_str(value) {
                 response.headers_mut().insert(*name, value);

@@ -543,7 +543,7 @@ impl Surface {
     /// An error in this surface's body shape.
     pub fn render(self, err: AppError) -> Response {
         match self {
-            Surface::OAuth => (err.status(), axum::Json(err.oauth_body())).into_response(),
+            Surface::OAuth => err.into_oauth_response(),
             _ => err.into_response(),
         }
     }

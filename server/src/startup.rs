@@ -1,12 +1,21 @@
 //! Building and running the server: open the store, bind, wire every route
 //! (in [`router`], the one place routes are declared), serve until a
-//! shutdown signal, then let in-flight requests finish.
+//! shutdown signal, then let in-flight requests finish. Connections are
+//! accepted, timed and capped by [`connections`]; the metrics, when on,
+//! are served on their own listener by [`metrics_router`].
+
+mod connections;
+
+pub use connections::Limits;
 
 use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 
 use axum::{
     Router,
-    response::IntoResponse,
+    extract::{MatchedPath, Request, State},
+    http::{HeaderValue, StatusCode, header},
+    middleware::Next,
+    response::{IntoResponse, Response},
     routing::{delete, get, post},
 };
 use leptos_axum::LeptosRoutes;
@@ -17,11 +26,13 @@ use crate::{
     clock::Clock,
     config::Config,
     discovery,
-    error::AppError,
+    error::{AppError, Refused},
+    http::Surface,
     mcp, oauth, portal,
     site::{self, backend_context, shell_fn},
     state::{AppState, Parts, Services},
     store::{Store, StoreError},
+    telemetry::{Metrics, metrics},
     v1, worker,
 };
 
@@ -47,7 +58,91 @@ pub enum StartupError {
 /// A bound, ready server.
 pub struct Application {
     listener: TcpListener,
+    /// Where the metrics are served, when they are on.
+    metrics_listener: Option<TcpListener>,
+    limits: Limits,
     state: AppState,
+}
+
+/// Bind `addr`, naming it in the error.
+async fn bind(addr: SocketAddr) -> Result<TcpListener, StartupError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| StartupError::Bind { addr, source })
+}
+
+/// The metrics `config` asks for: off without `metrics.listen`; else with
+/// the kept-answer caches of `store` read at each scrape.
+pub fn metrics_for(config: &Config, store: &Store) -> Metrics {
+    if config.metrics.listen.is_none() {
+        return Metrics::off();
+    }
+    let pages = store.memo().get::<crate::ledger::page::PageCache>();
+    let positions = store
+        .memo()
+        .get::<crate::analytics::positions::ReplayCache>();
+    Metrics::builder()
+        .cache(
+            "ledger_pages",
+            Box::new(move || (pages.stats().hits(), pages.stats().misses())),
+        )
+        .cache(
+            "positions",
+            Box::new(move || (positions.stats().hits(), positions.stats().misses())),
+        )
+        .build()
+}
+
+/// Bind `metrics.listen`, when set.
+pub async fn bind_metrics(config: &Config) -> Result<Option<TcpListener>, StartupError> {
+    match config.metrics.listen {
+        Some(addr) => Ok(Some(bind(addr).await?)),
+        None => Ok(None),
+    }
+}
+
+/// Serve the metrics of `services` on `listener` until `stop` turns true.
+pub async fn serve_metrics(listener: TcpListener, services: Services, stop: watch::Receiver<bool>) {
+    let limits = Limits::from_config(services.config());
+    // The listener's own connections are not counted: a scrape would
+    // count itself.
+    connections::serve(
+        listener,
+        metrics_router(services),
+        limits,
+        Metrics::off(),
+        stop,
+    )
+    .await;
+}
+
+/// The metrics listener's one route.
+pub fn metrics_router(services: Services) -> Router {
+    Router::new()
+        .route("/metrics", get(scrape))
+        .with_state(services)
+}
+
+/// `GET /metrics`: the job counts read now, then every metric.
+async fn scrape(State(services): State<Services>) -> Response {
+    let jobs = match crate::jobs::counts(services.store(), services.now_ms()).await {
+        Ok(jobs) => Some(jobs),
+        Err(err) => {
+            tracing::warn!(error = %err, "metrics: job counts unreadable");
+            None
+        }
+    };
+    match services.metrics().render(jobs.as_deref()) {
+        Some(text) => (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(metrics::CONTENT_TYPE),
+            )],
+            text,
+        )
+            .into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
 }
 
 impl Application {
@@ -58,13 +153,10 @@ impl Application {
         let payments =
             crate::payments::Runtime::load(&config.x402).map_err(StartupError::Payments)?;
         let store = Store::open(&config.database_url, &config.database).await?;
-        let listener =
-            TcpListener::bind(config.listen)
-                .await
-                .map_err(|source| StartupError::Bind {
-                    addr: config.listen,
-                    source,
-                })?;
+        let listener = bind(config.listen).await?;
+        let metrics_listener = bind_metrics(&config).await?;
+        let limits = Limits::from_config(&config);
+        let metrics = metrics_for(&config, &store);
         let local = listener.local_addr().map_err(|source| StartupError::Bind {
             addr: config.listen,
             source,
@@ -74,7 +166,8 @@ impl Application {
             None => format!("http://{local}"),
         };
         let hydrate = site::hydration_available(config.site_root.as_ref());
-        let rpc = crate::solana::RpcClient::new(config.solana.rpc_settings())?;
+        let rpc =
+            crate::solana::RpcClient::instrumented(config.solana.rpc_settings(), metrics.clone())?;
         let prices = crate::prices::Prices::new(&config.prices)?;
         let services = Services::new(Parts {
             payments,
@@ -84,13 +177,26 @@ impl Application {
             store,
             clock,
             config,
+            metrics,
         });
         let state = AppState::new(services, site::leptos_options(local), hydrate);
-        Ok(Self { listener, state })
+        Ok(Self {
+            listener,
+            metrics_listener,
+            limits,
+            state,
+        })
     }
 
     pub fn local_addr(&self) -> Option<SocketAddr> {
         self.listener.local_addr().ok()
+    }
+
+    /// Where the metrics are served, when they are on.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_listener
+            .as_ref()
+            .and_then(|l| l.local_addr().ok())
     }
 
     pub fn state(&self) -> &AppState {
@@ -116,20 +222,28 @@ impl Application {
 
         tracing::info!(
             addr = ?self.local_addr(),
+            metrics = ?self.metrics_addr(),
             public_url = state.public_url(),
             database = ?state.store().dialect(),
             hydrate = state.hydrate(),
+            max_open = self.limits.max_open,
+            max_open_per_ip = ?self.limits.max_open_per_ip,
             "serving"
         );
-        let mut stop_serving = stop_rx.clone();
-        let server = axum::serve(
-            self.listener,
-            router(state.clone()).into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(async move {
-            let _ = stop_serving.wait_for(|stop| *stop).await;
+        let metrics_server = self.metrics_listener.map(|listener| {
+            tokio::spawn(serve_metrics(
+                listener,
+                state.services().clone(),
+                stop_rx.clone(),
+            ))
         });
-        let mut server = tokio::spawn(async move { server.await });
+        let mut server = tokio::spawn(connections::serve(
+            self.listener,
+            router(state.clone()),
+            self.limits,
+            state.metrics().clone(),
+            stop_rx.clone(),
+        ));
 
         tokio::select! {
             () = shutdown => {
@@ -138,17 +252,25 @@ impl Application {
             }
             finished = &mut server => {
                 let _ = stop_tx.send(true);
-                return flatten(finished);
+                return finished.map_err(|join| StartupError::Serve(std::io::Error::other(join)));
             }
         }
         let result = match tokio::time::timeout(grace, &mut server).await {
-            Ok(finished) => flatten(finished),
+            Ok(finished) => {
+                finished.map_err(|join| StartupError::Serve(std::io::Error::other(join)))
+            }
             Err(_) => {
                 tracing::warn!(?grace, "in-flight requests outlived the grace period");
+                // Dropping the accept loop closes every connection left.
                 server.abort();
                 Ok(())
             }
         };
+        if let Some(metrics_server) = metrics_server
+            && tokio::time::timeout(grace, metrics_server).await.is_err()
+        {
+            tracing::warn!("the metrics listener outlived the grace period");
+        }
         if let Some(workers) = workers {
             let _ = tokio::time::timeout(grace, workers).await;
         }
@@ -165,15 +287,6 @@ impl Application {
         }
         tracing::info!("stopped");
         result
-    }
-}
-
-fn flatten(
-    joined: Result<std::io::Result<()>, tokio::task::JoinError>,
-) -> Result<(), StartupError> {
-    match joined {
-        Ok(result) => result.map_err(StartupError::Serve),
-        Err(join) => Err(StartupError::Serve(std::io::Error::other(join))),
     }
 }
 
@@ -223,6 +336,7 @@ pub fn router(state: AppState) -> Router {
         )
         .merge(oauth_public_router())
         .route("/healthz", get(v1::health))
+        .route("/readyz", get(v1::ready))
         .route("/v1/ping", get(v1::ping))
         .route("/v1/quotes", post(v1::quotes))
         .route("/v1/scans", post(v1::scans))
@@ -282,6 +396,12 @@ pub fn router(state: AppState) -> Router {
                 )
             }),
         )
+        // Outermost of the routed layers: it sees the matched route and
+        // times everything under it.
+        .layer(axum::middleware::from_fn_with_state(
+            state.metrics().clone(),
+            observe,
+        ))
         .with_state(state);
     // Around the whole router, so no layer above (a session layer
     // included) ever sees a cookie on /v1 or /mcp; and no body read stalls.
@@ -291,6 +411,35 @@ pub fn router(state: AppState) -> Router {
             Duration::from_secs(BODY_READ_TIMEOUT_SECS),
         ))
         .layer(axum::middleware::from_fn(crate::http::strip_cookies))
+}
+
+/// Counts a request by method, matched route (never its path) and status,
+/// times it to its response head, and counts the refusal it carried.
+async fn observe(State(metrics): State<Metrics>, request: Request, next: Next) -> Response {
+    if !metrics.is_on() {
+        return next.run(request).await;
+    }
+    let started = tokio::time::Instant::now();
+    let method = request.method().clone();
+    let route = request.extensions().get::<MatchedPath>().cloned();
+    let surface = match Surface::of(request.uri().path()) {
+        Some(Surface::Rest) => metrics::Surface::Rest,
+        Some(Surface::Mcp) => metrics::Surface::Mcp,
+        Some(Surface::OAuth) => metrics::Surface::OAuth,
+        Some(Surface::WellKnown) => metrics::Surface::WellKnown,
+        None => metrics::Surface::Other,
+    };
+    let response = next.run(request).await;
+    metrics.http_request(
+        &method,
+        route.as_ref(),
+        response.status(),
+        started.elapsed(),
+    );
+    if let Some(Refused(code)) = response.extensions().get::<Refused>() {
+        metrics.refusal(surface, code);
+    }
+    response
 }
 
 /// The OAuth endpoints a browser-based MCP client (the MCP Inspector's

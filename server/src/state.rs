@@ -15,7 +15,10 @@ use std::{ops::Deref, sync::Arc};
 
 use leptos::prelude::LeptosOptions;
 
-use crate::{clock::Clock, config::Config, prices::Prices, solana::RpcClient, store::Store};
+use crate::{
+    clock::Clock, config::Config, prices::Prices, solana::RpcClient, store::Store,
+    telemetry::Metrics,
+};
 
 /// What the domain is served from.
 #[derive(Clone)]
@@ -30,6 +33,8 @@ pub struct Parts {
     pub payments: crate::payments::Runtime,
     pub prices: Prices,
     pub clock: Arc<dyn Clock>,
+    /// The Prometheus metrics (off unless `metrics.listen` is set).
+    pub metrics: Metrics,
 }
 
 impl Services {
@@ -65,6 +70,10 @@ impl Services {
         self.0.clock.now_ms()
     }
 
+    pub fn metrics(&self) -> &Metrics {
+        &self.0.metrics
+    }
+
     /// The paywall's part: pricing, challenges, settlement, access.
     pub fn paywall(&self) -> crate::payments::Paywall<'_> {
         let parts = &*self.0;
@@ -77,6 +86,7 @@ impl Services {
             pricing: &parts.config.pricing,
             public_url: &parts.public_url,
             clock: &*parts.clock,
+            metrics: &parts.metrics,
         }
     }
 

@@ -1,23 +1,76 @@
-//! Logging: `tracing` to stderr, filtered by `RUST_LOG`
-//! (default `info,sqlx=warn`). Colours only on a terminal: a log written
-//! to a file or a pipe (systemd, docker, `2>server.log`) gets plain text,
-//! and `NO_COLOR` (https://no-color.org) turns them off everywhere.
+//! What an operator sees: logs and metrics ([`metrics`]).
+//!
+//! Logging: `tracing` to stderr, filtered by `RUST_LOG` (default
+//! `info,sqlx=warn`), as text or, with `log_format = "json"`, one JSON
+//! object per line for a log pipeline. Colours only on a terminal: a log
+//! written to a file or a pipe (systemd, docker, `2>server.log`) gets plain
+//! text, and `NO_COLOR` (https://no-color.org) turns them off everywhere.
+//! The format is a setting, so the configuration is read first; what is
+//! logged while reading it (an unknown `LEDGER_…` variable) goes through
+//! [`while_configuring`], which already follows `LEDGER_LOG_FORMAT`.
+
+pub mod metrics;
+
+pub use metrics::{CacheStats, Metrics};
 
 use std::io::IsTerminal;
 
+use serde::{Deserialize, Serialize};
 use tracing_subscriber::{EnvFilter, fmt};
 
-pub fn init() {
-    let filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
-    let _ = fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(colour(
-            std::io::stderr().is_terminal(),
-            std::env::var_os("NO_COLOR").as_deref(),
-        ))
-        .try_init();
+/// How log lines are written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogFormat {
+    /// Human-readable lines (coloured on a terminal).
+    #[default]
+    Text,
+    /// One JSON object per line: `timestamp`, `level`, `target`,
+    /// `message` and the event's fields.
+    Json,
+}
+
+fn filter() -> EnvFilter {
+    EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"))
+}
+
+/// Install the process's logger (and route the `log` crate's records to it).
+pub fn init(format: LogFormat) {
+    use tracing_subscriber::util::SubscriberInitExt;
+    let _ = subscriber(format).try_init();
+}
+
+fn subscriber(format: LogFormat) -> Box<dyn tracing::Subscriber + Send + Sync> {
+    let builder = fmt().with_env_filter(filter()).with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => Box::new(
+            builder
+                .with_ansi(colour(
+                    std::io::stderr().is_terminal(),
+                    std::env::var_os("NO_COLOR").as_deref(),
+                ))
+                .finish(),
+        ),
+        LogFormat::Json => Box::new(
+            builder
+                .json()
+                .flatten_event(true)
+                .with_current_span(false)
+                .with_span_list(false)
+                .finish(),
+        ),
+    }
+}
+
+/// Run `read` (reading the configuration) with a logger in the format
+/// `LEDGER_LOG_FORMAT` names (text when unset or unreadable): the file may
+/// set another, but nothing can be read from it before it is read.
+pub fn while_configuring<T>(read: impl FnOnce() -> T) -> T {
+    let format = std::env::var("LEDGER_LOG_FORMAT")
+        .ok()
+        .and_then(|v| serde_json::from_value(serde_json::Value::String(v)).ok())
+        .unwrap_or_default();
+    tracing::subscriber::with_default(subscriber(format), read)
 }
 
 /// Whether to colour: on a terminal, unless `NO_COLOR` is set to anything

@@ -32,6 +32,7 @@ use crate::{
     prices::valuation::Valuer,
     reads::{ReadKind, Reads},
     solana::WalletAddress,
+    telemetry::CacheStats,
     values::{KeptJson, rfc3339},
 };
 
@@ -261,9 +262,11 @@ async fn replayed(
     if let Some(kept) = cache.get(&key).filter(|k| k.version == version) {
         let valuer = reads.valuer(kept.mints.clone(), kept.span).await?;
         if valuer.fingerprint() == kept.fingerprint {
+            cache.stats().hit();
             return Ok((kept, payment));
         }
     }
+    cache.stats().miss();
     let legs = scanned_legs(reads, &address).await?;
     let times = legs.iter().filter_map(|l| l.block_time);
     let span = times.clone().min().zip(times.max());
@@ -311,9 +314,17 @@ const MAX_KEPT_BYTES: usize = 128 << 20;
 
 /// The answers of replays made, per (wallet, method, exclude_spam).
 #[derive(Default)]
-pub struct ReplayCache(Mutex<HashMap<(String, Method, bool), Arc<Kept>>>);
+pub struct ReplayCache(
+    Mutex<HashMap<(String, Method, bool), Arc<Kept>>>,
+    CacheStats,
+);
 
 impl ReplayCache {
+    /// Answers served from here, and replays made.
+    pub fn stats(&self) -> &CacheStats {
+        &self.1
+    }
+
     fn get(&self, key: &(String, Method, bool)) -> Option<Arc<Kept>> {
         self.0
             .lock()

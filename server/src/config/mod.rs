@@ -42,6 +42,12 @@ pub struct Config {
     pub admin_key_sha256: Option<String>,
     /// Seconds in-flight requests get to finish after SIGTERM or Ctrl-C.
     pub shutdown_grace_secs: u64,
+    /// `text` or `json`: how log lines are written.
+    pub log_format: crate::telemetry::LogFormat,
+    /// HTTP connections: how long a client may take, how many it may hold.
+    pub connections: ConnectionsConfig,
+    /// The Prometheus metrics endpoint: off unless `metrics.listen` is set.
+    pub metrics: MetricsConfig,
     pub mcp: McpConfig,
     pub rate_limit: RateLimitConfig,
     pub worker: WorkerConfig,
@@ -67,6 +73,47 @@ pub struct Config {
     pub graph: GraphConfig,
     /// Share links (`/s/{token}`): how long they live, how many an account holds.
     pub share: ShareConfig,
+}
+
+/// Timeouts and caps of the HTTP connections (docs/operations.md): a
+/// client that opens connections and sends nothing, or half a request,
+/// must not hold the server's file descriptors.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConnectionsConfig {
+    /// A request's head must arrive complete within this (milliseconds),
+    /// counted from the connection's opening for its first request, and
+    /// from the first byte of each later one.
+    pub header_timeout_ms: u64,
+    /// A connection with no request in flight is closed after this long
+    /// without one (milliseconds).
+    pub idle_timeout_ms: u64,
+    /// Most connections open at once; 0: the open-file limit less what the
+    /// database pool and outgoing clients need.
+    pub max_open: u32,
+    /// Most connections open at once from one address (IPv6: one /64); 0:
+    /// no per-address cap. Not applied with `trust_forwarded_for`, where
+    /// every connection comes from the proxy.
+    pub max_open_per_ip: u32,
+}
+
+impl Default for ConnectionsConfig {
+    fn default() -> Self {
+        Self {
+            header_timeout_ms: 10_000,
+            idle_timeout_ms: 60_000,
+            max_open: 0,
+            max_open_per_ip: 64,
+        }
+    }
+}
+
+/// The Prometheus metrics endpoint (docs/operations.md).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsConfig {
+    /// Where `GET /metrics` is served; none (the default) serves no metrics.
+    pub listen: Option<SocketAddr>,
 }
 
 /// Lifetimes and limits of the OAuth authorization server.
@@ -576,6 +623,9 @@ impl Default for Config {
             trust_forwarded_for: false,
             admin_key_sha256: None,
             shutdown_grace_secs: 20,
+            log_format: crate::telemetry::LogFormat::Text,
+            connections: ConnectionsConfig::default(),
+            metrics: MetricsConfig::default(),
             mcp: McpConfig::default(),
             rate_limit: RateLimitConfig::default(),
             worker: WorkerConfig::default(),
@@ -838,6 +888,19 @@ impl Config {
                 "session.idle_secs and session.absolute_secs must be positive".to_owned(),
             ));
         }
+        if self.connections.header_timeout_ms == 0 || self.connections.idle_timeout_ms == 0 {
+            return Err(ConfigError::Invalid(
+                "connections.header_timeout_ms and connections.idle_timeout_ms must be positive"
+                    .to_owned(),
+            ));
+        }
+        // Port 0 (tests) binds two different ports.
+        if self.metrics.listen == Some(self.listen) && self.listen.port() != 0 {
+            return Err(ConfigError::Invalid(
+                "metrics.listen must differ from listen: metrics are served on their own address"
+                    .to_owned(),
+            ));
+        }
         if self.mcp.max_batch == 0 || self.mcp.max_body_bytes == 0 {
             return Err(ConfigError::Invalid(
                 "mcp.max_batch and mcp.max_body_bytes must be positive".to_owned(),
@@ -972,9 +1035,36 @@ mod tests {
             vec![("LEDGER_PUBLIC_URL", "ftp://x")],
             vec![("LEDGER_RATE_LIMIT__ANON_RPS", "0")],
             vec![("LEDGER_MCP__MAX_BATCH", "0")],
+            vec![("LEDGER_CONNECTIONS__HEADER_TIMEOUT_MS", "0")],
+            vec![("LEDGER_CONNECTIONS__IDLE_TIMEOUT_MS", "0")],
+            vec![("LEDGER_LOG_FORMAT", "xml")],
+            vec![
+                ("LEDGER_LISTEN", "127.0.0.1:3000"),
+                ("LEDGER_METRICS__LISTEN", "127.0.0.1:3000"),
+            ],
         ] {
             assert!(Config::load_from(None, env(&pairs)).is_err(), "{pairs:?}");
         }
+    }
+
+    #[test]
+    fn metrics_are_off_and_logs_text_unless_configured() {
+        let config = Config::load_from(None, env(&[])).unwrap();
+        assert_eq!(config.metrics.listen, None);
+        assert_eq!(config.log_format, crate::telemetry::LogFormat::Text);
+        let config = Config::load_from(
+            None,
+            env(&[
+                ("LEDGER_METRICS__LISTEN", "127.0.0.1:9464"),
+                ("LEDGER_LOG_FORMAT", "json"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            config.metrics.listen,
+            Some(SocketAddr::from(([127, 0, 0, 1], 9464)))
+        );
+        assert_eq!(config.log_format, crate::telemetry::LogFormat::Json);
     }
 
     #[test]

@@ -427,3 +427,32 @@ async fn run_backfill(
     tracing::info!(job = %job.id, status, "price backfill ended");
     Ok(true)
 }
+
+/// How many jobs of each kind wait for a worker and run now, for the
+/// metrics scrape. Both kinds are always answered (zero when none), so a
+/// drained queue reads zero rather than its last count.
+pub async fn counts(
+    store: &crate::store::Store,
+    now_ms: i64,
+) -> Result<Vec<crate::telemetry::metrics::JobCount>, crate::store::StoreError> {
+    let rows = store.job_counts(now_ms).await?;
+    let of = |kind: &str| {
+        rows.iter()
+            .find(|(k, _, _)| k == kind)
+            .map_or((0, 0), |(_, queued, running)| (*queued, *running))
+    };
+    Ok([
+        ("scan", "scan"),
+        (crate::store::BACKFILL_KIND, "price_backfill"),
+    ]
+    .into_iter()
+    .map(|(stored, label)| {
+        let (queued, running) = of(stored);
+        crate::telemetry::metrics::JobCount {
+            kind: label,
+            queued,
+            running,
+        }
+    })
+    .collect())
+}

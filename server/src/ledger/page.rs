@@ -22,6 +22,7 @@ use crate::{
     reads::{ReadKind, Reads},
     solana::WalletAddress,
     store::{LedgerQuery, LegRow},
+    telemetry::CacheStats,
     values::{KeptJson, TimeBound, rfc3339, time::optional_bound},
 };
 
@@ -222,7 +223,7 @@ const MAX_KEPT_PAGES: usize = 4096;
 /// page a new query would make. Pages filtered by `min_usd_value` are not
 /// kept (they may read several batches, each with its own valuer).
 #[derive(Default)]
-pub struct PageCache(Mutex<KeptPages>);
+pub struct PageCache(Mutex<KeptPages>, CacheStats);
 
 #[derive(Default)]
 struct KeptPages {
@@ -231,6 +232,11 @@ struct KeptPages {
 }
 
 impl PageCache {
+    /// Pages served from here, and pages made.
+    pub fn stats(&self) -> &CacheStats {
+        &self.1
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, KeptPages> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -359,9 +365,11 @@ async fn kept_page(
     {
         let valuer = reads.valuer(kept.mints.clone(), kept.span).await?;
         if valuer.fingerprint() == kept.fingerprint {
+            cache.stats().hit();
             return Ok((kept, payment));
         }
     }
+    cache.stats().miss();
     let mut query = LedgerQuery {
         wallet: address.to_string(),
         from,

@@ -21,6 +21,7 @@ use super::{
     registry::{CallError, ToolContext},
     server_info, version,
 };
+use crate::telemetry::metrics::ToolOutcome;
 
 /// How long clients may cache `tools/list` and `server/discover` (2026-07-28).
 const LIST_TTL_MS: u64 = 300_000;
@@ -325,7 +326,19 @@ pub async fn call_tool(
     };
     let args = params.remove("arguments").unwrap_or(Value::Null);
     let structured_ok = version::has_structured_content(version);
-    match tool.call(ctx, args).await {
+    let metrics = ctx.state.metrics().clone();
+    let started = std::time::Instant::now();
+    let outcome = tool.call(ctx, args).await;
+    metrics.tool_call(
+        tool.meta.name,
+        match &outcome {
+            Ok(_) => ToolOutcome::Ok,
+            Err(CallError::InvalidArguments(_)) => ToolOutcome::InvalidArguments,
+            Err(CallError::Tool(err)) => ToolOutcome::Refused(err.code().as_str()),
+        },
+        started.elapsed(),
+    );
+    match outcome {
         Ok(out) => {
             let mut result = tool_result(&out.summary, out.structured, false, structured_ok);
             if let Some(text) = out.text

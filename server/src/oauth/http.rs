@@ -69,7 +69,11 @@ pub fn error_response(err: &OAuthError) -> Response {
     }
     let status = StatusCode::from_u16(err.status()).unwrap_or(StatusCode::BAD_REQUEST);
     let body = json!({ "error": err.code(), "error_description": err.description() });
-    no_store((status, axum::Json(body)).into_response())
+    let mut response = no_store((status, axum::Json(body)).into_response());
+    response
+        .extensions_mut()
+        .insert(crate::error::Refused(err.code()));
+    response
 }
 
 // ---- CORS ----------------------------------------------------------------

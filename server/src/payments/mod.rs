@@ -48,6 +48,8 @@ pub struct Paywall<'a> {
     pub pricing: &'a PricingConfig,
     pub public_url: &'a str,
     pub clock: &'a dyn Clock,
+    /// Counts settled payments.
+    pub metrics: &'a crate::telemetry::Metrics,
 }
 
 impl Paywall<'_> {

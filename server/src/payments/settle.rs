@@ -123,6 +123,25 @@ pub enum Entitlement {
     Read,
 }
 
+impl Entitlement {
+    /// As the `entitlement` column stores it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Entitlement::Scan => "scan",
+            Entitlement::Read => "read",
+        }
+    }
+
+    /// What a stored payment bought (the column holds `scan` or `read`).
+    fn of_record(record: &PaymentRecord) -> Self {
+        if record.entitlement == Entitlement::Scan.as_str() {
+            Entitlement::Scan
+        } else {
+            Entitlement::Read
+        }
+    }
+}
+
 /// A settled payment, as its row and the block to report.
 pub struct Settled {
     pub record: PaymentRecord,
@@ -250,11 +269,7 @@ pub async fn settle(
         status: "pending".to_owned(),
         error: None,
         receipt_hash: None,
-        entitlement: match entitlement {
-            Entitlement::Scan => "scan",
-            Entitlement::Read => "read",
-        }
-        .to_owned(),
+        entitlement: entitlement.as_str().to_owned(),
         wallet: quote.address.clone(),
         scope: quote.scope.clone(),
         consumed_job_id: None,
@@ -392,6 +407,8 @@ async fn finish_settled(
         return Err(Refusal::SettlementFailed(record.error.unwrap_or_default()).into());
     }
     tracing::info!(payment = %p.id, signature = %p.signature, "payment: settled");
+    pw.metrics
+        .payment_settled(Entitlement::of_record(&record).as_str());
     let block = block_of(pw, &record, replayed).await?;
     Ok(Settled { record, block })
 }

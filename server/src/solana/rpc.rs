@@ -10,7 +10,8 @@
 //!   5xx, honouring `Retry-After`.
 //! * Every HTTP round trip is counted in an [`RpcCost`] as a call, and
 //!   every JSON-RPC request inside it as a credit (providers bill per
-//!   request, batched or not), so a job can record what it spent.
+//!   request, batched or not), so a job can record what it spent; the
+//!   server's metrics count the same per JSON-RPC method.
 //!
 //! Written on reqwest rather than the agave `solana-rpc-client`: that
 //! client has no JSON-RPC batches and no hook for per-job accounting.
@@ -26,6 +27,8 @@ use std::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
+
+use crate::telemetry::Metrics;
 
 /// The transaction encoding to request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,6 +139,7 @@ struct Inner {
     settings: RpcSettings,
     in_flight: Semaphore,
     batches: AtomicU8,
+    metrics: Metrics,
 }
 
 enum Attempt {
@@ -146,6 +150,11 @@ enum Attempt {
 
 impl RpcClient {
     pub fn new(settings: RpcSettings) -> Result<Self, RpcError> {
+        Self::instrumented(settings, Metrics::off())
+    }
+
+    /// A client whose calls and credits are counted in `metrics`.
+    pub fn instrumented(settings: RpcSettings, metrics: Metrics) -> Result<Self, RpcError> {
         let http = reqwest::Client::builder()
             .timeout(settings.timeout)
             .build()
@@ -156,6 +165,7 @@ impl RpcClient {
                 in_flight: Semaphore::new(settings.max_concurrency.max(1)),
                 batches: AtomicU8::new(BATCH_UNKNOWN),
                 settings,
+                metrics,
             }),
         })
     }
@@ -164,9 +174,15 @@ impl RpcClient {
         self.inner.settings.encoding
     }
 
-    /// One HTTP POST of `body` (a request or a batch of `requests`), with
-    /// retries. Returns the parsed JSON answer.
-    async fn post(&self, body: &Value, requests: u64, cost: &RpcCost) -> Result<Value, RpcError> {
+    /// One HTTP POST of `body` (a request or a batch of `requests`, all of
+    /// `method`), with retries. Returns the parsed JSON answer.
+    async fn post(
+        &self,
+        body: &Value,
+        method: &'static str,
+        requests: u64,
+        cost: &RpcCost,
+    ) -> Result<Value, RpcError> {
         let settings = &self.inner.settings;
         let mut attempt = 0;
         loop {
@@ -178,6 +194,7 @@ impl RpcClient {
                     .await
                     .map_err(|e| RpcError::Transport(e.to_string()))?;
                 cost.add(requests);
+                self.inner.metrics.rpc_call(method, requests);
                 self.attempt(body).await
             };
             let (error, wait) = match outcome {
@@ -233,12 +250,12 @@ impl RpcClient {
     /// A single JSON-RPC call; its `result`.
     pub async fn call(
         &self,
-        method: &str,
+        method: &'static str,
         params: Value,
         cost: &RpcCost,
     ) -> Result<Value, RpcError> {
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        result_of(self.post(&body, 1, cost).await?)
+        result_of(self.post(&body, method, 1, cost).await?)
     }
 
     /// One page of signatures for `address`, newest first: at most `limit`
@@ -468,7 +485,12 @@ impl RpcClient {
             })
             .collect();
         let items = match self
-            .post(&Value::Array(body), chunk.len() as u64, cost)
+            .post(
+                &Value::Array(body),
+                "getTransaction",
+                chunk.len() as u64,
+                cost,
+            )
             .await
         {
             Ok(Value::Array(items)) => items,

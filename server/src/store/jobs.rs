@@ -168,6 +168,19 @@ impl Store {
             .await?))
     }
 
+    /// Unfinished jobs per kind at `now`: how many wait for a worker (no
+    /// lease, or one that ran out) and how many a worker holds.
+    pub async fn job_counts(&self, now: UnixMillis) -> Result<Vec<(String, i64, i64)>, StoreError> {
+        let sql = "SELECT kind, \
+                   CAST(SUM(CASE WHEN lease_until IS NULL OR lease_until < $1 THEN 1 ELSE 0 END) AS BIGINT), \
+                   CAST(SUM(CASE WHEN lease_until >= $1 THEN 1 ELSE 0 END) AS BIGINT) \
+                   FROM jobs WHERE status = 'running' GROUP BY kind";
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(sql)
+            .bind(now)
+            .fetch_all(pool)
+            .await?))
+    }
+
     /// Claim the oldest running job whose lease is free or expired.
     pub async fn claim_job(
         &self,

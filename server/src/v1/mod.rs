@@ -64,8 +64,8 @@ pub struct ErrorBody {
         description = "Solana wallet reports. Paid routes answer HTTP 402 with an x402 challenge.",
         license(name = "MIT"),
     ),
-    paths(ping, health, quotes, scans, job, ledger, payments_list, wallets_list, wallets_add, wallets_remove, labels_set, wallet_positions, wallet_value_history, wallet_flows, prices, price_history, research::graph_expand, research::graph_funder, research::credits_get, research::credits_topup, reports::report, snapshots_create, snapshots_list, snapshots_revoke),
-    components(schemas(ErrorBody, PingResult, PrincipalView, HealthBody)),
+    paths(ping, health, ready, quotes, scans, job, ledger, payments_list, wallets_list, wallets_add, wallets_remove, labels_set, wallet_positions, wallet_value_history, wallet_flows, prices, price_history, research::graph_expand, research::graph_funder, research::credits_get, research::credits_topup, reports::report, snapshots_create, snapshots_list, snapshots_revoke),
+    components(schemas(ErrorBody, PingResult, PrincipalView, HealthBody, ReadyBody)),
     tags(
         (name = "meta", description = "Service health and identity"),
         (name = "scans", description = "Quotes and scans"),
@@ -504,6 +504,39 @@ pub async fn health(State(state): State<AppState>) -> Response {
             AppError::new(
                 crate::error::Code::Unavailable,
                 "the database is unavailable",
+            )
+            .into_response()
+        }
+    }
+}
+
+/// The body of `/readyz`.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct ReadyBody {
+    /// `ready`
+    status: &'static str,
+}
+
+/// Readiness, for a load balancer or an orchestrator's readiness probe:
+/// 503 while the database does not answer, so traffic goes elsewhere
+/// until it does.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    tag = "meta",
+    responses(
+        (status = 200, description = "Ready for traffic", body = ReadyBody),
+        (status = 503, description = "The database is unreachable", body = ErrorBody),
+    ),
+)]
+pub async fn ready(State(state): State<AppState>) -> Response {
+    match state.store().ping().await {
+        Ok(()) => axum::Json(ReadyBody { status: "ready" }).into_response(),
+        Err(err) => {
+            tracing::warn!(error = %err, "readiness check failed: the database does not answer");
+            AppError::new(
+                crate::error::Code::Unavailable,
+                "the database is unreachable",
             )
             .into_response()
         }

@@ -372,3 +372,129 @@ fn logs_written_to_a_file_carry_no_colour_codes() {
         String::from_utf8_lossy(&text)
     );
 }
+
+#[test]
+fn json_logs_are_one_json_object_per_line_from_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let port = free_port();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let mut child = Command::new(BIN)
+        .current_dir(dir.path())
+        .env_clear()
+        .env("LEDGER_LISTEN", addr.to_string())
+        .env("LEDGER_LOG_FORMAT", "json")
+        // Warned about while the configuration is read, before it is known.
+        .env("LEDGER_NO_SUCH_KEY", "1")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .arg("serve")
+        .spawn()
+        .unwrap();
+    wait_healthy(addr);
+    sigterm(&child);
+    assert!(wait_exit(&mut child).success());
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    assert!(lines.len() >= 3, "{text}");
+    for line in &lines {
+        for key in ["timestamp", "level", "target", "message"] {
+            assert!(line.get(key).is_some(), "{key} missing: {line}");
+        }
+    }
+    let said = |message: &str| lines.iter().find(|l| l["message"] == message);
+    let serving = said("serving").unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(serving["level"], "INFO");
+    assert!(
+        serving["public_url"]
+            .as_str()
+            .is_some_and(|u| u.contains(&port.to_string())),
+        "fields sit beside the message: {serving}"
+    );
+    assert!(said("stopped").is_some(), "{text}");
+    let warned = lines
+        .iter()
+        .find(|l| l["variable"] == "LEDGER_NO_SUCH_KEY")
+        .unwrap_or_else(|| panic!("the early warning is JSON too: {text}"));
+    assert_eq!(warned["level"], "WARN");
+}
+
+/// Run out of file descriptors: `ulimit -n` lowered in the child, more
+/// half-sent requests than it has descriptors, no connection cap to stop
+/// them first. Accept backs off instead of dying, every socket is closed
+/// (accepted as descriptors free up, then timed out), `/healthz` answers
+/// again, and the failures were logged once per burst, not once each.
+#[test]
+fn out_of_descriptors_the_server_backs_off_and_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let metrics: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let mut child = Command::new("/bin/sh")
+        .args(["-c", "ulimit -n 96 && exec \"$0\" serve", BIN])
+        .current_dir(dir.path())
+        .env_clear()
+        .env("LEDGER_LISTEN", addr.to_string())
+        .env("LEDGER_METRICS__LISTEN", metrics.to_string())
+        .env("LEDGER_CONNECTIONS__MAX_OPEN", "100000")
+        .env("LEDGER_CONNECTIONS__MAX_OPEN_PER_IP", "0")
+        .env("LEDGER_CONNECTIONS__HEADER_TIMEOUT_MS", "500")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    wait_healthy(addr);
+    let sockets = 200;
+    let mut held: Vec<TcpStream> = (0..sockets)
+        .map(|_| {
+            let mut stream = TcpStream::connect(addr).unwrap();
+            stream
+                .write_all(b"GET /healthz HTTP/1.1\r\nHost: ledger\r\n")
+                .unwrap();
+            stream
+        })
+        .collect();
+    for stream in &mut held {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let mut buf = [0u8; 64];
+        match stream.read(&mut buf) {
+            Ok(0) => {}
+            Ok(_) => panic!("a half-sent request was answered"),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+            Err(e) => panic!("a half-sent request was never closed: {e}"),
+        }
+    }
+    drop(held);
+    wait_healthy(addr);
+    let scrape = http_get(metrics, "/metrics").unwrap();
+    let value = |series: &str| {
+        scrape
+            .lines()
+            .find_map(|l| l.strip_prefix(series)?.trim().parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    let failures = value("ledger_http_accept_errors_total{reason=\"fd_exhausted\"}");
+    assert!(
+        failures >= 1.0,
+        "the test must exhaust descriptors: {scrape}"
+    );
+    assert!(
+        value("ledger_http_connections_timed_out_total{reason=\"header\"}") >= f64::from(sockets),
+        "{scrape}"
+    );
+    sigterm(&child);
+    assert!(wait_exit(&mut child).success());
+    let text = std::fs::read_to_string(&log).unwrap();
+    let logged = text.matches("out of file descriptors").count();
+    assert!(logged >= 1, "{text}");
+    assert!(
+        (logged as f64) < failures,
+        "{logged} lines for {failures} failed accepts: once per burst"
+    );
+}

@@ -22,6 +22,8 @@ pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 
 pub struct TestApp {
     pub base: String,
+    /// `http://…` of the metrics listener, when `metrics.listen` was set.
+    pub metrics_base: Option<String>,
     pub client: reqwest::Client,
     pub state: AppState,
     stop: Option<oneshot::Sender<()>>,
@@ -97,6 +99,7 @@ pub async fn spawn_with(options: Options) -> TestApp {
         .await
         .expect("server builds");
     let addr = app.local_addr().expect("bound");
+    let metrics_base = app.metrics_addr().map(|a| format!("http://{a}"));
     let state = app.state().clone();
     let (stop, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
@@ -108,6 +111,7 @@ pub async fn spawn_with(options: Options) -> TestApp {
     });
     TestApp {
         base: format!("http://{addr}"),
+        metrics_base,
         client: reqwest::Client::new(),
         state,
         stop: Some(stop),
@@ -153,6 +157,19 @@ fn random_suffix() -> String {
 impl TestApp {
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
+    }
+
+    /// GET the metrics listener's `/metrics` and expect 200 text.
+    pub async fn scrape(&self) -> String {
+        let base = self.metrics_base.as_deref().expect("metrics are on");
+        let response = self
+            .client
+            .get(format!("{base}/metrics"))
+            .send()
+            .await
+            .expect("scrape sent");
+        assert_eq!(response.status(), StatusCode::OK);
+        response.text().await.expect("scrape body")
     }
 
     /// Stop the server gracefully (the database is dropped with the app).
@@ -297,4 +314,14 @@ pub fn session_id(headers: &HeaderMap) -> Option<String> {
 /// The tool named `name` in a `tools/list` result.
 pub fn tool<'a>(list: &'a Value, name: &str) -> Option<&'a Value> {
     list["tools"].as_array()?.iter().find(|t| t["name"] == name)
+}
+
+/// The value of `series` (`name{label="…",…}` exactly as scraped) in a
+/// Prometheus text scrape, if it is there.
+pub fn sample(scrape: &str, series: &str) -> Option<f64> {
+    scrape.lines().find_map(|line| {
+        line.strip_prefix(series)
+            .and_then(|rest| rest.strip_prefix(' '))
+            .and_then(|value| value.trim().parse().ok())
+    })
 }

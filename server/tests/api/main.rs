@@ -7,6 +7,7 @@ mod analytics;
 mod bearers;
 mod binary;
 mod bounds;
+mod connections;
 mod discovery;
 mod edge;
 #[path = "../support/encoding.rs"]
@@ -16,6 +17,7 @@ mod ledger;
 mod mcp_limits;
 mod mcp_stateless;
 mod mcp_transport;
+mod metrics;
 mod oauth;
 #[path = "../support/oidc_standin.rs"]
 mod oidc_standin;
