@@ -1035,6 +1035,63 @@ async fn a_reused_code_is_refused_and_the_tokens_from_it_are_revoked() {
     app.stop().await;
 }
 
+/// A used code in another client's hands (a stolen code) is refused and
+/// revokes nothing: only the client it was issued to can have redeemed
+/// it, so only its second use means someone holds a copy.
+#[tokio::test]
+async fn a_used_code_presented_by_another_client_is_refused_and_revokes_nothing() {
+    let (app, _) = spawn_default().await;
+    let (_, client_id, code, verifier) = approved(&app, LOOPBACK).await;
+    let first: Value = exchange(&app, &client_id, &code, &verifier, LOOPBACK)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let other = register(&app, &[LOOPBACK]).await;
+    let stolen = exchange(&app, &other, &code, &verifier, LOOPBACK).await;
+    oauth_error(stolen, StatusCode::BAD_REQUEST, "invalid_grant").await;
+    let access = first["access_token"].as_str().unwrap();
+    assert_eq!(
+        ping_on(&app, "/mcp/account", Some(access)).await.0,
+        StatusCode::OK,
+        "the victim's access token still works"
+    );
+    let refreshed = refresh(&app, &client_id, first["refresh_token"].as_str().unwrap()).await;
+    assert_eq!(
+        refreshed.status(),
+        StatusCode::OK,
+        "and so does its refresh"
+    );
+    app.stop().await;
+}
+
+/// The same for the right client with the wrong redirect URI or PKCE
+/// verifier: whoever cannot redeem the code cannot revoke its grant.
+#[tokio::test]
+async fn a_used_code_without_its_redirect_uri_or_verifier_revokes_nothing() {
+    let (app, _) = spawn_default().await;
+    let (_, client_id, code, verifier) = approved(&app, LOOPBACK).await;
+    let first: Value = exchange(&app, &client_id, &code, &verifier, LOOPBACK)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let (wrong_verifier, _) = pkce();
+    for (verifier, redirect) in [
+        (wrong_verifier.as_str(), LOOPBACK),
+        (verifier.as_str(), "http://localhost:33418/other"),
+    ] {
+        let again = exchange(&app, &client_id, &code, verifier, redirect).await;
+        oauth_error(again, StatusCode::BAD_REQUEST, "invalid_grant").await;
+    }
+    let access = first["access_token"].as_str().unwrap();
+    assert_eq!(
+        ping_on(&app, "/mcp/account", Some(access)).await.0,
+        StatusCode::OK
+    );
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn an_expired_code_is_refused() {
     let (app, clock) = spawn_default().await;
@@ -1878,6 +1935,11 @@ async fn registering_a_scheme_an_os_hands_to_a_handler_is_refused() {
         "search-ms:query=x",
         "mailto:a@example.com",
         "myapp://callback",
+        // A dot is not a reverse domain: neither begins with a TLD.
+        "x-apple.systempreferences:com.apple.preference.security",
+        "ms-msdt.x:/cb",
+        // A domain only the OS vendor controls.
+        "microsoft.windows.camera:/cb",
     ] {
         let response = register_raw(
             &app,
