@@ -107,6 +107,9 @@ pub async fn top_up(
              credits with ledger credits grant",
         ));
     }
+    // Before the challenge and before a payment is settled: a top-up the
+    // balance cannot take is refused while nothing has been paid.
+    credits.check_top_up(account, amount).await?;
     let presented = Presented::merge(
         args.payment.as_deref(),
         args.quote_id.as_deref(),

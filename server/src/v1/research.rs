@@ -92,7 +92,7 @@ pub async fn graph_funder(
     request_body = crate::credits::topup::TopUpArgs,
     responses(
         (status = 200, description = "Settled and credited (credited_atomic 0 when this payment was credited before)", body = crate::credits::topup::TopUp),
-        (status = 400, description = "An amount the server does not sell", body = ErrorBody),
+        (status = 400, description = "An amount the server does not sell, or one that would take the balance past its maximum (100,000 USD)", body = ErrorBody),
         (status = 401, description = "No account: present an MCP token or API key", body = ErrorBody),
         (status = 402, description = "The x402 challenge for the amount, or a refused payment with a fresh challenge", body = ErrorBody),
         (status = 503, description = "This server takes no payments, or the RPC failed (nothing charged)", body = ErrorBody),

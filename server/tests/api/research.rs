@@ -912,6 +912,86 @@ async fn a_funder_beyond_the_page_cap_is_not_found_within_window_and_incomplete(
     app.stop().await;
 }
 
+/// A grant never takes a balance past the maximum: refused with a clear
+/// error, nothing credited, and the next grant within it still works
+/// (the balance once saturated at i64::MAX and every later grant failed).
+#[tokio::test]
+async fn a_grant_past_the_maximum_balance_is_refused_and_credits_nothing() {
+    let (app, _s) = research_app(Shared::default(), |_| {}).await;
+    let (account, _) = account(&app, false, None).await;
+    let credits = app.state.credits();
+    let usd = |text: &str| server::values::Usd::parse(text).unwrap();
+    // Ten grants of 10,000 USD, the most one grant may add, fill it exactly.
+    for _ in 0..10 {
+        credits.grant(&account, usd("10000"), "big").await.unwrap();
+    }
+    let full = 100_000 * 1_000_000;
+    assert_eq!(balance(&app, &account).await, full);
+    let err = credits
+        .grant(&account, usd("0.000001"), "one more")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), server::error::Code::InvalidParams);
+    assert!(
+        err.message()
+            .contains("past the most an account may hold, 100000.00 USD"),
+        "{}",
+        err.message()
+    );
+    let err = credits
+        .grant(&account, usd("10000.000001"), "too big")
+        .await
+        .unwrap_err();
+    assert!(
+        err.message().contains("a grant is at most 10000.00 USD"),
+        "{}",
+        err.message()
+    );
+    assert_eq!(balance(&app, &account).await, full, "nothing credited");
+    assert_explained(&app, &account).await;
+    app.stop().await;
+}
+
+/// A top-up the balance cannot take is refused before it is priced, so
+/// nothing is paid for a credit that could not be made.
+#[tokio::test]
+async fn a_top_up_past_the_maximum_balance_is_refused_before_the_challenge() {
+    let paid = crate::payments::paid_app(|_| {}).await;
+    let app = &paid.app;
+    let (account, token) = account(app, false, None).await;
+    let credits = app.state.credits();
+    for _ in 0..10 {
+        credits
+            .grant(
+                &account,
+                server::values::Usd::parse("10000").unwrap(),
+                "big",
+            )
+            .await
+            .unwrap();
+    }
+    let response = app
+        .client
+        .post(app.url("/v1/credits"))
+        .bearer_auth(&token)
+        .json(&json!({"amount_usd": "1"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["code"], "invalid_params");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("past the most an account may hold"),
+        "{body}"
+    );
+    assert_eq!(paid.sent(), 0);
+    assert_eq!(balance(app, &account).await, 100_000 * 1_000_000);
+}
+
 #[tokio::test]
 async fn parallel_charges_never_overdraw() {
     let (app, _s) = research_app(Shared::default(), |_| {}).await;
@@ -924,6 +1004,7 @@ async fn parallel_charges_never_overdraw() {
             account_id: account.as_str(),
             kind: "grant",
             amount_atomic: 10 * 7,
+            max_balance: i64::MAX,
             reference: None,
             note: "ten charges",
             now,
