@@ -85,6 +85,7 @@ pub async fn top_up(
     let account = &principal
         .require_account("topping up research credits")?
         .account_id;
+    principal.permit(crate::auth::Action::BuyCredits)?;
     let amount = Usd::parse(&args.amount_usd)
         .ok()
         .filter(|a| credits.config.topup_usd.contains(a))
