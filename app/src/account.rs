@@ -487,8 +487,8 @@ pub fn KeysPage() -> impl IntoView {
                     </fieldset>
                     <fieldset>
                         <legend>"Scopes"</legend>
-                        <label><input type="checkbox" name="scope_read" value="on" checked=form.read/>" read: ledgers, positions, reports, your watchlist and payments"</label>
-                        <label><input type="checkbox" name="scope_scan" value="on" checked=form.scan/>" scan: start scans"</label>
+                        <label><input type="checkbox" name="scope_read" value="on" checked=form.read/>{format!(" read: {}", crate::scopes::READ)}</label>
+                        <label><input type="checkbox" name="scope_scan" value="on" checked=form.scan/>{format!(" scan: {}", crate::scopes::SCAN)}</label>
                         {field_error(&error, "scopes")}
                     </fieldset>
                     <label for="mint-label">"Label"</label>
@@ -696,7 +696,7 @@ pub fn ConsentPage() -> impl IntoView {
                 <ul id="oauth-abilities">
                     {view.abilities.iter().map(|a| view! { <li>{a.clone()}</li> }).collect_view()}
                 </ul>
-                <p id="oauth-never">"It will never be able to change your sign-in methods, keys or billing."</p>
+                <p id="oauth-never">{crate::scopes::NEVER}</p>
                 <p id="oauth-redirect">"Once you answer, you are sent back to " <strong>{view.redirect_host.clone()}</strong>
                     " at " <code>{view.redirect_uri.clone()}</code> "."</p>
                 <form method="post" action="/authorize" class="consent-actions">

@@ -80,7 +80,8 @@ pub enum CreditsCommand {
         /// The account (acct_…).
         #[arg(long, value_name = "ID")]
         account: String,
-        /// The amount in USD, at most 6 decimals (`5`, `0.25`).
+        /// The amount in USD, at most 6 decimals (`5`, `0.25`); at most
+        /// 10000 per grant, and never past a balance of 100000.
         #[arg(long, value_name = "N")]
         usd: String,
         /// What the movement line says.

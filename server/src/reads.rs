@@ -6,8 +6,7 @@
 //! take it and nothing else.
 
 use crate::{
-    accounts::tokens::Scope,
-    auth::Principal,
+    auth::{Action, Principal},
     error::AppError,
     payments::{self, PayArgs, PaymentBlock, Paywall, Presented},
     prices::{Prices, valuation::Valuer},
@@ -53,7 +52,7 @@ impl<'a> Reads<'a> {
         headers: &Presented,
         kind: ReadKind,
     ) -> Result<Option<PaymentBlock>, AppError> {
-        principal.require(Scope::Read)?;
+        principal.permit(Action::ReadWallet)?;
         let presented = pay.presented(headers);
         payments::authorize_wallet_read(
             &self.paywall,

@@ -402,15 +402,21 @@ pub fn router(state: AppState) -> Router {
             state.metrics().clone(),
             observe,
         ))
-        .with_state(state);
+        .with_state(state.clone());
     // Around the whole router, so no layer above (a session layer
-    // included) ever sees a cookie on /v1 or /mcp; and no body read stalls.
+    // included) ever sees a cookie on /v1 or /mcp; no body read stalls;
+    // and every answer, the fallback's and a timeout's included, carries
+    // the security headers.
     Router::new()
         .fallback_service(routes)
         .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
             Duration::from_secs(BODY_READ_TIMEOUT_SECS),
         ))
         .layer(axum::middleware::from_fn(crate::http::strip_cookies))
+        .layer(axum::middleware::from_fn_with_state(
+            state,
+            site::headers::guard,
+        ))
 }
 
 /// Counts a request by method, matched route (never its path) and status,
@@ -531,7 +537,6 @@ fn portal_router(
             get(portal::research::graph).post(portal::research::expand),
         )
         .merge(pages)
-        .layer(axum::middleware::map_response(portal::frame_guard))
         .layer(axum::Extension(portal::PortalParts::new(state)))
         .layer(portal::sessions::layer(state.services()))
 }

@@ -1395,8 +1395,9 @@ fn research_account(database_url: &str, usd: &str) -> (String, String) {
             &account,
             "--kind",
             "mcp",
+            // Research spends credits: read and scan.
             "--scopes",
-            "read",
+            "read,scan",
         ],
     );
     operator(

@@ -8,9 +8,13 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{AddressCategory, WatchedWallet, labels, tokens::Scope, watchlist};
+use super::{AddressCategory, WatchedWallet, labels, watchlist};
 use crate::{
-    auth::Principal, error::AppError, solana::WalletAddress, store::Store, values::rfc3339,
+    auth::{Action, Principal},
+    error::AppError,
+    solana::WalletAddress,
+    store::Store,
+    values::rfc3339,
 };
 
 /// `list_wallets` takes no arguments.
@@ -140,7 +144,7 @@ pub struct AddressLabel {
 /// `list_wallets`.
 pub async fn list_wallets(store: &Store, principal: &Principal) -> Result<Wallets, AppError> {
     let account = principal.require_account("list_wallets")?;
-    principal.require(Scope::Read)?;
+    principal.permit(Action::ReadAccount)?;
     let wallets = watchlist::list_wallets(store, &account.account_id).await?;
     Ok(Wallets {
         wallets: wallets
@@ -159,7 +163,7 @@ pub async fn add_wallet(
     args: AddWalletArgs,
 ) -> Result<WalletView, AppError> {
     let account = principal.require_account("add_wallet")?;
-    principal.require(Scope::Read)?;
+    principal.permit(Action::KeepWatchlist)?;
     let label = args.label.unwrap_or_default();
     watchlist::add_wallet(
         store,
@@ -185,7 +189,7 @@ pub async fn remove_wallet(
     address: &WalletAddress,
 ) -> Result<(), AppError> {
     let account = principal.require_account("removing a watched wallet")?;
-    principal.require(Scope::Read)?;
+    principal.permit(Action::KeepWatchlist)?;
     if watchlist::remove_wallet(store, &account.account_id, address).await? {
         Ok(())
     } else {
@@ -203,7 +207,7 @@ pub async fn set_address_label(
     args: SetAddressLabelArgs,
 ) -> Result<AddressLabel, AppError> {
     let account = principal.require_account("set_address_label")?;
-    principal.require(Scope::Read)?;
+    principal.permit(Action::KeepWatchlist)?;
     let category = args.category.unwrap_or_default();
     labels::set_address_label(
         store,

@@ -82,12 +82,15 @@ impl fmt::Display for TokenKind {
     }
 }
 
-/// One permission a token carries.
+/// One permission a token carries. Which actions need which scopes is
+/// `auth::Action`'s table; [`Scope::words`] says it to people.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Scope {
-    /// Ledgers, positions, reports, the watchlist.
+    /// Reading: wallets, reports, the account's payments, credits and
+    /// links; keeping the watchlist and labels.
     Read,
-    /// Starting paid scans.
+    /// Spending and publishing: scans; with `Read`, research credits and
+    /// share links.
     Scan,
 }
 
@@ -96,6 +99,15 @@ impl Scope {
         match self {
             Scope::Read => "read",
             Scope::Scan => "scan",
+        }
+    }
+
+    /// What the scope allows, in the words the consent page and the Keys
+    /// page show (`app::scopes`, the one source).
+    pub fn words(self) -> &'static str {
+        match self {
+            Scope::Read => app::scopes::READ,
+            Scope::Scan => app::scopes::SCAN,
         }
     }
 }

@@ -11,11 +11,13 @@
 //! sign-in methods people use in the portal (`siws`, `oidc`) live here too;
 //! a portal session never authenticates `/v1` or `/mcp`.
 
+pub mod action;
 pub mod oidc;
 pub mod ping;
 pub mod signin;
 pub mod siws;
 
+pub use action::Action;
 pub use ping::{PingResult, ping};
 
 use serde::Serialize;
@@ -25,7 +27,7 @@ use subtle::ConstantTimeEq;
 use crate::{
     accounts::{
         AccountId,
-        tokens::{self, Scope, Scopes, TokenId, TokenKind},
+        tokens::{self, Scopes, TokenId, TokenKind},
     },
     error::{AppError, Code},
     store::Store,
@@ -84,30 +86,41 @@ impl Principal {
         }
     }
 
-    /// Refuse an account token that lacks `scope` (`forbidden`). Anonymous
-    /// callers pay per call and the admin key holds every scope, so only a
-    /// token's scopes can refuse.
-    pub fn require(&self, scope: Scope) -> Result<(), AppError> {
-        match self {
-            Principal::Account(a) if !a.scopes.allows(scope) => Err(AppError::new(
-                Code::Forbidden,
-                format!(
-                    "this {} lacks the {} scope (it has {}); mint one with it on the Keys page",
-                    credential_name(a.kind),
-                    scope.as_str(),
-                    a.scopes
-                ),
-            )
-            // RFC 6750 §3.1; `http::api_edge` adds the resource metadata.
-            .with_header(
-                "www-authenticate",
-                format!(
-                    "Bearer error=\"insufficient_scope\", scope=\"{}\"",
-                    scope.as_str()
-                ),
-            )),
-            _ => Ok(()),
-        }
+    /// Refuse an account token that lacks a scope `action` needs
+    /// (`forbidden`, before anything is read, charged or published).
+    /// Anonymous callers pay per call and the admin key holds every scope,
+    /// so only a token's scopes can refuse; what needs an account asks
+    /// [`Principal::require_account`] first.
+    pub fn permit(&self, action: Action) -> Result<(), AppError> {
+        let Principal::Account(a) = self else {
+            return Ok(());
+        };
+        let needs = action.needs();
+        let Some(missing) = needs.iter().find(|s| !a.scopes.allows(**s)) else {
+            return Ok(());
+        };
+        let all: Vec<&str> = needs.iter().map(|s| s.as_str()).collect();
+        Err(AppError::new(
+            Code::Forbidden,
+            format!(
+                "this {} lacks the {} scope (it has {}); {} needs {}: mint one with it on the \
+                 Keys page",
+                credential_name(a.kind),
+                missing.as_str(),
+                a.scopes,
+                action.words(),
+                all.join(" and "),
+            ),
+        )
+        // RFC 6750 §3.1: `scope` lists every scope the action needs;
+        // `http::api_edge` adds the resource metadata.
+        .with_header(
+            "www-authenticate",
+            format!(
+                "Bearer error=\"insufficient_scope\", scope=\"{}\"",
+                all.join(" ")
+            ),
+        ))
     }
 
     /// Refuse anyone but an account (`unauthenticated`), naming what needs
@@ -316,17 +329,36 @@ mod tests {
 
     #[test]
     fn a_token_without_the_scope_is_forbidden_and_others_pass() {
-        let err = account("read").require(Scope::Scan).unwrap_err();
+        let err = account("read").permit(Action::StartScan).unwrap_err();
         assert_eq!(err.code(), Code::Forbidden);
         assert!(
             err.message().contains("lacks the scan scope"),
             "{}",
             err.message()
         );
-        assert!(account("read").require(Scope::Read).is_ok());
-        assert!(account("read,scan").require(Scope::Scan).is_ok());
-        assert!(Principal::Anonymous.require(Scope::Scan).is_ok());
-        assert!(Principal::Admin.require(Scope::Read).is_ok());
+        assert!(account("read").permit(Action::ReadWallet).is_ok());
+        assert!(account("read,scan").permit(Action::StartScan).is_ok());
+        assert!(Principal::Anonymous.permit(Action::StartScan).is_ok());
+        assert!(Principal::Admin.permit(Action::SpendCredits).is_ok());
+    }
+
+    #[test]
+    fn a_refusal_names_every_scope_the_action_needs() {
+        let err = account("scan").permit(Action::PublishLink).unwrap_err();
+        assert_eq!(err.code(), Code::Forbidden);
+        assert!(
+            err.message().contains("lacks the read scope")
+                && err
+                    .message()
+                    .contains("publishing a share link needs read and scan"),
+            "{}",
+            err.message()
+        );
+        let response = axum::response::IntoResponse::into_response(err);
+        assert_eq!(
+            response.headers()["www-authenticate"],
+            "Bearer error=\"insufficient_scope\", scope=\"read scan\""
+        );
     }
 
     #[test]

@@ -30,7 +30,7 @@ use crate::{
     accounts::AccountId,
     config::GraphConfig,
     error::{AppError, Code},
-    store::{Begun, NewAction, NewCredit, RateDecision, RateRule, Store},
+    store::{Begun, Credited, NewAction, NewCredit, RateDecision, RateRule, Store},
     values::Usd,
 };
 
@@ -39,6 +39,18 @@ pub const FOLLOW_THE_MONEY: &str = "follow_the_money";
 
 /// Features an operator can switch per account.
 pub const FEATURES: [&str; 1] = [FOLLOW_THE_MONEY];
+
+/// The most one operator grant adds: 10,000 USD. A grant is typed by hand
+/// (`ledger credits grant --usd …`); a slip of the keyboard should be
+/// refused, not credited.
+pub const MAX_GRANT: Usd = Usd::from_micros(10_000 * 1_000_000);
+
+/// The most a balance holds: 100,000 USD, some twenty million of the
+/// cheapest research calls. Grants and top-ups that would pass it are
+/// refused before anything is credited (a top-up before it is paid), so a
+/// balance stays a sum the database adds without overflowing: it once
+/// saturated at `i64::MAX` and every later credit failed.
+pub const MAX_BALANCE: Usd = Usd::from_micros(100_000 * 1_000_000);
 
 /// What the credit domain is given: the store, the research config and
 /// the time of the call.
@@ -122,8 +134,24 @@ pub fn args_hash(normalised: &Value) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn atomic(usd: Usd) -> i64 {
-    i64::try_from(usd.usdc_atomic()).unwrap_or(i64::MAX)
+/// `usd` in atomic units as the store keeps them; `None` past `i64::MAX`
+/// (never saturated: a saturated amount is a wrong amount).
+fn atomic(usd: Usd) -> Option<i64> {
+    i64::try_from(usd.usdc_atomic()).ok()
+}
+
+/// [`MAX_BALANCE`] in atomic units.
+fn max_balance_atomic() -> i64 {
+    atomic(MAX_BALANCE).unwrap_or(i64::MAX)
+}
+
+/// Refuse an amount that would take `balance` past [`MAX_BALANCE`].
+fn over_limit(what: &str, amount: Usd, balance: i64) -> AppError {
+    AppError::invalid_params(format!(
+        "{what}: {amount} USD would take the balance ({} USD) past the most an account may hold, \
+         {MAX_BALANCE} USD; nothing was credited",
+        usd_text(balance)
+    ))
 }
 
 /// `amount` atomic units as dollars (`"0.005"`), never through a float.
@@ -198,7 +226,8 @@ impl Credits<'_> {
     /// Record the action and take its cost, or answer its earlier result.
     pub async fn begin(&self, charge: &Charge<'_>) -> Result<Started, AppError> {
         let movement_id = crate::ids::new_id("cm_", self.now_ms);
-        let cost = atomic(charge.cost);
+        let cost = atomic(charge.cost)
+            .ok_or_else(|| AppError::internal("a research price", &"above i64::MAX atomic"))?;
         let begun = self
             .store
             .begin_action(&NewAction {
@@ -292,7 +321,9 @@ impl Credits<'_> {
         Ok(self.store.credit_balance(account.as_str()).await?)
     }
 
-    /// An operator's grant; answers the balance after it.
+    /// An operator's grant; answers the balance after it. Above zero, at
+    /// most [`MAX_GRANT`], and never past [`MAX_BALANCE`] (`invalid_params`,
+    /// nothing credited).
     pub async fn grant(
         &self,
         account: &AccountId,
@@ -302,24 +333,51 @@ impl Credits<'_> {
         if amount.micros() == 0 {
             return Err(AppError::invalid_params("usd: a grant must be above zero"));
         }
+        let Some(amount_atomic) = atomic(amount).filter(|_| amount <= MAX_GRANT) else {
+            return Err(AppError::invalid_params(format!(
+                "usd: a grant is at most {MAX_GRANT} USD; grant more in several steps"
+            )));
+        };
         let id = crate::ids::new_id("cm_", self.now_ms);
-        let balance = self
+        let credited = self
             .store
             .credit(&NewCredit {
                 id: &id,
                 account_id: account.as_str(),
                 kind: "grant",
-                amount_atomic: atomic(amount),
+                amount_atomic,
+                max_balance: max_balance_atomic(),
                 reference: None,
                 note,
                 now: self.now_ms,
             })
             .await?;
-        balance.ok_or_else(|| AppError::internal("a grant", &"the movement was not written"))
+        match credited {
+            Credited::Applied { balance_after } => Ok(balance_after),
+            Credited::OverLimit { balance } => Err(over_limit("usd", amount, balance)),
+            Credited::AlreadyApplied => Err(AppError::internal(
+                "a grant",
+                &"the movement was not written",
+            )),
+        }
+    }
+
+    /// Refuse a top-up of `amount` before it is priced or paid when it
+    /// would take the balance past [`MAX_BALANCE`].
+    pub async fn check_top_up(&self, account: &AccountId, amount: Usd) -> Result<(), AppError> {
+        let balance = self.balance(account).await?;
+        let room = max_balance_atomic().saturating_sub(balance);
+        match atomic(amount) {
+            Some(a) if a <= room => Ok(()),
+            _ => Err(over_limit("amount_usd", amount, balance)),
+        }
     }
 
     /// A settled top-up payment's credit, applied once per payment:
-    /// `None` when this payment was already credited.
+    /// `None` when this payment was already credited. The payer has paid,
+    /// so the credit is not held to [`MAX_BALANCE`] (checked before the
+    /// challenge, [`Credits::check_top_up`]; two racing top-ups may pass
+    /// it by one amount), only to what the column holds.
     pub async fn top_up(
         &self,
         account: &AccountId,
@@ -328,18 +386,29 @@ impl Credits<'_> {
     ) -> Result<Option<i64>, AppError> {
         let id = crate::ids::new_id("cm_", self.now_ms);
         let reference = format!("topup:{payment_id}");
-        Ok(self
+        let amount_atomic = atomic(amount)
+            .ok_or_else(|| AppError::internal("a top-up", &"above i64::MAX atomic"))?;
+        let credited = self
             .store
             .credit(&NewCredit {
                 id: &id,
                 account_id: account.as_str(),
                 kind: "topup",
-                amount_atomic: atomic(amount),
+                amount_atomic,
+                max_balance: i64::MAX,
                 reference: Some(&reference),
                 note: "x402 top-up",
                 now: self.now_ms,
             })
-            .await?)
+            .await?;
+        match credited {
+            Credited::Applied { balance_after } => Ok(Some(balance_after)),
+            Credited::AlreadyApplied => Ok(None),
+            Credited::OverLimit { balance } => Err(AppError::internal(
+                "a top-up",
+                &format!("crediting {amount_atomic} atomic to a balance of {balance} overflows"),
+            )),
+        }
     }
 
     /// Balance and the most recent movements, as `GET /v1/credits` and the

@@ -85,6 +85,7 @@ pub async fn top_up(
     let account = &principal
         .require_account("topping up research credits")?
         .account_id;
+    principal.permit(crate::auth::Action::BuyCredits)?;
     let amount = Usd::parse(&args.amount_usd)
         .ok()
         .filter(|a| credits.config.topup_usd.contains(a))
@@ -107,6 +108,9 @@ pub async fn top_up(
              credits with ledger credits grant",
         ));
     }
+    // Before the challenge and before a payment is settled: a top-up the
+    // balance cannot take is refused while nothing has been paid.
+    credits.check_top_up(account, amount).await?;
     let presented = Presented::merge(
         args.payment.as_deref(),
         args.quote_id.as_deref(),

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::{
-    accounts::{AccountId, tokens::Scope},
+    accounts::AccountId,
     analytics::{
         Leg,
         flows::{self, Edge},
@@ -290,10 +290,10 @@ fn to_analytics(leg: crate::ledger::Leg) -> Leg {
 }
 
 /// The calling account, refused before anything else unless it is one
-/// with the read scope.
+/// whose token may spend research credits (read and scan).
 fn caller<'p>(principal: &'p Principal, tool: &str) -> Result<&'p AccountId, AppError> {
     let caller = principal.require_account(tool)?;
-    principal.require(Scope::Read)?;
+    principal.permit(crate::auth::Action::SpendCredits)?;
     Ok(&caller.account_id)
 }
 

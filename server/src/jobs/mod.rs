@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    accounts::{AccountId, tokens::Scope as TokenScope},
+    accounts::AccountId,
     auth::Principal,
     config::PaymentsMode,
     error::{AppError, Code},
@@ -142,7 +142,7 @@ pub async fn start_scan(
     args: ScanWalletArgs,
     presented: &Presented,
 ) -> Result<JobView, AppError> {
-    principal.require(TokenScope::Scan)?;
+    principal.permit(crate::auth::Action::StartScan)?;
     let quote = pw.store.quote(args.quote_id.trim()).await?.ok_or_else(|| {
         AppError::new(
             Code::QuoteNotFound,

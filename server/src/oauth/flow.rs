@@ -482,12 +482,12 @@ async fn exchange_code(
     let Some(grant) = ctx.store.oauth_grant_by_code(&sha256_hex(code)).await? else {
         return Err(OAuthError::grant("unknown authorization code"));
     };
-    if grant.code_used_at.is_some() {
-        return Err(code_reused(ctx, &grant).await);
-    }
-    if grant.revoked_at.is_some() || grant.code_expires_at <= ctx.now_ms {
-        return Err(OAuthError::grant("the authorization code has expired"));
-    }
+    // Who presents the code is checked before whether it was used: the
+    // client (authenticated above), its redirect URI and the PKCE verifier.
+    // Only a presenter who passes all three could have redeemed the code,
+    // so only they revoke the grant on a second use (OAuth 2.1 §4.1.3); a
+    // stolen code alone, or another client holding it, is refused without
+    // touching the victim's tokens.
     if grant.client_id != client.id {
         tracing::info!(client_id = %client.id, "refused a code issued to another client");
         return Err(OAuthError::grant(
@@ -517,6 +517,12 @@ async fn exchange_code(
         return Err(OAuthError::grant(
             "code_verifier does not match the code_challenge",
         ));
+    }
+    if grant.code_used_at.is_some() {
+        return Err(code_reused(ctx, &grant).await);
+    }
+    if grant.revoked_at.is_some() || grant.code_expires_at <= ctx.now_ms {
+        return Err(OAuthError::grant("the authorization code has expired"));
     }
     same_resource(ctx, params.resource.as_deref(), &grant)?;
     if !ctx.store.use_oauth_code(&grant.id, ctx.now_ms).await? {

@@ -277,20 +277,10 @@ pub async fn register(
 
 // ---- authorize -----------------------------------------------------------
 
-/// What the consent page says each scope lets the client do.
+/// What the consent page says each scope lets the client do: the same
+/// words as the Keys page's (`Scope::words`).
 fn abilities(scopes: crate::accounts::Scopes) -> Vec<String> {
-    use crate::accounts::Scope;
-    let mut out = Vec::new();
-    if scopes.allows(Scope::Read) {
-        out.push(
-            "see, add, remove and label your watched wallets; read reports, positions and ledgers"
-                .to_owned(),
-        );
-    }
-    if scopes.allows(Scope::Scan) {
-        out.push("start scans on your behalf".to_owned());
-    }
-    out
+    scopes.iter().map(|s| s.words().to_owned()).collect()
 }
 
 async fn error_page(

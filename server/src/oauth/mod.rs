@@ -315,6 +315,22 @@ impl fmt::Debug for Redacted {
 mod tests {
     use super::*;
 
+    /// docs/oauth.md quotes what each scope allows in the words the
+    /// consent page and the Keys page show (`app::scopes`): one source,
+    /// and the document may not drift from it.
+    #[test]
+    fn the_scope_words_are_the_documented_ones() {
+        let docs = include_str!("../../../docs/oauth.md");
+        for (scope, words) in [
+            ("read", crate::accounts::Scope::Read.words()),
+            ("scan", crate::accounts::Scope::Scan.words()),
+        ] {
+            let line = format!("- `{scope}`: \"{words}\"");
+            assert!(docs.contains(&line), "docs/oauth.md lacks {line}");
+        }
+        assert!(docs.contains(&format!("\"{}\"", app::scopes::NEVER)));
+    }
+
     #[test]
     fn scopes_are_space_separated_read_and_scan() {
         assert_eq!(parse_scope(None).unwrap(), None);

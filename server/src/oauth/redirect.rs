@@ -4,14 +4,16 @@
 //! Allowed: `https` anywhere; `http` on a loopback host only (`localhost`,
 //! `127.0.0.1`, `[::1]`), where the port is ignored when matching because
 //! a native app picks a free port each time (RFC 8252 §7.3); and
-//! private-use schemes of native apps, which RFC 8252 §7.1 says are
-//! reverse domain names (`com.example.app:/cb`): a scheme with a dot, or
-//! one of the few MCP hosts whose scheme has none ([`DOTLESS_APP_SCHEMES`]:
-//! `cursor://anysphere.cursor-mcp/oauth/callback`). Any other scheme is
-//! refused: one the OS hands to a handler (`ms-msdt:`, `search-ms:`,
-//! `mailto:`) or a browser runs (`javascript:`, `data:`, `file:`) is no
-//! place to send a code. Never a fragment, a wildcard or user info.
-//! Everything else matches exactly, after URL normalisation.
+//! private-use schemes of native apps, which RFC 8252 §7.1 says are "a
+//! domain name under their control, expressed in reverse order"
+//! (`com.example.app:/cb`; [`is_reverse_domain`] holds a scheme to that),
+//! or one of the few MCP hosts whose scheme has none
+//! ([`DOTLESS_APP_SCHEMES`]: `cursor://anysphere.cursor-mcp/oauth/callback`).
+//! Any other scheme is refused: one the OS hands to a handler (`ms-msdt:`,
+//! `search-ms:`, `x-apple.systempreferences:`, `microsoft.windows.camera:`)
+//! or a browser runs (`javascript:`, `data:`, `file:`) is no place to send
+//! a code. Never a fragment, a wildcard or user info. Everything else
+//! matches exactly, after URL normalisation.
 
 use std::fmt;
 
@@ -27,14 +29,55 @@ const MAX_LEN: usize = 2000;
 pub const DOTLESS_APP_SCHEMES: [&str; 5] =
     ["cursor", "vscode", "vscode-insiders", "windsurf", "claude"];
 
+/// Reverse domains that belong to operating-system vendors, whose systems
+/// ship their own handlers under them (`microsoft.windows.camera:`,
+/// `microsoft.windows.photos.crop:` on Windows). No client controls these
+/// domains, so none may claim a scheme under them (RFC 8252 §7.1).
+const OS_VENDOR_DOMAINS: [&[&str]; 7] = [
+    &["microsoft"],
+    &["windows"],
+    &["apple"],
+    &["android"],
+    &["com", "microsoft"],
+    &["com", "apple"],
+    &["com", "android"],
+];
+
 /// Whether `scheme` (already lowercase, as `url` keeps it) is a private-use
-/// scheme a native app may own.
+/// scheme a native app may own: a reverse domain, or an allowlisted MCP
+/// host's.
 fn is_app_scheme(scheme: &str) -> bool {
-    let reverse_dns = scheme.contains('.')
-        && scheme
-            .split('.')
-            .all(|label| !label.is_empty() && label.starts_with(|c: char| c.is_ascii_alphabetic()));
-    reverse_dns || DOTLESS_APP_SCHEMES.contains(&scheme)
+    is_reverse_domain(scheme) || DOTLESS_APP_SCHEMES.contains(&scheme)
+}
+
+/// Whether `scheme` reads as a domain name in reverse order that a client
+/// could control (RFC 8252 §7.1): at least two labels; each a DNS label
+/// (letters, digits and inner hyphens, at most 63; RFC 1035 §2.3.1); the
+/// first a plausible top-level domain, which is letters only (every
+/// delegated TLD is, RFC 1123 §2.1) or an internationalised one
+/// (`xn--…`). That refuses the OS handlers a dot alone let in:
+/// `x-apple.systempreferences:` and `ms-msdt.x:` begin with no TLD. And
+/// never a domain of an operating-system vendor ([`OS_VENDOR_DOMAINS`]).
+fn is_reverse_domain(scheme: &str) -> bool {
+    let labels: Vec<&str> = scheme.split('.').collect();
+    let dns_label = |l: &&str| {
+        (1..=63).contains(&l.len())
+            && l.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    let plausible_tld = |l: &str| {
+        (l.len() >= 2 && l.bytes().all(|b| b.is_ascii_lowercase()))
+            || l.strip_prefix("xn--").is_some_and(|rest| !rest.is_empty())
+    };
+    labels.len() >= 2
+        && scheme.len() <= 253
+        && labels.iter().all(dns_label)
+        && plausible_tld(labels[0])
+        && !OS_VENDOR_DOMAINS
+            .iter()
+            .any(|vendor| labels.starts_with(vendor))
 }
 
 /// A redirect URI that passed the rules above.
@@ -232,6 +275,56 @@ mod tests {
         ] {
             let err = RedirectUri::parse(uri).unwrap_err();
             assert_eq!(err.code(), "invalid_redirect_uri", "{uri}");
+        }
+    }
+
+    /// The issue's two schemes: a dot is not a reverse domain. Neither
+    /// begins with a top-level domain, so neither is a domain a client
+    /// could control.
+    #[test]
+    fn os_handler_schemes_with_a_dot_are_refused() {
+        for uri in [
+            "x-apple.systempreferences:com.apple.preference.security",
+            "ms-msdt.x:/id PCWDiagnostic",
+            "ms-msdt.x:/cb",
+            "microsoft.windows.camera:",
+            "microsoft.windows.camera.picker:/cb",
+            "com.apple.reminders:/cb",
+            "com.microsoft.edge:/cb",
+            "android.intent:/cb",
+        ] {
+            let err = RedirectUri::parse(uri).unwrap_err();
+            assert_eq!(err.code(), "invalid_redirect_uri", "{uri}");
+        }
+    }
+
+    /// What a reverse domain is, label by label.
+    #[test]
+    fn a_reverse_domain_begins_with_a_plausible_tld_and_has_dns_labels() {
+        for good in [
+            "com.example.app",
+            "io.modelcontextprotocol.inspector",
+            "com.googleusercontent.apps.123-abc",
+            "org.example.my-app",
+            "xn--p1ai.example.app",
+            "dev.zed",
+        ] {
+            assert!(is_reverse_domain(good), "{good}");
+        }
+        for bad in [
+            "example",
+            "x-apple.systempreferences",
+            "ms-msdt.x",
+            "1com.example",
+            "c.example",
+            "com.-example",
+            "com.example-",
+            "com.ex+ample",
+            "com.",
+            "xn--.example",
+            "microsoft.windows.camera",
+        ] {
+            assert!(!is_reverse_domain(bad), "{bad}");
         }
     }
 

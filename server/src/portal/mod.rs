@@ -138,50 +138,20 @@ pub async fn render(
         },
         shell_fn(state),
     );
-    let request = match Request::get(path).body(Body::empty()) {
+    let mut request = match Request::get(path).body(Body::empty()) {
         Ok(request) => request,
         Err(err) => return AppError::internal("portal render", &err).into_response(),
     };
+    // The answering request's CSP nonce, so the page carries the one its
+    // header names (`site::headers`, which also sets the framing rules).
+    if let Some(nonce) = crate::site::headers::current_nonce() {
+        request.extensions_mut().insert(nonce);
+    }
     let mut response = handler(request).await.into_response();
     *response.status_mut() = status;
     response
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    deny_framing(response.headers_mut());
-    response
-}
-
-/// The CSP directive that forbids any page from framing ours.
-const FRAME_ANCESTORS: &str = "frame-ancestors 'none'";
-
-/// Forbid framing (clickjacking of the consent page and the forms):
-/// `X-Frame-Options: DENY` for old browsers, and `frame-ancestors 'none'`
-/// merged into the page's `Content-Security-Policy` if it has one (a
-/// second CSP header would only add a policy, never replace one), or as
-/// the whole policy.
-pub fn deny_framing(headers: &mut axum::http::HeaderMap) {
-    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    let merged = match headers
-        .get(header::CONTENT_SECURITY_POLICY)
-        .and_then(|v| v.to_str().ok())
-    {
-        Some(existing) if existing.to_ascii_lowercase().contains("frame-ancestors") => return,
-        Some(existing) if !existing.trim().is_empty() => {
-            format!(
-                "{}; {FRAME_ANCESTORS}",
-                existing.trim().trim_end_matches(';')
-            )
-        }
-        _ => FRAME_ANCESTORS.to_owned(),
-    };
-    if let Ok(value) = HeaderValue::from_str(&merged) {
-        headers.insert(header::CONTENT_SECURITY_POLICY, value);
-    }
-}
-
-/// Middleware of every portal route: [`deny_framing`].
-pub async fn frame_guard(mut response: Response) -> Response {
-    deny_framing(response.headers_mut());
     response
 }
 

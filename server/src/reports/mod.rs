@@ -26,8 +26,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    accounts::tokens::Scope,
-    auth::Principal,
+    auth::{Action, Principal},
     basis::Method,
     error::AppError,
     payments::{self, PayArgs, PaymentBlock, Presented, Resource},
@@ -348,7 +347,7 @@ pub async fn authorize(
     pay: &PayArgs,
     headers: &Presented,
 ) -> Result<Option<PaymentBlock>, AppError> {
-    principal.require(Scope::Read)?;
+    principal.permit(Action::ReadWallet)?;
     let presented = pay.presented(headers);
     let pw = &reads.paywall;
     let resource = Resource {

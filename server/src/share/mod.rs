@@ -26,8 +26,8 @@ use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq as _;
 
 use crate::{
-    accounts::{AccountId, tokens::Scope},
-    auth::{LinkReader, Principal},
+    accounts::AccountId,
+    auth::{Action, LinkReader, Principal},
     config::ShareConfig,
     error::{AppError, Code},
     payments::{self, PayArgs, PaymentBlock, Presented, Resource},
@@ -325,7 +325,7 @@ pub async fn create_snapshot(
     headers: &Presented,
 ) -> Result<SnapshotView, AppError> {
     let account = principal.require_account("create_snapshot")?;
-    principal.require(Scope::Read)?;
+    principal.permit(Action::PublishLink)?;
     let store = sharing.reads.store();
     let now = sharing.reads.now_ms();
     let limit = sharing.config.max_live_links;
@@ -438,7 +438,7 @@ pub async fn revoke_snapshot(
     args: RevokeSnapshotArgs,
 ) -> Result<RevokedSnapshot, AppError> {
     let account = principal.require_account("revoke_snapshot")?;
-    principal.require(Scope::Read)?;
+    principal.permit(Action::RevokeLink)?;
     let not_found = || AppError::not_found("your account holds no live share link with this token");
     let token = ShareToken::parse(&args.token).ok_or_else(not_found)?;
     let store = sharing.reads.store();
@@ -499,7 +499,7 @@ pub async fn list_snapshots(
     principal: &Principal,
 ) -> Result<Snapshots, AppError> {
     let account = principal.require_account("listing share links")?;
-    principal.require(Scope::Read)?;
+    principal.permit(Action::ReadAccount)?;
     list_for(sharing, &account.account_id).await
 }
 

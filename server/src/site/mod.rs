@@ -15,6 +15,7 @@ use axum::{
 use leptos::prelude::{AnyView, IntoAny, LeptosOptions, provide_context};
 use rust_embed::Embed;
 
+pub mod headers;
 pub mod share;
 
 use crate::state::AppState;
@@ -118,10 +119,14 @@ pub fn shell_fn(state: &AppState) -> impl Fn() -> AnyView + Clone + Send + Sync 
     move || app::shell(options.clone(), hydrate).into_any()
 }
 
-/// Provides the backend to the portal's server functions.
+/// Provides the backend to the portal's renders and server functions, and
+/// the request's CSP nonce to the render (`headers::provide_nonce`).
 pub fn backend_context(state: AppState) -> impl Fn() + Clone + Send + Sync + 'static {
     let handle = app::backend::BackendHandle(Arc::new(PortalBackend(state)));
-    move || provide_context(handle.clone())
+    move || {
+        provide_context(handle.clone());
+        headers::provide_nonce();
+    }
 }
 
 struct PortalBackend(AppState);

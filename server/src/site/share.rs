@@ -43,7 +43,7 @@ pub fn protect(headers: &mut HeaderMap) {
 
 /// [`protect`] but the CSP, for the portal's report view: a Leptos page
 /// whose hydration bootstrap is an inline module script, like every other
-/// portal page (which carry no CSP yet).
+/// portal page, so it takes the portal's nonce policy (`site::headers`).
 pub fn protect_without_csp(headers: &mut HeaderMap) {
     let set = |h: &mut HeaderMap, name: &'static str, value: &'static str| {
         h.insert(name, HeaderValue::from_static(value));

@@ -71,11 +71,28 @@ pub struct NewCredit<'a> {
     pub account_id: &'a str,
     /// topup or grant.
     pub kind: &'a str,
+    /// Above zero.
     pub amount_atomic: i64,
+    /// The most the balance may hold once credited; a credit that would
+    /// take it higher is not applied ([`Credited::OverLimit`]). Never above
+    /// `i64::MAX`, so the sum cannot overflow whatever is passed.
+    pub max_balance: i64,
     /// Makes the credit happen once (a payment id); none for a grant.
     pub reference: Option<&'a str>,
     pub note: &'a str,
     pub now: UnixMillis,
+}
+
+/// The outcome of [`Store::credit`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Credited {
+    /// Applied; the balance it left.
+    Applied { balance_after: i64 },
+    /// A movement with this reference exists: nothing applied.
+    AlreadyApplied,
+    /// The balance would pass `max_balance`: nothing applied. The balance
+    /// as it stands.
+    OverLimit { balance: i64 },
 }
 
 const MOVEMENT_COLUMNS: &str = "id, account_id, kind, amount_atomic, balance_after, action_id, \
@@ -124,47 +141,69 @@ impl Store {
             .await?))
     }
 
-    /// Apply a top-up or grant once: `None` (nothing applied) when a
-    /// movement with the same reference exists. The balance row is written
-    /// first (it locks the row), then the line; a duplicate reference rolls
-    /// both back.
-    pub async fn credit(&self, c: &NewCredit<'_>) -> Result<Option<i64>, StoreError> {
-        Ok(on_pool!(&self.pool, |pool| {
+    /// Apply a top-up or grant once: [`Credited::AlreadyApplied`] when a
+    /// movement with the same reference exists, [`Credited::OverLimit`]
+    /// when the balance would pass `max_balance`. The balance row is
+    /// written first (it locks the row), only while the sum stays within
+    /// the limit, computed as `balance <= max - amount` so the check itself
+    /// cannot overflow; then the line. A duplicate reference rolls both
+    /// back.
+    pub async fn credit(&self, c: &NewCredit<'_>) -> Result<Credited, StoreError> {
+        if c.amount_atomic <= 0 || c.amount_atomic > c.max_balance {
+            let balance = self.credit_balance(c.account_id).await?;
+            return Ok(Credited::OverLimit { balance });
+        }
+        let applied = on_pool!(&self.pool, |pool| {
             let mut tx = pool.begin().await?;
-            let balance: i64 = sqlx::query_scalar(
+            let balance: Option<i64> = sqlx::query_scalar(
                 "INSERT INTO credit_balances (account_id, balance_atomic) VALUES ($1, $2) \
                  ON CONFLICT (account_id) DO UPDATE \
                  SET balance_atomic = credit_balances.balance_atomic + excluded.balance_atomic \
+                 WHERE credit_balances.balance_atomic <= $3 - excluded.balance_atomic \
                  RETURNING balance_atomic",
             )
             .bind(c.account_id)
             .bind(c.amount_atomic)
-            .fetch_one(&mut *tx)
+            .bind(c.max_balance)
+            .fetch_optional(&mut *tx)
             .await?;
-            let inserted = sqlx::query(
-                "INSERT INTO credit_movements (id, account_id, kind, amount_atomic, \
+            if let Some(balance) = balance {
+                let inserted = sqlx::query(
+                    "INSERT INTO credit_movements (id, account_id, kind, amount_atomic, \
                  balance_after, action_id, reference, note, created_at) \
                  VALUES ($1, $2, $3, $4, $5, NULL, $6, $7, $8) ON CONFLICT DO NOTHING",
-            )
-            .bind(c.id)
-            .bind(c.account_id)
-            .bind(c.kind)
-            .bind(c.amount_atomic)
-            .bind(balance)
-            .bind(c.reference)
-            .bind(c.note)
-            .bind(c.now)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-            if inserted == 0 {
+                )
+                .bind(c.id)
+                .bind(c.account_id)
+                .bind(c.kind)
+                .bind(c.amount_atomic)
+                .bind(balance)
+                .bind(c.reference)
+                .bind(c.note)
+                .bind(c.now)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+                if inserted == 0 {
+                    tx.rollback().await?;
+                    Some(Credited::AlreadyApplied)
+                } else {
+                    tx.commit().await?;
+                    Some(Credited::Applied {
+                        balance_after: balance,
+                    })
+                }
+            } else {
                 tx.rollback().await?;
                 None
-            } else {
-                tx.commit().await?;
-                Some(balance)
             }
-        }))
+        });
+        match applied {
+            Some(outcome) => Ok(outcome),
+            None => Ok(Credited::OverLimit {
+                balance: self.credit_balance(c.account_id).await?,
+            }),
+        }
     }
 
     /// Record action `a` and charge its cost, all or nothing.

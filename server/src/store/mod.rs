@@ -53,7 +53,7 @@ use sqlx::{
 };
 
 pub use accounts::{IdentityRecord, TokenRecord, WatchRow};
-pub use credits::{ActionRow, Begun, MovementRow, NewAction, NewCredit};
+pub use credits::{ActionRow, Begun, Credited, MovementRow, NewAction, NewCredit};
 pub use jobs::{Created, JobProgress, JobRecord, LedgerQuery, LegRow, NewScanJob, TransactionLegs};
 pub use memo::Memo;
 pub use oauth::{

@@ -225,7 +225,7 @@ pub async fn payments_list(
         .map_err(|err| crate::http::unauthenticated(&state, err))?;
     // A receipt reads what it paid for: listing them needs the read scope.
     principal
-        .require(crate::accounts::Scope::Read)
+        .permit(auth::Action::ReadAccount)
         .map_err(IntoResponse::into_response)?;
     crate::accounts::list_payments(state.store(), &account.account_id)
         .await
@@ -806,6 +806,7 @@ fn parameters(path: &str, schema: &Value) -> Value {
         (status = 400, description = "Bad address, range or denominate", body = ErrorBody),
         (status = 401, description = "No account: present an MCP token or API key", body = ErrorBody),
         (status = 402, description = "Your account cannot read the wallet: pay the read (x402 challenge)", body = ErrorBody),
+        (status = 403, description = "The token lacks a scope (publishing a link needs read and scan), or a cross-site browser request or a foreign Origin", body = ErrorBody),
         (status = 404, description = "The wallet has never been scanned", body = ErrorBody),
         (status = 409, description = "snapshot_limit: as many live links as the account may hold", body = ErrorBody),
     ),
@@ -853,6 +854,7 @@ pub async fn snapshots_list(
     responses(
         (status = 200, description = "Revoked: the page, its reads and its card answer not_found", body = crate::share::RevokedSnapshot),
         (status = 401, description = "No account: present an MCP token or API key", body = ErrorBody),
+        (status = 403, description = "The token lacks a scope: revoking a link needs read and scan", body = ErrorBody),
         (status = 404, description = "Your account holds no live link with this token", body = ErrorBody),
     ),
 )]

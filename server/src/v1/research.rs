@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::{ErrorBody, account_refusal, body_args};
 use crate::{
-    accounts::Scope,
+    auth::Action,
     credits::CreditsView,
     graph::{
         ExpandGraphArgs, GraphExpansion,
@@ -31,7 +31,7 @@ use crate::{
         (status = 200, description = "Nodes and edges, with cost_atomic and balance_atomic"),
         (status = 400, description = "Bad arguments", body = ErrorBody),
         (status = 401, description = "No account: present an MCP token or API key", body = ErrorBody),
-        (status = 403, description = "insufficient_credit (nothing fetched or charged), or a missing scope", body = ErrorBody),
+        (status = 403, description = "insufficient_credit (nothing fetched or charged), or the token lacks a scope (spending credits needs read and scan)", body = ErrorBody),
         (status = 404, description = "The follow_the_money feature is off for your account, or the wallet was never scanned (source ledger)", body = ErrorBody),
         (status = 409, description = "action_conflict: the action_id was used for other arguments, or failed and was refunded", body = ErrorBody),
         (status = 429, description = "rate_limited or too_many_expansions", body = ErrorBody),
@@ -61,7 +61,7 @@ pub async fn graph_expand(
         (status = 200, description = "found or not_found_within_window, with cost_atomic and balance_atomic"),
         (status = 400, description = "Bad arguments", body = ErrorBody),
         (status = 401, description = "No account: present an MCP token or API key", body = ErrorBody),
-        (status = 403, description = "insufficient_credit (nothing fetched or charged), or a missing scope", body = ErrorBody),
+        (status = 403, description = "insufficient_credit (nothing fetched or charged), or the token lacks a scope (spending credits needs read and scan)", body = ErrorBody),
         (status = 404, description = "The follow_the_money feature is off for your account", body = ErrorBody),
         (status = 409, description = "action_conflict", body = ErrorBody),
         (status = 429, description = "rate_limited or too_many_expansions", body = ErrorBody),
@@ -92,9 +92,10 @@ pub async fn graph_funder(
     request_body = crate::credits::topup::TopUpArgs,
     responses(
         (status = 200, description = "Settled and credited (credited_atomic 0 when this payment was credited before)", body = crate::credits::topup::TopUp),
-        (status = 400, description = "An amount the server does not sell", body = ErrorBody),
+        (status = 400, description = "An amount the server does not sell, or one that would take the balance past its maximum (100,000 USD)", body = ErrorBody),
         (status = 401, description = "No account: present an MCP token or API key", body = ErrorBody),
         (status = 402, description = "The x402 challenge for the amount, or a refused payment with a fresh challenge", body = ErrorBody),
+        (status = 403, description = "The token lacks a scope (buying credits needs read and scan), or a cross-site browser request or a foreign Origin", body = ErrorBody),
         (status = 503, description = "This server takes no payments, or the RPC failed (nothing charged)", body = ErrorBody),
     ),
 )]
@@ -138,7 +139,7 @@ pub async fn credits_get(
         .require_account("reading research credits")
         .map_err(|err| crate::http::unauthenticated(&state, err))?;
     principal
-        .require(Scope::Read)
+        .permit(Action::ReadAccount)
         .map_err(IntoResponse::into_response)?;
     state
         .credits()

@@ -196,6 +196,45 @@ async fn minting_for_an_unknown_account_exits_1() {
     assert!(stdout(&output).is_empty());
 }
 
+/// A grant above the most one grant may be is refused (exit 2, the rule in
+/// words, nothing on stdout) and credits nothing. The amount here once
+/// saturated the balance at i64::MAX, after which every grant failed with
+/// an internal error: the next grant must still work.
+#[tokio::test]
+async fn a_grant_above_the_maximum_is_refused_with_exit_2_and_the_next_one_works() {
+    let (database_url, _database) = crate::helpers::fresh_database().await;
+    let dir = tempfile::tempdir().unwrap();
+    let created = ledger(dir.path(), &database_url, &["accounts", "create"]);
+    assert!(created.status.success(), "{}", stderr(&created));
+    let account = stdout(&created).trim().to_owned();
+    for usd in ["9999999999999", "10000.000001"] {
+        let refused = ledger(
+            dir.path(),
+            &database_url,
+            &["credits", "grant", "--account", &account, "--usd", usd],
+        );
+        assert_eq!(
+            refused.status.code(),
+            Some(2),
+            "{usd}: {}",
+            stderr(&refused)
+        );
+        assert!(stdout(&refused).is_empty());
+        assert!(
+            stderr(&refused).contains("a grant is at most 10000.00 USD"),
+            "{usd}: {}",
+            stderr(&refused)
+        );
+    }
+    let granted = ledger(
+        dir.path(),
+        &database_url,
+        &["credits", "grant", "--account", &account, "--usd", "10000"],
+    );
+    assert!(granted.status.success(), "{}", stderr(&granted));
+    assert_eq!(stdout(&granted).trim(), "10000000000");
+}
+
 #[tokio::test]
 async fn an_operator_grants_credits_and_switches_follow_the_money_on_and_off() {
     let (database_url, _database) = crate::helpers::fresh_database().await;

@@ -12,6 +12,7 @@ mod discovery;
 mod edge;
 #[path = "../support/encoding.rs"]
 mod encoding_support;
+mod headers;
 mod helpers;
 mod ledger;
 mod mcp_limits;

@@ -298,6 +298,29 @@ async fn tokens(app: &TestApp) -> (String, Value) {
     (client_id, response.json().await.unwrap())
 }
 
+/// A fresh account signed in through the browser, a client it approves
+/// for `scope` (`read`, `read scan`, …), and the code exchanged: (the
+/// account's id, the access token).
+pub(crate) async fn access_token_for(app: &TestApp, scope: &str) -> (String, String) {
+    let mut browser = Browser::new();
+    let account = sign_in(&mut browser, app).await;
+    let client_id = register(app, &[LOOPBACK]).await;
+    let (verifier, challenge) = pkce();
+    let mut params = standard_params(&client_id, LOOPBACK, &challenge);
+    params.retain(|(k, _)| *k != "scope");
+    params.push(("scope", scope));
+    let (request_id, csrf, _) = consent(&mut browser, &authorize_url(app, &params)).await;
+    let code = query(&location(
+        &decide(&mut browser, app, &request_id, &csrf, "approve").await,
+    ))["code"]
+        .clone();
+    let response = exchange(app, &client_id, &code, &verifier, LOOPBACK).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let issued: Value = response.json().await.unwrap();
+    assert_eq!(issued["scope"], scope);
+    (account, issued["access_token"].as_str().unwrap().to_owned())
+}
+
 async fn refresh(app: &TestApp, client_id: &str, refresh_token: &str) -> reqwest::Response {
     token(
         app,
@@ -865,11 +888,9 @@ async fn the_consent_page_names_the_client_where_it_returns_what_it_may_do_and_w
     let (_, _, html) = consent(&mut browser, &authorize_url(&app, &params)).await;
     assert!(html.contains("Test Agent"));
     assert!(html.contains(CLAUDE_AI) && html.contains("claude.ai"));
-    assert!(html.contains(
-        "see, add, remove and label your watched wallets; read reports, positions and ledgers"
-    ));
+    assert!(html.contains(READ_WORDS), "{html}");
     assert!(
-        !html.contains("start scans on your behalf"),
+        !html.contains("start scans on your behalf") && !html.contains("publish"),
         "only the granted scopes"
     );
     assert!(
@@ -886,6 +907,42 @@ async fn the_consent_page_names_the_client_where_it_returns_what_it_may_do_and_w
     assert!(html.contains("<form method=\"post\" action=\"/authorize\""));
     assert!(html.contains("id=\"oauth-approve\" name=\"decision\" value=\"approve\""));
     assert!(html.contains("id=\"oauth-deny\" name=\"decision\" value=\"deny\""));
+    app.stop().await;
+}
+
+/// What `read` allows, as the consent page and the Keys page say it.
+const READ_WORDS: &str = "read your watched wallets, reports and positions (ledgers too), your \
+    payments, credit balance and share links; add, remove and label the wallets you watch";
+/// What `scan` allows.
+const SCAN_WORDS: &str = "start scans on your behalf; with read as well, spend your research \
+    credits (follow the money), buy more with its own payment, and publish or revoke share links";
+
+/// Asked for both scopes, the consent page lists both, spending and
+/// publishing among them: nothing a token can do is left unsaid.
+#[tokio::test]
+async fn the_consent_page_for_read_and_scan_says_it_may_spend_and_publish() {
+    let (app, _) = spawn_default().await;
+    let mut browser = Browser::new();
+    sign_in(&mut browser, &app).await;
+    let client_id = register(&app, &[CLAUDE_AI]).await;
+    let (_, challenge) = pkce();
+    let url = authorize_url(&app, &standard_params(&client_id, CLAUDE_AI, &challenge));
+    let (_, _, html) = consent(&mut browser, &url).await;
+    assert!(html.contains(READ_WORDS), "{html}");
+    assert!(html.contains(SCAN_WORDS), "{html}");
+    app.stop().await;
+}
+
+/// The Keys page's mint form says what each scope allows in the consent
+/// page's words.
+#[tokio::test]
+async fn the_keys_page_says_what_each_scope_allows_in_the_consent_pages_words() {
+    let (app, _) = spawn_default().await;
+    let mut browser = Browser::new();
+    sign_in(&mut browser, &app).await;
+    let html = browser.get(&app.url("/keys")).await.text().await.unwrap();
+    assert!(html.contains(&format!(" read: {READ_WORDS}")), "{html}");
+    assert!(html.contains(&format!(" scan: {SCAN_WORDS}")), "{html}");
     app.stop().await;
 }
 
@@ -1032,6 +1089,63 @@ async fn a_reused_code_is_refused_and_the_tokens_from_it_are_revoked() {
     assert!(challenge.contains("invalid_token"));
     let response = refresh(&app, &client_id, first["refresh_token"].as_str().unwrap()).await;
     oauth_error(response, StatusCode::BAD_REQUEST, "invalid_grant").await;
+    app.stop().await;
+}
+
+/// A used code in another client's hands (a stolen code) is refused and
+/// revokes nothing: only the client it was issued to can have redeemed
+/// it, so only its second use means someone holds a copy.
+#[tokio::test]
+async fn a_used_code_presented_by_another_client_is_refused_and_revokes_nothing() {
+    let (app, _) = spawn_default().await;
+    let (_, client_id, code, verifier) = approved(&app, LOOPBACK).await;
+    let first: Value = exchange(&app, &client_id, &code, &verifier, LOOPBACK)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let other = register(&app, &[LOOPBACK]).await;
+    let stolen = exchange(&app, &other, &code, &verifier, LOOPBACK).await;
+    oauth_error(stolen, StatusCode::BAD_REQUEST, "invalid_grant").await;
+    let access = first["access_token"].as_str().unwrap();
+    assert_eq!(
+        ping_on(&app, "/mcp/account", Some(access)).await.0,
+        StatusCode::OK,
+        "the victim's access token still works"
+    );
+    let refreshed = refresh(&app, &client_id, first["refresh_token"].as_str().unwrap()).await;
+    assert_eq!(
+        refreshed.status(),
+        StatusCode::OK,
+        "and so does its refresh"
+    );
+    app.stop().await;
+}
+
+/// The same for the right client with the wrong redirect URI or PKCE
+/// verifier: whoever cannot redeem the code cannot revoke its grant.
+#[tokio::test]
+async fn a_used_code_without_its_redirect_uri_or_verifier_revokes_nothing() {
+    let (app, _) = spawn_default().await;
+    let (_, client_id, code, verifier) = approved(&app, LOOPBACK).await;
+    let first: Value = exchange(&app, &client_id, &code, &verifier, LOOPBACK)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let (wrong_verifier, _) = pkce();
+    for (verifier, redirect) in [
+        (wrong_verifier.as_str(), LOOPBACK),
+        (verifier.as_str(), "http://localhost:33418/other"),
+    ] {
+        let again = exchange(&app, &client_id, &code, verifier, redirect).await;
+        oauth_error(again, StatusCode::BAD_REQUEST, "invalid_grant").await;
+    }
+    let access = first["access_token"].as_str().unwrap();
+    assert_eq!(
+        ping_on(&app, "/mcp/account", Some(access)).await.0,
+        StatusCode::OK
+    );
     app.stop().await;
 }
 
@@ -1878,6 +1992,11 @@ async fn registering_a_scheme_an_os_hands_to_a_handler_is_refused() {
         "search-ms:query=x",
         "mailto:a@example.com",
         "myapp://callback",
+        // A dot is not a reverse domain: neither begins with a TLD.
+        "x-apple.systempreferences:com.apple.preference.security",
+        "ms-msdt.x:/cb",
+        // A domain only the OS vendor controls.
+        "microsoft.windows.camera:/cb",
     ] {
         let response = register_raw(
             &app,

@@ -64,8 +64,19 @@ async fn scanned(configure: impl FnOnce(&mut Config) + Send + 'static) -> (TestA
     (app, stand_in)
 }
 
-/// A new account with a read token, the feature as asked and `grant` USD.
+/// A new account with a token that may spend credits (read and scan), the
+/// feature as asked and `grant` USD.
 async fn account(app: &TestApp, feature: bool, grant: Option<&str>) -> (AccountId, String) {
+    account_with(app, "read,scan", feature, grant).await
+}
+
+/// [`account`] with a token of `scopes`.
+async fn account_with(
+    app: &TestApp,
+    scopes: &str,
+    feature: bool,
+    grant: Option<&str>,
+) -> (AccountId, String) {
     let store = app.state.store();
     let now = app.state.now_ms();
     let account = accounts::create_account(store, now, "research")
@@ -76,7 +87,7 @@ async fn account(app: &TestApp, feature: bool, grant: Option<&str>) -> (AccountI
         now,
         &account,
         TokenKind::Mcp,
-        Scopes::parse("read").unwrap(),
+        Scopes::parse(scopes).unwrap(),
         "t",
     )
     .await
@@ -912,6 +923,291 @@ async fn a_funder_beyond_the_page_cap_is_not_found_within_window_and_incomplete(
     app.stop().await;
 }
 
+/// The finding: a read-only token charged `expand_graph` three
+/// times. It is refused before anything is charged, on the tool and on
+/// its REST twin, and the balance and its lines stay as granted.
+#[tokio::test]
+async fn a_read_only_token_cannot_expand_the_graph_and_no_credit_moves() {
+    let (app, _s) = scanned(|_| {}).await;
+    let (account, read) = account_with(&app, "read", true, Some("1")).await;
+    for action in ["r1", "r2", "r3"] {
+        let result = call(
+            &app,
+            &read,
+            "expand_graph",
+            json!({"address": WALLET, "action_id": action}),
+        )
+        .await;
+        let refusal = refused(&result, "forbidden");
+        assert!(
+            refusal["message"]
+                .as_str()
+                .unwrap()
+                .contains("spending research credits needs read and scan"),
+            "{refusal}"
+        );
+    }
+    let rest = app
+        .client
+        .post(app.url("/v1/graph/expand"))
+        .bearer_auth(&read)
+        .json(&json!({"address": WALLET, "action_id": "r4"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.status(), StatusCode::FORBIDDEN);
+    assert_eq!(balance(&app, &account).await, 1_000_000, "nothing charged");
+    assert_eq!(
+        kinds(&app, &account).await,
+        vec![("grant".to_owned(), 1_000_000)]
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_read_only_token_cannot_find_a_first_funder_and_no_credit_moves() {
+    let (app, stand_in) = scanned(|_| {}).await;
+    let (account, read) = account_with(&app, "read", true, Some("1")).await;
+    let before = requests(&stand_in);
+    let result = call(
+        &app,
+        &read,
+        "find_first_funder",
+        json!({"address": WALLET, "action_id": "f1"}),
+    )
+    .await;
+    refused(&result, "forbidden");
+    let rest = app
+        .client
+        .post(app.url("/v1/graph/funder"))
+        .bearer_auth(&read)
+        .json(&json!({"address": WALLET, "action_id": "f2"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.status(), StatusCode::FORBIDDEN);
+    assert_eq!(requests(&stand_in), before, "no RPC call");
+    assert_eq!(balance(&app, &account).await, 1_000_000, "nothing charged");
+    app.stop().await;
+}
+
+/// `account` (an id as sign-in answers it) with the feature on, 1 USD of
+/// credit and the scanned wallet watched: all a grant needs to spend and
+/// to share.
+async fn ready_to_spend_and_share(app: &TestApp, account: &str) -> AccountId {
+    let account = AccountId::parse(account).unwrap();
+    let (store, now) = (app.state.store(), app.state.now_ms());
+    store
+        .set_feature(account.as_str(), FOLLOW_THE_MONEY, true, now)
+        .await
+        .unwrap();
+    app.state
+        .credits()
+        .grant(&account, server::values::Usd::parse("1").unwrap(), "g")
+        .await
+        .unwrap();
+    server::accounts::watchlist::add_wallet(
+        store,
+        now,
+        &account,
+        server::solana::WalletAddress::parse(WALLET).unwrap(),
+        "",
+    )
+    .await
+    .unwrap();
+    account
+}
+
+async fn live_links(app: &TestApp, account: &AccountId) -> u64 {
+    app.state
+        .store()
+        .count_live_share_links(account.as_str(), app.state.now_ms())
+        .await
+        .unwrap()
+}
+
+/// The issue's own setting: an OAuth grant approved as `read` (the
+/// consent page: no spending, no publishing) neither charges
+/// `expand_graph` nor mints a share link, on MCP or REST; a grant of
+/// `read scan` does both.
+#[tokio::test]
+async fn an_oauth_read_grant_neither_spends_nor_publishes_and_read_scan_does_both() {
+    let (app, _s) = scanned(|_| {}).await;
+    let (id, read) = crate::oauth::access_token_for(&app, "read").await;
+    let account = ready_to_spend_and_share(&app, &id).await;
+    let spent = call(
+        &app,
+        &read,
+        "expand_graph",
+        json!({"address": WALLET, "action_id": "a"}),
+    )
+    .await;
+    refused(&spent, "forbidden");
+    let shared = call(&app, &read, "create_snapshot", json!({"address": WALLET})).await;
+    refused(&shared, "forbidden");
+    for (path, body) in [
+        (
+            "/v1/graph/expand",
+            json!({"address": WALLET, "action_id": "b"}),
+        ),
+        ("/v1/snapshots", json!({"address": WALLET})),
+    ] {
+        let response = app
+            .client
+            .post(app.url(path))
+            .bearer_auth(&read)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::FORBIDDEN, "{path}");
+    }
+    assert_eq!(balance(&app, &account).await, 1_000_000, "no credit moved");
+    assert_eq!(live_links(&app, &account).await, 0, "no link minted");
+
+    let (id, both) = crate::oauth::access_token_for(&app, "read scan").await;
+    let account = ready_to_spend_and_share(&app, &id).await;
+    let spent = ok(&call(
+        &app,
+        &both,
+        "expand_graph",
+        json!({"address": WALLET, "action_id": "a"}),
+    )
+    .await);
+    assert_eq!(spent["cost_atomic"], LEDGER.to_string());
+    let shared = ok(&call(&app, &both, "create_snapshot", json!({"address": WALLET})).await);
+    assert!(shared["token"].is_string());
+    assert_eq!(balance(&app, &account).await, 1_000_000 - LEDGER);
+    assert_eq!(live_links(&app, &account).await, 1);
+    app.stop().await;
+}
+
+/// A scan-only token spends no credits either: a research result names the
+/// account's own labels, which only read shows.
+#[tokio::test]
+async fn a_scan_only_token_cannot_spend_credits() {
+    let (app, _s) = scanned(|_| {}).await;
+    let (account, scan) = account_with(&app, "scan", true, Some("1")).await;
+    let result = call(
+        &app,
+        &scan,
+        "expand_graph",
+        json!({"address": WALLET, "action_id": "s1"}),
+    )
+    .await;
+    refused(&result, "forbidden");
+    assert_eq!(balance(&app, &account).await, 1_000_000);
+    app.stop().await;
+}
+
+/// `POST /v1/credits` checked no scope at all: a read-only token is now
+/// refused before any challenge is priced.
+#[tokio::test]
+async fn a_read_only_token_cannot_buy_credits() {
+    let paid = crate::payments::paid_app(|_| {}).await;
+    let app = &paid.app;
+    let (account, read) = account_with(app, "read", false, None).await;
+    let response = app
+        .client
+        .post(app.url("/v1/credits"))
+        .bearer_auth(&read)
+        .json(&json!({"amount_usd": "5"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    let challenge = response.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(challenge.contains("scope=\"read scan\""), "{challenge}");
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["code"], "forbidden");
+    assert!(body.get("accepts").is_none(), "no challenge: {body}");
+    assert_eq!(balance(app, &account).await, 0);
+    assert_eq!(paid.sent(), 0);
+}
+
+/// A grant never takes a balance past the maximum: refused with a clear
+/// error, nothing credited, and the next grant within it still works
+/// (the balance once saturated at i64::MAX and every later grant failed).
+#[tokio::test]
+async fn a_grant_past_the_maximum_balance_is_refused_and_credits_nothing() {
+    let (app, _s) = research_app(Shared::default(), |_| {}).await;
+    let (account, _) = account(&app, false, None).await;
+    let credits = app.state.credits();
+    let usd = |text: &str| server::values::Usd::parse(text).unwrap();
+    // Ten grants of 10,000 USD, the most one grant may add, fill it exactly.
+    for _ in 0..10 {
+        credits.grant(&account, usd("10000"), "big").await.unwrap();
+    }
+    let full = 100_000 * 1_000_000;
+    assert_eq!(balance(&app, &account).await, full);
+    let err = credits
+        .grant(&account, usd("0.000001"), "one more")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), server::error::Code::InvalidParams);
+    assert!(
+        err.message()
+            .contains("past the most an account may hold, 100000.00 USD"),
+        "{}",
+        err.message()
+    );
+    let err = credits
+        .grant(&account, usd("10000.000001"), "too big")
+        .await
+        .unwrap_err();
+    assert!(
+        err.message().contains("a grant is at most 10000.00 USD"),
+        "{}",
+        err.message()
+    );
+    assert_eq!(balance(&app, &account).await, full, "nothing credited");
+    assert_explained(&app, &account).await;
+    app.stop().await;
+}
+
+/// A top-up the balance cannot take is refused before it is priced, so
+/// nothing is paid for a credit that could not be made.
+#[tokio::test]
+async fn a_top_up_past_the_maximum_balance_is_refused_before_the_challenge() {
+    let paid = crate::payments::paid_app(|_| {}).await;
+    let app = &paid.app;
+    let (account, token) = account(app, false, None).await;
+    let credits = app.state.credits();
+    for _ in 0..10 {
+        credits
+            .grant(
+                &account,
+                server::values::Usd::parse("10000").unwrap(),
+                "big",
+            )
+            .await
+            .unwrap();
+    }
+    let response = app
+        .client
+        .post(app.url("/v1/credits"))
+        .bearer_auth(&token)
+        .json(&json!({"amount_usd": "1"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["code"], "invalid_params");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("past the most an account may hold"),
+        "{body}"
+    );
+    assert_eq!(paid.sent(), 0);
+    assert_eq!(balance(app, &account).await, 100_000 * 1_000_000);
+}
+
 #[tokio::test]
 async fn parallel_charges_never_overdraw() {
     let (app, _s) = research_app(Shared::default(), |_| {}).await;
@@ -924,6 +1220,7 @@ async fn parallel_charges_never_overdraw() {
             account_id: account.as_str(),
             kind: "grant",
             amount_atomic: 10 * 7,
+            max_balance: i64::MAX,
             reference: None,
             note: "ten charges",
             now,

@@ -23,21 +23,29 @@ use crate::{
 /// price stand-in's series.
 const NOW_MS: i64 = 1_711_929_600_000;
 
+/// A new account and a token that may publish (read and scan).
 async fn mint_token(app: &TestApp) -> (AccountId, String) {
-    let store = app.state.store();
-    let now = app.state.now_ms();
-    let account = accounts::create_account(store, now, "tests").await.unwrap();
-    let minted = accounts::mint(
-        store,
-        now,
-        &account,
+    let account = accounts::create_account(app.state.store(), app.state.now_ms(), "tests")
+        .await
+        .unwrap();
+    let token = token_of(app, &account, "read,scan").await;
+    (account, token)
+}
+
+/// Another token of `account`, with `scopes`.
+async fn token_of(app: &TestApp, account: &AccountId, scopes: &str) -> String {
+    accounts::mint(
+        app.state.store(),
+        app.state.now_ms(),
+        account,
         TokenKind::Mcp,
-        Scopes::parse("read").unwrap(),
+        Scopes::parse(scopes).unwrap(),
         "test token",
     )
     .await
-    .unwrap();
-    (account, minted.plaintext.clone())
+    .unwrap()
+    .plaintext
+    .clone()
 }
 
 async fn call_as(app: &TestApp, bearer: Option<&str>, name: &str, arguments: Value) -> Value {
@@ -69,7 +77,7 @@ fn ok(result: &Value) -> &Value {
 
 /// A scanned wallet on a server with payments off, prices from the
 /// stand-in, a hand-driven clock at [`NOW_MS`], and `configure` applied.
-async fn scanned(
+pub(crate) async fn scanned(
     configure: impl FnOnce(&mut server::config::Config) + Send + 'static,
 ) -> (
     TestApp,
@@ -101,13 +109,13 @@ async fn scanned(
 }
 
 /// An account watching the wallet, and its token.
-async fn owner(app: &TestApp) -> (AccountId, String) {
+pub(crate) async fn owner(app: &TestApp) -> (AccountId, String) {
     let (account, token) = mint_token(app).await;
     ok(&call_as(app, Some(&token), "add_wallet", json!({"address": WALLET})).await);
     (account, token)
 }
 
-async fn create(app: &TestApp, token: &str, args: Value) -> Value {
+pub(crate) async fn create(app: &TestApp, token: &str, args: Value) -> Value {
     ok(&call_as(app, Some(token), "create_snapshot", args).await).clone()
 }
 
@@ -158,6 +166,123 @@ async fn create_snapshot_needs_an_account() {
     )
     .await;
     assert_eq!(refusal(&revoke), "unauthenticated");
+}
+
+/// A read-only token publishes nothing: the account watches the wallet
+/// (so a read,scan token of it mints a link), yet `create_snapshot` and
+/// `POST /v1/snapshots` are forbidden and no link exists afterwards.
+#[tokio::test]
+async fn a_read_only_token_cannot_publish_a_share_link() {
+    let (app, _clock, _s, _p) = scanned(|_| {}).await;
+    let (account, _) = owner(&app).await;
+    let read = token_of(&app, &account, "read").await;
+    let result = call_as(
+        &app,
+        Some(&read),
+        "create_snapshot",
+        json!({"address": WALLET}),
+    )
+    .await;
+    assert_eq!(refusal(&result), "forbidden", "{result}");
+    assert!(
+        result["structuredContent"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("lacks the scan scope")
+    );
+    let rest = app
+        .client
+        .post(app.url("/v1/snapshots"))
+        .bearer_auth(&read)
+        .json(&json!({"address": WALLET}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.status(), StatusCode::FORBIDDEN);
+    let challenge = rest.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        challenge.contains("error=\"insufficient_scope\"")
+            && challenge.contains("scope=\"read scan\""),
+        "{challenge}"
+    );
+    let live = app
+        .state
+        .store()
+        .count_live_share_links(account.as_str(), app.state.now_ms())
+        .await
+        .unwrap();
+    assert_eq!(live, 0, "no link was minted");
+    app.stop().await;
+}
+
+/// Nor does it withdraw one: `revoke_snapshot` and `DELETE
+/// /v1/snapshots/{token}` are forbidden and the link still opens.
+#[tokio::test]
+async fn a_read_only_token_cannot_revoke_a_share_link() {
+    let (app, _clock, _s, _p) = scanned(|_| {}).await;
+    let (account, token) = owner(&app).await;
+    let minted = create(&app, &token, json!({"address": WALLET})).await;
+    let link = minted["token"].as_str().unwrap();
+    let read = token_of(&app, &account, "read").await;
+    let result = call_as(&app, Some(&read), "revoke_snapshot", json!({"token": link})).await;
+    assert_eq!(refusal(&result), "forbidden", "{result}");
+    let rest = app
+        .client
+        .delete(app.url(&format!("/v1/snapshots/{link}")))
+        .bearer_auth(&read)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.status(), StatusCode::FORBIDDEN);
+    let page = get(&app, &format!("/s/{link}")).await;
+    assert_eq!(page.status(), StatusCode::OK, "still live");
+    // The read token still lists the account's links (without tokens).
+    let listed = app
+        .client
+        .get(app.url("/v1/snapshots"))
+        .bearer_auth(&read)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed.status(), StatusCode::OK);
+    app.stop().await;
+}
+
+/// A scan-only token neither publishes nor revokes: a link reads a wallet,
+/// which needs read.
+#[tokio::test]
+async fn a_scan_only_token_cannot_publish_or_revoke_a_share_link() {
+    let (app, _clock, _s, _p) = scanned(|_| {}).await;
+    let (account, token) = owner(&app).await;
+    let minted = create(&app, &token, json!({"address": WALLET})).await;
+    let scan = token_of(&app, &account, "scan").await;
+    let created = call_as(
+        &app,
+        Some(&scan),
+        "create_snapshot",
+        json!({"address": WALLET}),
+    )
+    .await;
+    assert_eq!(refusal(&created), "forbidden", "{created}");
+    let revoked = call_as(
+        &app,
+        Some(&scan),
+        "revoke_snapshot",
+        json!({"token": minted["token"]}),
+    )
+    .await;
+    assert_eq!(refusal(&revoked), "forbidden", "{revoked}");
+    let live = app
+        .state
+        .store()
+        .count_live_share_links(account.as_str(), app.state.now_ms())
+        .await
+        .unwrap();
+    assert_eq!(live, 1, "only the read,scan token's link");
+    app.stop().await;
 }
 
 #[tokio::test]
