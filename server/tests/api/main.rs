@@ -13,6 +13,7 @@ mod edge;
 mod encoding_support;
 mod helpers;
 mod ledger;
+mod limits;
 mod mcp_limits;
 mod mcp_stateless;
 mod mcp_transport;
