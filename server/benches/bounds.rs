@@ -111,7 +111,7 @@ fn main() {
         let dir = tempfile::tempdir().unwrap();
         let mut config = support::offline_config(dir.path());
         config.rate_limit.anon_rps = 1_000_000.0;
-        config.rate_limit.anon_burst = 1_000_000;
+        config.rate_limit.anon_burst = Some(1_000_000);
         let app = Application::build(config, Arc::new(ManualClock::new(NOW * 1000 + 1_800_000)))
             .await
             .unwrap();

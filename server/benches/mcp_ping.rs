@@ -128,7 +128,8 @@ async fn run() -> Result<bool, BoxError> {
         // Anonymous callers are otherwise limited to a few requests a second.
         rate_limit: RateLimitConfig {
             anon_rps: 1e9,
-            anon_burst: 1_000_000_000,
+            anon_burst: Some(1_000_000_000),
+            ..defaults.rate_limit.clone()
         },
         worker: WorkerConfig {
             in_process: false,

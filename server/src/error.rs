@@ -171,13 +171,30 @@ impl AppError {
         let mut err = Self::new(
             Code::RateLimited,
             format!(
-                "rate limited, retry after {retry_after_secs} s; anonymous requests are limited per client IP, a bearer token is not"
+                "rate limited, retry after {retry_after_secs} s; anonymous requests are limited per client IP; present a bearer token for an account's larger budget"
             ),
         );
         err.retry_after = Some(retry_after_secs);
         err.extra
             .insert("retry_after".to_owned(), json!(retry_after_secs));
         err
+    }
+
+    /// A rate limit other than the anonymous one: the same opening words
+    /// (what a client shows from the status line), then `reason`.
+    pub fn rate_limited_because(retry_after_secs: u64, reason: &str) -> Self {
+        Self::new(
+            Code::RateLimited,
+            format!("rate limited, retry after {retry_after_secs} s; {reason}"),
+        )
+        .with_retry_after(retry_after_secs)
+    }
+
+    /// A quota reached (HTTP 409, like `snapshot_limit`): `message` says
+    /// what is full, names its setting and how to make room; `limit` is the
+    /// quota, as the `limit` member.
+    pub fn quota_reached(message: String, limit: u32) -> Self {
+        Self::new(Code::Conflict, message).with("limit", json!(limit))
     }
 
     /// A `Retry-After` of `secs` (and a `retry_after` member).
@@ -312,9 +329,11 @@ impl axum::response::IntoResponse for AppError {
                 .insert(http::header::RETRY_AFTER, value);
             // Some clients show their user the status line and nothing of
             // the body (the Python MCP SDK raises "Client error '429 …' for
-            // url …"): the reason phrase says it too.
-            if let Ok(reason) =
-                hyper::ext::ReasonPhrase::try_from(format!("rate limited, retry after {secs} s"))
+            // url …"): the reason phrase says it too. (A 503's keeps its own.)
+            if response.status() == StatusCode::TOO_MANY_REQUESTS
+                && let Ok(reason) = hyper::ext::ReasonPhrase::try_from(format!(
+                    "rate limited, retry after {secs} s"
+                ))
             {
                 response.extensions_mut().insert(reason);
             }

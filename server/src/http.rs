@@ -27,10 +27,14 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde::de::DeserializeOwned;
 
 use crate::{
+    accounts::AccountId,
     auth::{self, Principal},
     error::{AppError, Code},
+    limits::{
+        ClientKey,
+        costs::{self, Cost},
+    },
     state::AppState,
-    store::{RateDecision, RateRule},
 };
 
 /// A 401 with the `WWW-Authenticate` challenge naming our protected-resource
@@ -137,16 +141,15 @@ pub fn presented(headers: &axum::http::HeaderMap) -> crate::payments::Presented 
     }
 }
 
-/// Anonymous callers share one budget per client IP across MCP and REST
-/// (`rate_limit.anon_rps`, burst `rate_limit.anon_burst`); over it is 429
-/// with `Retry-After`.
-pub async fn limit_anonymous(state: &AppState, ip: IpAddr) -> Result<(), Response> {
-    match take_anonymous(state, ip, 1).await? {
-        RateDecision::Allowed => Ok(()),
-        RateDecision::Limited { retry_after_ms } => {
-            Err(AppError::rate_limited(whole_seconds(retry_after_ms)).into_response())
-        }
-    }
+/// Anonymous callers share one budget per client address across MCP and
+/// REST (`rate_limit.anon_rps`, burst `rate_limit.anon_burst`); over it is
+/// 429 with `Retry-After`.
+pub async fn limit_anonymous(state: &AppState, client: &ClientKey) -> Result<(), Response> {
+    state
+        .limiter()
+        .anonymous(client, 1)
+        .await
+        .map_err(IntoResponse::into_response)
 }
 
 /// A JSON-RPC batch of `calls` requests costs what `calls` separate POSTs
@@ -155,37 +158,37 @@ pub async fn limit_anonymous(state: &AppState, ip: IpAddr) -> Result<(), Respons
 /// whole burst is refused by the transport before it gets here.)
 pub async fn limit_anonymous_batch(
     state: &AppState,
-    ip: IpAddr,
+    client: &ClientKey,
     calls: usize,
 ) -> Result<(), Response> {
     let count = u32::try_from(calls).unwrap_or(u32::MAX).saturating_sub(1);
-    match take_anonymous(state, ip, count).await? {
-        RateDecision::Allowed => Ok(()),
-        RateDecision::Limited { retry_after_ms } => {
-            Err(AppError::rate_limited(whole_seconds(retry_after_ms)).into_response())
-        }
-    }
-}
-
-async fn take_anonymous(
-    state: &AppState,
-    ip: IpAddr,
-    count: u32,
-) -> Result<RateDecision, Response> {
-    let rule = RateRule {
-        per_second: state.config().rate_limit.anon_rps,
-        burst: state.config().rate_limit.anon_burst,
-    };
     state
-        .store()
-        .take_rate_tokens(&format!("anon:{ip}"), state.now_ms(), rule, count)
+        .limiter()
+        .anonymous(client, count)
         .await
-        .map_err(|e| AppError::from(e).into_response())
+        .map_err(IntoResponse::into_response)
 }
 
-/// `Retry-After` is whole seconds, rounded up, at least one.
-fn whole_seconds(ms: i64) -> u64 {
-    u64::try_from(ms.max(1)).unwrap_or(1).div_ceil(1000).max(1)
+/// Spend `units` (`limits::costs`) of an account's bearer traffic, and of
+/// its client address's when there is one; over either is 429 with
+/// `Retry-After`.
+pub async fn charge_bearer(
+    state: &AppState,
+    account: &AccountId,
+    client: Option<&ClientKey>,
+    units: u32,
+) -> Result<(), Response> {
+    state
+        .limiter()
+        .bearer(account, client, units)
+        .await
+        .map_err(IntoResponse::into_response)
+}
+
+/// The client's rate-limit key: [`client_ip`] under the one keying rule
+/// ([`ClientKey`]: IPv4 as itself, IPv6 by /64).
+pub fn client_key(state: &AppState, peer: SocketAddr, headers: &HeaderMap) -> ClientKey {
+    ClientKey::of(client_ip(state, peer, headers))
 }
 
 /// The client's IP: the peer, or the last `X-Forwarded-For` hop behind a
@@ -207,15 +210,38 @@ pub fn client_ip(state: &AppState, peer: SocketAddr, headers: &axum::http::Heade
     peer.ip()
 }
 
+/// A request's client address as rate limits key it ([`client_key`]);
+/// `None` for a request that did not come over a socket (in-process tests),
+/// which is not limited.
+pub struct ClientAddr(pub Option<ClientKey>);
+
+impl FromRequestParts<AppState> for ClientAddr {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, std::convert::Infallible> {
+        Ok(ClientAddr(
+            parts
+                .extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|ConnectInfo(peer)| client_key(state, *peer, &parts.headers)),
+        ))
+    }
+}
+
 /// The caller of a request: who they are and what they present to pay.
 pub struct Caller(pub Principal, pub crate::payments::Presented);
 
 /// The one credential check of `/v1` and `/mcp`: the bearer resolved to its
 /// principal (an unknown or revoked one is 401 with the challenge, never a
 /// downgrade), and anonymous callers, or callers whose bearer failed, held
-/// to the anonymous budget of their IP, so guessing tokens is rate limited
-/// too. `peer` is absent only for requests that did not come over a socket
-/// (in-process tests); they are not limited.
+/// to the anonymous budget of their address, so guessing tokens is rate
+/// limited too. `peer` is absent only for requests that did not come over a
+/// socket (in-process tests); they are not limited. A valid bearer's
+/// traffic is charged by what it calls, once that is known
+/// ([`charge_bearer`]).
 pub async fn admit(
     state: &AppState,
     peer: Option<SocketAddr>,
@@ -226,51 +252,43 @@ pub async fn admit(
 
 /// [`admit`], charging anonymous callers to their budget only when
 /// `charge_anonymous` (a closing `DELETE /mcp` is not charged). Failed
-/// bearers are always counted: once an IP has spent its allowance of them
-/// (`rate_limit.anon_rps`, burst `rate_limit.anon_burst`), every request of
-/// that IP carrying a bearer is refused 429 until it refills, valid or not,
-/// so a wrong guess and a right one answer alike while it is spent.
+/// bearers are always counted, in a budget of their own per address
+/// (`rate_limit.bearer_failures_per_sec`); once it is spent a failed
+/// bearer is answered 429 rather than 401. Only failures are counted and
+/// only failures refused: a valid bearer from the same address (someone
+/// else behind the same NAT or proxy) is served whatever the failures
+/// before it. Guessing gains nothing from that: a token is 32 random bytes.
 pub async fn admit_charging(
     state: &AppState,
     peer: Option<SocketAddr>,
     headers: &HeaderMap,
     charge_anonymous: bool,
 ) -> Result<Caller, Response> {
-    let ip = peer.map(|peer| client_ip(state, peer, headers));
-    let bearer = headers.contains_key(header::AUTHORIZATION);
-    let failures = ip.map(|ip| format!("bearer-failures:{ip}"));
-    let rule = RateRule {
-        per_second: state.config().rate_limit.anon_rps,
-        burst: state.config().rate_limit.anon_burst,
-    };
-    if bearer && let Some(bucket) = &failures {
-        let allowed = state
-            .store()
-            .rate_allows(bucket, state.now_ms(), rule, 1)
-            .await
-            .map_err(|e| AppError::from(e).into_response())?;
-        if !allowed {
-            tracing::info!("refused a bearer: too many failed bearers from this address");
-            return Err(AppError::rate_limited(1).into_response());
+    let client = peer.map(|peer| client_key(state, peer, headers));
+    let principal = match resolve(state, headers).await {
+        Ok(principal) => principal,
+        Err(err) => {
+            if err.code() == Code::Unauthenticated
+                && let Some(client) = &client
+            {
+                state
+                    .limiter()
+                    .bearer_failure(client)
+                    .await
+                    .map_err(IntoResponse::into_response)?;
+                if charge_anonymous {
+                    limit_anonymous(state, client).await?;
+                }
+            }
+            return Err(unauthenticated(state, err));
         }
-    }
-    let resolved = resolve(state, headers).await;
-    if resolved.is_err()
-        && let Some(bucket) = &failures
-    {
-        state
-            .store()
-            .take_rate_tokens(bucket, state.now_ms(), rule, 1)
-            .await
-            .map_err(|e| AppError::from(e).into_response())?;
-    }
+    };
     if charge_anonymous
-        && !matches!(&resolved, Ok(p) if !p.is_anonymous())
-        && let Some(ip) = ip
+        && principal.is_anonymous()
+        && let Some(client) = &client
     {
-        limit_anonymous(state, ip).await?;
+        limit_anonymous(state, client).await?;
     }
-    let principal = resolved.map_err(|err| unauthenticated(state, err))?;
     Ok(Caller(principal, presented(headers)))
 }
 
@@ -282,7 +300,19 @@ impl FromRequestParts<AppState> for Caller {
             .extensions
             .get::<ConnectInfo<SocketAddr>>()
             .map(|ConnectInfo(peer)| *peer);
-        admit(state, peer, &parts.headers).await
+        let caller = admit(state, peer, &parts.headers).await?;
+        if let Principal::Account(account) = &caller.0 {
+            // A REST request is one call: its route's cost.
+            let cost = parts
+                .extensions
+                .get::<MatchedPath>()
+                .map_or(Cost::Local, |path| {
+                    costs::of_route(parts.method.as_str(), path.as_str())
+                });
+            let client = peer.map(|peer| client_key(state, peer, &parts.headers));
+            charge_bearer(state, &account.account_id, client.as_ref(), cost.units()).await?;
+        }
+        Ok(caller)
     }
 }
 

@@ -27,6 +27,7 @@ pub mod http;
 pub mod ids;
 pub mod jobs;
 pub mod ledger;
+pub mod limits;
 pub mod mcp;
 pub mod oauth;
 pub mod params;

@@ -74,6 +74,15 @@ impl Services {
         &self.0.metrics
     }
 
+    /// The rate limits, at this instant.
+    pub fn limiter(&self) -> crate::limits::Limiter<'_> {
+        crate::limits::Limiter {
+            store: &self.0.store,
+            now_ms: self.now_ms(),
+            config: &self.0.config.rate_limit,
+        }
+    }
+
     /// The paywall's part: pricing, challenges, settlement, access.
     pub fn paywall(&self) -> crate::payments::Paywall<'_> {
         let parts = &*self.0;

@@ -961,6 +961,7 @@ async fn an_address_label_is_set_replaced_and_removed_by_an_empty_label() {
         wallet(30),
         "Coinbase deposit",
         AddressCategory::Exchange,
+        1000,
     )
     .await
     .unwrap();
@@ -976,6 +977,7 @@ async fn an_address_label_is_set_replaced_and_removed_by_an_empty_label() {
         wallet(30),
         "my other wallet",
         AddressCategory::OwnWallet,
+        1000,
     )
     .await
     .unwrap();
@@ -992,6 +994,7 @@ async fn an_address_label_is_set_replaced_and_removed_by_an_empty_label() {
         wallet(30),
         "  ",
         AddressCategory::External,
+        1000,
     )
     .await
     .unwrap();
@@ -1014,6 +1017,7 @@ async fn an_address_label_over_64_characters_is_refused() {
         wallet(30),
         &"l".repeat(64),
         AddressCategory::Dex,
+        1000,
     )
     .await
     .unwrap();
@@ -1024,6 +1028,7 @@ async fn an_address_label_over_64_characters_is_refused() {
         wallet(31),
         &"l".repeat(65),
         AddressCategory::Dex,
+        1000,
     )
     .await
     .unwrap_err();
@@ -1053,6 +1058,7 @@ async fn address_labels_are_their_accounts_alone() {
         wallet(30),
         "mine",
         AddressCategory::OwnWallet,
+        1000,
     )
     .await
     .unwrap();
@@ -1063,9 +1069,17 @@ async fn address_labels_are_their_accounts_alone() {
             .is_empty()
     );
     // Removing through another account removes nothing of a's.
-    accounts::set_address_label(&db.store, T0, &b, wallet(30), "", AddressCategory::External)
-        .await
-        .unwrap();
+    accounts::set_address_label(
+        &db.store,
+        T0,
+        &b,
+        wallet(30),
+        "",
+        AddressCategory::External,
+        1000,
+    )
+    .await
+    .unwrap();
     assert_eq!(
         accounts::address_labels(&db.store, &a).await.unwrap().len(),
         1

@@ -199,12 +199,14 @@ pub async fn remove_wallet(
     }
 }
 
-/// `set_address_label`.
+/// `set_address_label`, within the account's `max_labels`
+/// (`quota.labels_per_account`).
 pub async fn set_address_label(
     store: &Store,
     now_ms: i64,
     principal: &Principal,
     args: SetAddressLabelArgs,
+    max_labels: u32,
 ) -> Result<AddressLabel, AppError> {
     let account = principal.require_account("set_address_label")?;
     principal.permit(Action::KeepWatchlist)?;
@@ -216,6 +218,7 @@ pub async fn set_address_label(
         args.address.clone(),
         &args.label,
         category,
+        max_labels,
     )
     .await?;
     let label = args.label.trim().to_owned();

@@ -77,7 +77,9 @@ impl fmt::Display for AddressCategory {
 }
 
 /// Name `address` for `account`: `label` (at most [`ADDRESS_LABEL_MAX`]
-/// characters) and `category`. An empty label removes the name.
+/// characters) and `category`. An empty label removes the name. A new
+/// address is refused once the account holds `max_labels`
+/// (`quota.labels_per_account`); relabelling one it holds never is.
 pub async fn set_address_label(
     store: &Store,
     now_ms: i64,
@@ -85,22 +87,30 @@ pub async fn set_address_label(
     address: WalletAddress,
     label: &str,
     category: AddressCategory,
+    max_labels: u32,
 ) -> Result<(), AccountsError> {
     let label = check_label("label", label, ADDRESS_LABEL_MAX)?;
     if label.is_empty() {
         store
             .delete_address_label(account.as_str(), address.as_str())
             .await?;
-    } else {
-        store
-            .upsert_address_label(
-                account.as_str(),
-                address.as_str(),
-                &label,
-                category.as_str(),
-                now_ms,
-            )
-            .await?;
+    } else if !store
+        .upsert_address_label(
+            account.as_str(),
+            address.as_str(),
+            &label,
+            category.as_str(),
+            now_ms,
+            max_labels,
+        )
+        .await?
+    {
+        return Err(AccountsError::QuotaReached {
+            what: "address labels",
+            limit: max_labels,
+            setting: "quota.labels_per_account",
+            remedy: "remove one first (set_address_label with an empty label)",
+        });
     }
     Ok(())
 }

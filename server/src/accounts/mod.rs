@@ -28,7 +28,7 @@ pub use labels::{ADDRESS_LABEL_MAX, AddressCategory, address_labels, set_address
 pub use payments::{PaymentView, assign_payment, list_payments};
 pub use tokens::{
     Credential, Minted, Revoked, Scope, Scopes, TokenId, TokenKind, TokenPrefix, TokenSummary,
-    list_tokens, mint, resolve, revoke, revoke_by_prefix,
+    list_tokens, mint, mint_within, resolve, revoke, revoke_by_prefix,
 };
 pub use watchlist::{
     LastScan, WALLET_LABEL_MAX, WatchedWallet, add_wallet, is_watching, list_wallets, remove_wallet,
@@ -72,6 +72,16 @@ pub enum AccountsError {
     NoPayment(String),
     #[error("payment {0} belongs to another account")]
     PaymentTaken(String),
+    /// The account holds as many of something as its quota allows.
+    #[error("your account holds as many {what} as it may ({limit}, {setting}); {remedy}")]
+    QuotaReached {
+        what: &'static str,
+        limit: u32,
+        /// The setting that sets it.
+        setting: &'static str,
+        /// How to make room.
+        remedy: &'static str,
+    },
     /// A stored value does not parse: a bug or a hand-edited row.
     #[error("stored data is inconsistent: {0}")]
     Corrupt(String),
@@ -100,6 +110,9 @@ impl From<AccountsError> for AppError {
                 AppError::new(Code::Conflict, err.to_string())
             }
             AccountsError::PaymentTaken(_) => AppError::new(Code::Forbidden, err.to_string()),
+            AccountsError::QuotaReached { limit, .. } => {
+                AppError::quota_reached(err.to_string(), *limit)
+            }
             AccountsError::Corrupt(_) | AccountsError::Store(_) => {
                 AppError::internal("accounts", &err)
             }
@@ -310,6 +323,19 @@ pub async fn account_exists(store: &Store, id: &AccountId) -> Result<bool, Accou
 /// Account `id`'s label (empty for none); `None` when there is no such account.
 pub async fn account_label(store: &Store, id: &AccountId) -> Result<Option<String>, AccountsError> {
     Ok(store.account_label(id.as_str()).await?)
+}
+
+/// The account `identity` already signs in to, if any: `None` means its
+/// first sign-in would create one (the caller may want to limit that).
+pub async fn signs_in_to(
+    store: &Store,
+    identity: &Identity,
+) -> Result<Option<AccountId>, AccountsError> {
+    let (issuer, subject) = identity.key();
+    match store.identity(identity.kind(), issuer, subject).await? {
+        Some(row) => Ok(Some(AccountId::stored(row.account_id)?)),
+        None => Ok(None),
+    }
 }
 
 /// The account `identity` signs in to, and whether this sign-in created it

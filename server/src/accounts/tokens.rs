@@ -342,6 +342,8 @@ fn summary(row: TokenRecord) -> Result<TokenSummary, AccountsError> {
 
 /// Mint a token of `kind` with `scopes` for `account` (which must exist).
 /// `label` is optional (empty), at most [`TOKEN_LABEL_MAX`] characters.
+/// No quota: this is the operator's (`ledger tokens mint`); people mint
+/// through [`mint_within`].
 pub async fn mint(
     store: &Store,
     now_ms: i64,
@@ -350,6 +352,44 @@ pub async fn mint(
     scopes: Scopes,
     label: &str,
 ) -> Result<Minted, AccountsError> {
+    let (minted, record) = prepare(store, now_ms, account, kind, scopes, label).await?;
+    store.insert_token(&record).await?;
+    Ok(minted)
+}
+
+/// [`mint`] within the account's quota of live tokens (`max_live`,
+/// `quota.tokens_per_account`), MCP tokens and API keys together: the Keys
+/// page's. Revoking one makes room.
+pub async fn mint_within(
+    store: &Store,
+    now_ms: i64,
+    account: &AccountId,
+    kind: TokenKind,
+    scopes: Scopes,
+    label: &str,
+    max_live: u32,
+) -> Result<Minted, AccountsError> {
+    let (minted, record) = prepare(store, now_ms, account, kind, scopes, label).await?;
+    if !store.insert_token_within(&record, max_live).await? {
+        return Err(AccountsError::QuotaReached {
+            what: "live tokens (MCP tokens and API keys together)",
+            limit: max_live,
+            setting: "quota.tokens_per_account",
+            remedy: "revoke one on the Keys page first",
+        });
+    }
+    Ok(minted)
+}
+
+/// A new token and the row that stores it (its hash, never the plaintext).
+async fn prepare(
+    store: &Store,
+    now_ms: i64,
+    account: &AccountId,
+    kind: TokenKind,
+    scopes: Scopes,
+    label: &str,
+) -> Result<(Minted, TokenRecord), AccountsError> {
     let label = check_label("label", label, TOKEN_LABEL_MAX)?;
     if !store.account_exists(account.as_str()).await? {
         return Err(AccountsError::NoAccount(account.to_string()));
@@ -363,29 +403,30 @@ pub async fn mint(
     );
     let token_id = TokenId(ids::new_id(TOKEN_ID_PREFIX, now_ms));
     let prefix = TokenPrefix::of(&plaintext);
-    store
-        .insert_token(&TokenRecord {
-            id: token_id.as_str().to_owned(),
-            account_id: account.as_str().to_owned(),
-            kind: kind.as_str().to_owned(),
-            prefix: prefix.as_str().to_owned(),
-            hash: sha256_hex(&plaintext),
-            scopes: scopes.to_string(),
-            label: label.clone(),
-            created_at: now_ms,
-            last_used_at: None,
-            revoked_at: None,
-        })
-        .await?;
-    Ok(Minted {
-        token_id,
-        plaintext,
-        prefix,
-        kind,
-        scopes,
-        label,
+    let record = TokenRecord {
+        id: token_id.as_str().to_owned(),
+        account_id: account.as_str().to_owned(),
+        kind: kind.as_str().to_owned(),
+        prefix: prefix.as_str().to_owned(),
+        hash: sha256_hex(&plaintext),
+        scopes: scopes.to_string(),
+        label: label.clone(),
         created_at: now_ms,
-    })
+        last_used_at: None,
+        revoked_at: None,
+    };
+    Ok((
+        Minted {
+            token_id,
+            plaintext,
+            prefix,
+            kind,
+            scopes,
+            label,
+            created_at: now_ms,
+        },
+        record,
+    ))
 }
 
 /// The credential a bearer plaintext stands for. `None` when it is not the

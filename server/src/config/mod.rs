@@ -50,6 +50,9 @@ pub struct Config {
     pub metrics: MetricsConfig,
     pub mcp: McpConfig,
     pub rate_limit: RateLimitConfig,
+    /// How much one account may hold: labels, tokens, MCP sessions,
+    /// pending OAuth consents (docs/configuration.md#quotas).
+    pub quota: QuotaConfig,
     pub worker: WorkerConfig,
     pub database: DatabaseConfig,
     pub solana: SolanaConfig,
@@ -580,13 +583,81 @@ pub struct McpConfig {
     pub max_batch: usize,
 }
 
+/// Rate limits (docs/configuration.md#rate-limits): GCRA buckets in the
+/// store, so every instance on one PostgreSQL database shares them. A
+/// client IP is keyed by `limits::ClientKey` (IPv4 as itself, IPv6 by /64).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RateLimitConfig {
-    /// Anonymous POSTs per second per client IP on `/mcp`.
+    /// Anonymous requests per second per client IP, `/mcp` and `/v1` alike.
     pub anon_rps: f64,
-    /// Burst allowance for anonymous callers (requests).
-    pub anon_burst: u32,
+    /// Burst allowance for anonymous callers (requests); unset, twice
+    /// `anon_rps` (the guide's rule), so raising the rate raises the burst.
+    pub anon_burst: Option<u32>,
+    /// Bearer traffic per account, in cost units per second (`limits::costs`).
+    pub account_units_per_sec: f64,
+    /// Cost units one account may spend at once.
+    pub account_burst_units: u32,
+    /// Bearer traffic per client IP, all accounts together, in cost units
+    /// per second.
+    pub bearer_ip_units_per_sec: f64,
+    /// Cost units the bearers of one client IP may spend at once.
+    pub bearer_ip_burst_units: u32,
+    /// Requests with an unknown, revoked or unreadable bearer per second per
+    /// client IP; beyond it such a request is 429, a valid bearer still passes.
+    pub bearer_failures_per_sec: f64,
+    /// Failed bearers one client IP may present at once.
+    pub bearer_failure_burst: u32,
+    /// `POST /auth/solana/challenge` calls per minute per client IP.
+    pub siws_challenges_per_minute: u32,
+    /// Sign-in challenges one client IP may ask for at once.
+    pub siws_challenge_burst: u32,
+    /// Accounts created by first sign-ins (SIWS or Google) per hour per client IP.
+    pub signups_per_hour: u32,
+    /// Accounts one client IP may create at once.
+    pub signup_burst: u32,
+}
+
+impl RateLimitConfig {
+    /// The anonymous burst: as set, else twice `anon_rps` rounded up (at
+    /// least one).
+    pub fn anon_burst(&self) -> u32 {
+        self.anon_burst.unwrap_or_else(|| {
+            // `as` saturates; the rate is positive and finite by validation.
+            ((self.anon_rps * 2.0).ceil() as u32).max(1)
+        })
+    }
+}
+
+/// Quotas: how many of a thing one account may hold. Each is checked by
+/// the insert that would exceed it, and refused as `conflict` (HTTP 409)
+/// with a message naming the setting (docs/configuration.md#quotas).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct QuotaConfig {
+    /// Address labels (`set_address_label`) one account may hold.
+    pub labels_per_account: u32,
+    /// Live MCP tokens and API keys one account may hold (the Keys page).
+    pub tokens_per_account: u32,
+    /// Open MCP sessions one account may hold, across its tokens.
+    pub mcp_sessions_per_account: u32,
+    /// Open MCP sessions the server holds, anonymous ones included.
+    pub mcp_sessions_total: u32,
+    /// OAuth authorization requests one account may have waiting for its
+    /// answer on the consent page.
+    pub pending_consents_per_account: u32,
+}
+
+impl Default for QuotaConfig {
+    fn default() -> Self {
+        Self {
+            labels_per_account: 1_000,
+            tokens_per_account: 50,
+            mcp_sessions_per_account: 100,
+            mcp_sessions_total: 100_000,
+            pending_consents_per_account: 10,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -628,6 +699,7 @@ impl Default for Config {
             metrics: MetricsConfig::default(),
             mcp: McpConfig::default(),
             rate_limit: RateLimitConfig::default(),
+            quota: QuotaConfig::default(),
             worker: WorkerConfig::default(),
             database: DatabaseConfig::default(),
             solana: SolanaConfig::default(),
@@ -659,7 +731,17 @@ impl Default for RateLimitConfig {
     fn default() -> Self {
         Self {
             anon_rps: 3.0,
-            anon_burst: 6,
+            anon_burst: None,
+            account_units_per_sec: 20.0,
+            account_burst_units: 200,
+            bearer_ip_units_per_sec: 60.0,
+            bearer_ip_burst_units: 600,
+            bearer_failures_per_sec: 3.0,
+            bearer_failure_burst: 6,
+            siws_challenges_per_minute: 20,
+            siws_challenge_burst: 10,
+            signups_per_hour: 10,
+            signup_burst: 3,
         }
     }
 }
@@ -811,15 +893,62 @@ impl Config {
             url::Url::parse(origin)
                 .map_err(|e| ConfigError::Invalid(format!("allowed_origins {origin:?}: {e}")))?;
         }
-        if !(self.rate_limit.anon_rps > 0.0 && self.rate_limit.anon_rps.is_finite()) {
-            return Err(ConfigError::Invalid(
-                "rate_limit.anon_rps must be a positive number".to_owned(),
-            ));
+        let r = &self.rate_limit;
+        for (key, rate) in [
+            ("rate_limit.anon_rps", r.anon_rps),
+            ("rate_limit.account_units_per_sec", r.account_units_per_sec),
+            (
+                "rate_limit.bearer_ip_units_per_sec",
+                r.bearer_ip_units_per_sec,
+            ),
+            (
+                "rate_limit.bearer_failures_per_sec",
+                r.bearer_failures_per_sec,
+            ),
+        ] {
+            if !(rate > 0.0 && rate.is_finite()) {
+                return Err(ConfigError::Invalid(format!(
+                    "{key} must be a positive number"
+                )));
+            }
         }
-        if self.rate_limit.anon_burst == 0 {
-            return Err(ConfigError::Invalid(
-                "rate_limit.anon_burst must be at least 1".to_owned(),
-            ));
+        for (key, value) in [
+            ("rate_limit.anon_burst", r.anon_burst.unwrap_or(1)),
+            ("rate_limit.bearer_failure_burst", r.bearer_failure_burst),
+            (
+                "rate_limit.siws_challenges_per_minute",
+                r.siws_challenges_per_minute,
+            ),
+            ("rate_limit.siws_challenge_burst", r.siws_challenge_burst),
+            ("rate_limit.signups_per_hour", r.signups_per_hour),
+            ("rate_limit.signup_burst", r.signup_burst),
+            ("quota.labels_per_account", self.quota.labels_per_account),
+            ("quota.tokens_per_account", self.quota.tokens_per_account),
+            (
+                "quota.mcp_sessions_per_account",
+                self.quota.mcp_sessions_per_account,
+            ),
+            ("quota.mcp_sessions_total", self.quota.mcp_sessions_total),
+            (
+                "quota.pending_consents_per_account",
+                self.quota.pending_consents_per_account,
+            ),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::Invalid(format!("{key} must be at least 1")));
+            }
+        }
+        // A call that costs more than a whole burst could never pass.
+        let dearest = crate::limits::costs::DEAREST_UNITS;
+        for (key, burst) in [
+            ("rate_limit.account_burst_units", r.account_burst_units),
+            ("rate_limit.bearer_ip_burst_units", r.bearer_ip_burst_units),
+        ] {
+            if burst < dearest {
+                return Err(ConfigError::Invalid(format!(
+                    "{key} must be at least {dearest}, the cost of the dearest call"
+                )));
+            }
         }
         if !(1..=1000).contains(&self.solana.signatures_page_size) {
             return Err(ConfigError::Invalid(
@@ -1017,7 +1146,8 @@ mod tests {
         assert_eq!(config.listen.to_string(), "0.0.0.0:8080");
         assert_eq!(config.public_url(), "https://env.example");
         assert_eq!(config.mcp.max_batch, 5);
-        assert_eq!(config.rate_limit.anon_burst, 12);
+        assert_eq!(config.rate_limit.anon_burst, Some(12));
+        assert_eq!(config.rate_limit.anon_burst(), 12);
         assert_eq!(config.allowed_origins, vec!["https://a.example".to_owned()]);
         assert_eq!(config.database_url, "postgres://u:p@db/ledger");
         assert_eq!(config.solana.rpc_url, "http://127.0.0.1:8899");
@@ -1029,11 +1159,85 @@ mod tests {
     }
 
     #[test]
+    fn the_anonymous_burst_follows_the_rate_unless_set() {
+        // The guide: "3 by default, burst twice that".
+        assert_eq!(Config::default().rate_limit.anon_burst(), 6);
+        let burst = |file: Option<&str>, pairs: &[(&str, &str)]| {
+            let path = file.map(|text| {
+                let path = std::env::temp_dir().join(format!(
+                    "ledger-burst-{}-{}.toml",
+                    std::process::id(),
+                    rand::random::<u64>()
+                ));
+                std::fs::write(&path, text).unwrap();
+                path
+            });
+            let config = Config::load_from(path.as_deref(), env(pairs)).unwrap();
+            if let Some(path) = path {
+                let _ = std::fs::remove_file(path);
+            }
+            config.rate_limit.anon_burst()
+        };
+        assert_eq!(burst(None, &[("LEDGER_RATE_LIMIT__ANON_RPS", "50")]), 100);
+        assert_eq!(burst(Some("[rate_limit]\nanon_rps = 10\n"), &[]), 20);
+        assert_eq!(
+            burst(
+                Some("[rate_limit]\nanon_rps = 10\n"),
+                &[("LEDGER_RATE_LIMIT__ANON_RPS", "2.5")]
+            ),
+            5,
+            "the environment's rate, the burst following it"
+        );
+        assert_eq!(
+            burst(
+                Some("[rate_limit]\nanon_burst = 4\n"),
+                &[("LEDGER_RATE_LIMIT__ANON_RPS", "50")]
+            ),
+            4,
+            "a burst set in the file stays"
+        );
+        assert_eq!(
+            burst(
+                Some("[rate_limit]\nanon_rps = 10\n"),
+                &[("LEDGER_RATE_LIMIT__ANON_BURST", "7")]
+            ),
+            7
+        );
+        assert_eq!(
+            burst(None, &[("LEDGER_RATE_LIMIT__ANON_RPS", "0.2")]),
+            1,
+            "at least one"
+        );
+        assert!(Config::load_from(None, env(&[("LEDGER_RATE_LIMIT__ANON_BURST", "0")])).is_err());
+    }
+
+    #[test]
+    fn a_bearer_burst_smaller_than_the_dearest_call_is_refused() {
+        for key in [
+            "LEDGER_RATE_LIMIT__ACCOUNT_BURST_UNITS",
+            "LEDGER_RATE_LIMIT__BEARER_IP_BURST_UNITS",
+        ] {
+            let err = Config::load_from(None, env(&[(key, "9")]))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("at least 10"), "{key}: {err}");
+            assert!(
+                Config::load_from(None, env(&[(key, "10")])).is_ok(),
+                "{key}"
+            );
+        }
+    }
+
+    #[test]
     fn unknown_keys_and_bad_values_are_refused() {
         for pairs in [
             vec![("LEDGER_LISTEN", "not an address")],
             vec![("LEDGER_PUBLIC_URL", "ftp://x")],
             vec![("LEDGER_RATE_LIMIT__ANON_RPS", "0")],
+            vec![("LEDGER_RATE_LIMIT__ACCOUNT_UNITS_PER_SEC", "0")],
+            vec![("LEDGER_RATE_LIMIT__SIGNUPS_PER_HOUR", "0")],
+            vec![("LEDGER_QUOTA__LABELS_PER_ACCOUNT", "0")],
+            vec![("LEDGER_QUOTA__MCP_SESSIONS_TOTAL", "0")],
             vec![("LEDGER_MCP__MAX_BATCH", "0")],
             vec![("LEDGER_CONNECTIONS__HEADER_TIMEOUT_MS", "0")],
             vec![("LEDGER_CONNECTIONS__IDLE_TIMEOUT_MS", "0")],

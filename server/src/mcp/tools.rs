@@ -566,6 +566,7 @@ fn set_address_label() -> ToolDef {
                 ctx.state.now_ms(),
                 &ctx.principal,
                 args,
+                ctx.state.config().quota.labels_per_account,
             )
             .await
         },

@@ -6,11 +6,15 @@
 //! cross-site and foreign-origin browser requests (403); the bearer (401,
 //! never downgraded); the anonymous rate limit per client IP (429 with
 //! `Retry-After`); media types (415, 406); the 64 KiB body cap (413); JSON
-//! (-32700, HTTP 400); the session named by `Mcp-Session-Id` (404 when
-//! unknown or ended); for a batch, one more anonymous token per further
-//! request in it (429 as a whole before any runs); then dispatch.
+//! (-32700, HTTP 400); for a bearer, what the POST's calls cost against
+//! its account's and its address's budgets (`limits::costs`; 429 with
+//! `Retry-After`, or 400 for a batch dearer than a whole burst); the
+//! session named by `Mcp-Session-Id` (404 when unknown or ended); for an
+//! anonymous batch, one more token per further request in it (429 as a
+//! whole before any runs); then dispatch. `initialize` opens a session
+//! within the session quotas (`quota.mcp_sessions_*`, 409 and 503).
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 
 use axum::{
     body::Body,
@@ -32,8 +36,9 @@ use super::{
 use crate::{
     auth::Principal,
     error::{AppError, Code},
+    limits::{ClientKey, costs},
     state::AppState,
-    store::NewSession,
+    store::{NewSession, SessionOpened, SessionQuota},
 };
 
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -86,10 +91,36 @@ async fn handle_post(
         };
         json_reply(StatusCode::BAD_REQUEST, error, false)
     })?;
+    let client = crate::http::client_key(state, peer, headers);
+    // A bearer's POST is charged by what it calls, once that is known:
+    // each request in it by its tool's cost (`limits::costs`).
+    if let Principal::Account(account) = &principal {
+        let units = bearer_units(&body);
+        let burst = state
+            .config()
+            .rate_limit
+            .account_burst_units
+            .min(state.config().rate_limit.bearer_ip_burst_units);
+        if units > burst {
+            // Only a batch can cost this much; it could never pass.
+            return Err(json_reply(
+                StatusCode::BAD_REQUEST,
+                jsonrpc::error(
+                    None,
+                    jsonrpc::INVALID_REQUEST,
+                    &format!(
+                        "Invalid Request: this batch costs {units} units, more than the {burst} \
+                         a bearer may spend at once; send smaller batches"
+                    ),
+                    None,
+                ),
+                false,
+            ));
+        }
+        crate::http::charge_bearer(state, &account.account_id, Some(&client), units).await?;
+    }
     // Who a batch's further calls are charged to: anonymous callers only.
-    let charged_ip = principal
-        .is_anonymous()
-        .then(|| crate::http::client_ip(state, peer, headers));
+    let charged = principal.is_anonymous().then_some(client);
     let ctx = ToolContext {
         state: state.clone(),
         principal,
@@ -110,7 +141,7 @@ async fn handle_post(
             };
             Ok(render(reply, sse, None))
         }
-        body => legacy(ctx, headers, &mcp_headers, body, sse, charged_ip).await,
+        body => legacy(ctx, headers, &mcp_headers, body, sse, charged).await,
     }
 }
 
@@ -121,7 +152,7 @@ async fn legacy(
     mcp_headers: &McpHeaders,
     body: jsonrpc::Body,
     sse: bool,
-    charged_ip: Option<IpAddr>,
+    charged: Option<ClientKey>,
 ) -> Result<Response, Response> {
     let state = ctx.state.clone();
     let header_version = mcp_headers.protocol_version.as_deref().map(str::trim);
@@ -185,19 +216,19 @@ async fn legacy(
                 .count();
             // The POST itself took one token; every further request in the
             // batch takes one more, all or none, before any of them runs.
-            if let Some(ip) = charged_ip
+            if let Some(client) = &charged
                 && calls > 1
             {
                 // One larger than the whole burst could never pass: say so
                 // once, with no Retry-After a client would loop on.
-                let burst = state.config().rate_limit.anon_burst;
+                let burst = state.config().rate_limit.anon_burst();
                 if u32::try_from(calls).map_or(true, |c| c > burst) {
                     return Err(refuse(format!(
                         "Invalid Request: an anonymous batch holds at most {burst} requests, \
                          this one {calls}; send smaller batches or present a bearer token"
                     )));
                 }
-                crate::http::limit_anonymous_batch(&state, ip, calls).await?;
+                crate::http::limit_anonymous_batch(&state, client, calls).await?;
             }
             let mut responses = Vec::new();
             for message in incoming {
@@ -239,6 +270,31 @@ async fn legacy(
             }
         },
     }
+}
+
+/// What a POST costs a bearer, in units (`limits::costs`): a `tools/call`
+/// its tool's cost, any other request one, notifications and responses
+/// nothing; at least one for the POST itself.
+fn bearer_units(body: &jsonrpc::Body) -> u32 {
+    let cost = |message: &jsonrpc::Message| -> u32 {
+        let value = &message.value;
+        let Some(method) = value.get("method").and_then(Value::as_str) else {
+            return 0;
+        };
+        if value.get("id").is_none() {
+            return 0;
+        }
+        let tool = value.pointer("/params/name").and_then(Value::as_str);
+        match (method, tool) {
+            ("tools/call", Some(name)) => costs::of_tool(name).units(),
+            _ => costs::Cost::Local.units(),
+        }
+    };
+    let total = match body {
+        jsonrpc::Body::Single(message) => cost(message),
+        jsonrpc::Body::Batch(messages) => messages.iter().map(cost).fold(0, u32::saturating_add),
+    };
+    total.max(1)
 }
 
 /// The `Mcp-Session-Id` header. A value that is not visible ASCII cannot be
@@ -475,20 +531,60 @@ async fn open_session(
     rand::rngs::OsRng.fill_bytes(&mut raw);
     let id = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw);
     let now = state.now_ms();
-    state
+    let quota = &state.config().quota;
+    let opened = state
         .store()
-        .create_session(&NewSession {
-            id_hash: hash_session_id(&id),
-            protocol_version: init.version.to_owned(),
-            client_name: init.client_name.clone(),
-            client_version: init.client_version.clone(),
-            principal: principal.key(),
-            now,
-            expires_at: now + session_ttl_ms(state),
-        })
+        .create_session(
+            &NewSession {
+                id_hash: hash_session_id(&id),
+                protocol_version: init.version.to_owned(),
+                client_name: init.client_name.clone(),
+                client_version: init.client_version.clone(),
+                principal: principal.key(),
+                account_id: principal.account().map(|a| a.as_str().to_owned()),
+                now,
+                expires_at: now + session_ttl_ms(state),
+            },
+            SessionQuota {
+                per_account: quota.mcp_sessions_per_account,
+                total: quota.mcp_sessions_total,
+            },
+        )
         .await
         .map_err(|e| AppError::from(e).into_response())?;
-    Ok(id)
+    let ttl_hours = state.config().mcp.session_ttl_secs.div_ceil(3600);
+    match opened {
+        SessionOpened::Opened => Ok(id),
+        SessionOpened::AccountFull => {
+            tracing::info!(principal = %principal.key(), "refused a session: the account's session quota is reached");
+            Err(AppError::quota_reached(
+                format!(
+                    "your account holds as many open MCP sessions as it may ({}, \
+                     quota.mcp_sessions_per_account); end one with DELETE and its \
+                     Mcp-Session-Id, or wait: a session unused for {ttl_hours} h ends by itself",
+                    quota.mcp_sessions_per_account
+                ),
+                quota.mcp_sessions_per_account,
+            )
+            .into_response())
+        }
+        SessionOpened::ServerFull => {
+            tracing::warn!(
+                total = quota.mcp_sessions_total,
+                "refused a session: the server's session quota is reached"
+            );
+            Err(AppError::new(
+                Code::Unavailable,
+                format!(
+                    "this server holds as many open MCP sessions as it may ({}, \
+                     quota.mcp_sessions_total); retry later",
+                    quota.mcp_sessions_total
+                ),
+            )
+            .with_retry_after(60)
+            .into_response())
+        }
+    }
 }
 
 fn session_ttl_ms(state: &AppState) -> i64 {

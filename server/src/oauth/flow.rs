@@ -236,31 +236,47 @@ pub async fn check(
 }
 
 /// Hold a valid request for `account`'s decision: the pending request's
-/// id, which is all the consent form carries.
+/// id, which is all the consent form carries. An account holds at most
+/// `max_pending` requests waiting for its answer
+/// (`quota.pending_consents_per_account`); beyond it is [`Held::Full`].
 pub async fn hold(
     ctx: OAuth<'_>,
     account: &AccountId,
     valid: &Valid,
-) -> Result<String, OAuthError> {
+    max_pending: u32,
+) -> Result<Held, OAuthError> {
     ctx.store.purge_expired_oauth_requests(ctx.now_ms).await?;
     let id = ids::new_id(REQUEST_ID_PREFIX, ctx.now_ms);
-    ctx.store
-        .insert_oauth_request(&OAuthRequestRecord {
-            id: id.clone(),
-            client_id: valid.client.id.clone(),
-            account_id: account.as_str().to_owned(),
-            redirect_uri: valid.redirect_uri.as_str().to_owned(),
-            code_challenge: valid.code_challenge.clone(),
-            scope: scope_string(valid.scopes),
-            resource: valid.resource.clone(),
-            state: valid.state.clone(),
-            created_at: ctx.now_ms,
-            expires_at: ctx.now_ms.saturating_add(ctx.settings.request_ttl_ms),
-            decided_at: None,
-            redirect_uri_named: valid.redirect_uri_named,
-        })
+    let held = ctx
+        .store
+        .insert_oauth_request(
+            &OAuthRequestRecord {
+                id: id.clone(),
+                client_id: valid.client.id.clone(),
+                account_id: account.as_str().to_owned(),
+                redirect_uri: valid.redirect_uri.as_str().to_owned(),
+                code_challenge: valid.code_challenge.clone(),
+                scope: scope_string(valid.scopes),
+                resource: valid.resource.clone(),
+                state: valid.state.clone(),
+                created_at: ctx.now_ms,
+                expires_at: ctx.now_ms.saturating_add(ctx.settings.request_ttl_ms),
+                decided_at: None,
+                redirect_uri_named: valid.redirect_uri_named,
+            },
+            max_pending,
+        )
         .await?;
-    Ok(id)
+    Ok(if held { Held::Pending(id) } else { Held::Full })
+}
+
+/// What [`hold`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Held {
+    /// Held, under this id.
+    Pending(String),
+    /// The account has as many requests waiting for its answer as it may.
+    Full,
 }
 
 async fn event(

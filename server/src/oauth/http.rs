@@ -16,7 +16,7 @@ use axum::{
 use base64::Engine;
 use bytes::Bytes;
 use serde_json::{Value, json};
-use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::net::SocketAddr;
 use tower_sessions::Session;
 
 use super::{
@@ -187,31 +187,6 @@ async fn read(body: Body) -> Result<Bytes, Response> {
     })
 }
 
-/// A client IP as a rate-limit key: an IPv4 address (or an IPv4-mapped
-/// IPv6 one) as itself, any other IPv6 address as its /64, since one
-/// subscriber commonly holds a whole /64 and could otherwise step
-/// through 2^64 fresh buckets.
-pub fn rate_key_ip(ip: IpAddr) -> String {
-    match ip {
-        IpAddr::V4(v4) => v4.to_string(),
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => v4.to_string(),
-            None => {
-                let s = v6.segments();
-                let prefix = Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0);
-                format!("{prefix}/64")
-            }
-        },
-    }
-}
-
-fn per_hour(per_hour: u32, burst: u32) -> RateRule {
-    RateRule {
-        per_second: f64::from(per_hour.max(1)) / 3600.0,
-        burst: burst.max(1),
-    }
-}
-
 /// `POST /register` (RFC 7591): rate limited per client IP.
 pub async fn register(
     State(state): State<AppState>,
@@ -219,9 +194,9 @@ pub async fn register(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let ip = rate_key_ip(crate::http::client_ip(&state, peer, &headers));
+    let ip = crate::http::client_key(&state, peer, &headers);
     let config = &state.config().oauth;
-    let rule = per_hour(config.register_per_hour, config.register_burst);
+    let rule = RateRule::per_hour(config.register_per_hour, config.register_burst);
     match state
         .store()
         .take_rate_tokens(&format!("oauth-register:{ip}"), state.now_ms(), rule, 1)
@@ -371,9 +346,9 @@ pub async fn authorize(
     let budget = clients::FetchBudget {
         bucket: format!(
             "oauth-cimd:{}",
-            rate_key_ip(crate::http::client_ip(&state, peer, &headers))
+            crate::http::client_key(&state, peer, &headers)
         ),
-        rule: per_hour(config.metadata_fetch_per_hour, config.metadata_fetch_burst),
+        rule: RateRule::per_hour(config.metadata_fetch_per_hour, config.metadata_fetch_burst),
     };
     let checked = with_ctx!(&state, |ctx| flow::check(ctx, &params, &budget).await);
     let valid = match checked {
@@ -408,9 +383,21 @@ pub async fn authorize(
         Ok(a) => a,
         Err(e) => return e.into_response(),
     };
-    let held = with_ctx!(&state, |ctx| flow::hold(ctx, &account, &valid).await);
+    let max_pending = state.config().quota.pending_consents_per_account;
+    let held = with_ctx!(&state, |ctx| flow::hold(ctx, &account, &valid, max_pending)
+        .await);
     let request_id = match held {
-        Ok(id) => id,
+        Ok(flow::Held::Pending(id)) => id,
+        Ok(flow::Held::Full) => {
+            tracing::info!(account = %account, "refused an authorization request: too many pending");
+            let minutes = state.config().oauth.request_ttl_secs.div_ceil(60);
+            let err = OAuthError::request(format!(
+                "your account has as many authorization requests waiting for an answer as it may \
+                 ({max_pending}, quota.pending_consents_per_account); answer one in its tab, or \
+                 wait: an unanswered request ends after {minutes} min"
+            ));
+            return error_page(&state, &parts, &session, StatusCode::CONFLICT, &err).await;
+        }
         Err(err) => {
             return error_page(
                 &state,
@@ -657,16 +644,6 @@ pub fn internal(err: &OAuthError) -> AppError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rate_limit_keys_take_ipv6_on_its_64_and_ipv4_as_itself() {
-        let key = |s: &str| rate_key_ip(s.parse().unwrap());
-        assert_eq!(key("203.0.113.7"), "203.0.113.7");
-        assert_eq!(key("::ffff:203.0.113.7"), "203.0.113.7");
-        assert_eq!(key("2001:db8:1:2:3:4:5:6"), "2001:db8:1:2::/64");
-        assert_eq!(key("2001:db8:1:2:ffff::1"), key("2001:db8:1:2::9"));
-        assert_ne!(key("2001:db8:1:3::1"), key("2001:db8:1:2::1"));
-    }
 
     #[test]
     fn only_same_origin_relative_paths_are_safe_next_targets() {

@@ -300,13 +300,14 @@ pub async fn mint(
             return keys_response(&state, viewer, &account, StatusCode::BAD_REQUEST, view).await;
         }
     };
-    match accounts::mint(
+    match accounts::mint_within(
         state.store(),
         state.now_ms(),
         &account,
         kind,
         scopes,
         &form.label,
+        state.config().quota.tokens_per_account,
     )
     .await
     {
@@ -324,6 +325,10 @@ pub async fn mint(
         Err(err @ AccountsError::Invalid { .. }) => {
             let view = invalid(&field_of(&err, "label"), err.to_string());
             keys_response(&state, viewer, &account, StatusCode::BAD_REQUEST, view).await
+        }
+        Err(err @ AccountsError::QuotaReached { .. }) => {
+            let view = invalid("kind", err.to_string());
+            keys_response(&state, viewer, &account, StatusCode::CONFLICT, view).await
         }
         Err(err) => AppError::from(err).into_response(),
     }

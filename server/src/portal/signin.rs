@@ -25,7 +25,8 @@ use crate::{
     accounts::{self, AccountId, Identity},
     auth::{oidc, siws},
     error::{AppError, Code},
-    http::{JsonBody, check_browser},
+    http::{ClientAddr, JsonBody, check_browser},
+    limits::ClientKey,
     state::AppState,
 };
 
@@ -87,12 +88,19 @@ fn siws_settings(parts: &Parts) -> Result<&siws::SiwsSettings, AppError> {
 }
 
 /// `POST /auth/solana/challenge {"address"}`: the message to sign.
+///
+/// Each challenge stores a nonce, so a client address may ask for
+/// `rate_limit.siws_challenges_per_minute` (429 with `Retry-After` beyond).
 pub async fn solana_challenge(
     State(state): State<AppState>,
     axum::Extension(parts): axum::Extension<Parts>,
     _guard: NotCrossSite,
+    ClientAddr(client): ClientAddr,
     JsonBody(body): JsonBody<ChallengeRequest>,
 ) -> Result<Json<ChallengeResponse>, AppError> {
+    if let Some(client) = &client {
+        state.limiter().siws_challenge(client).await?;
+    }
     let ctx = siws::SiwsContext {
         store: state.store(),
         settings: siws_settings(&parts)?,
@@ -113,6 +121,7 @@ pub async fn solana_verify(
     axum::Extension(parts): axum::Extension<Parts>,
     session: Session,
     _guard: NotCrossSite,
+    ClientAddr(client): ClientAddr,
     JsonBody(body): JsonBody<VerifyRequest>,
 ) -> Result<Json<SignedInResponse>, AppError> {
     let ctx = siws::SiwsContext {
@@ -124,6 +133,7 @@ pub async fn solana_verify(
     let outcome = complete(
         &state,
         &session,
+        client.as_ref(),
         Identity::Solana {
             address: wallet.address,
         },
@@ -145,10 +155,13 @@ pub struct Outcome {
 
 /// Sign the session in with `identity`, or link it to the account already
 /// signed in; either way the session gets a new id. A conflict (the
-/// identity belongs to another account) changes nothing.
+/// identity belongs to another account) changes nothing. A first sign-in,
+/// which creates an account, is limited per client address
+/// (`rate_limit.signups_per_hour`; 429 with `Retry-After` beyond).
 pub async fn complete(
     state: &AppState,
     session: &Session,
+    client: Option<&ClientKey>,
     identity: Identity,
 ) -> Result<Outcome, AppError> {
     let now = state.now_ms();
@@ -166,6 +179,13 @@ pub async fn complete(
             }
         }
         None => {
+            if let Some(client) = client
+                && accounts::signs_in_to(state.store(), &identity)
+                    .await?
+                    .is_none()
+            {
+                state.limiter().sign_up(client).await?;
+            }
             let (account, created) = accounts::sign_in(state.store(), now, identity).await?;
             Outcome {
                 account,
@@ -260,7 +280,22 @@ pub async fn google_callback(
     let query: CallbackQuery =
         serde_urlencoded::from_str(request.uri().query().unwrap_or("")).unwrap_or_default();
     let bound = cookie(request.headers(), STATE_COOKIE).map(str::to_owned);
-    let mut response = google_finish(&state, &parts, google, &session, query, bound).await;
+    let client = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|info| crate::http::client_key(&state, info.0, request.headers()));
+    let mut response = google_finish(
+        &state,
+        &parts,
+        google,
+        &session,
+        Finish {
+            query,
+            bound,
+            client,
+        },
+    )
+    .await;
     // The state is single use whatever happened.
     if let Some(clear) = state_cookie("", 0, parts.secure) {
         response.headers_mut().append(header::SET_COOKIE, clear);
@@ -268,14 +303,26 @@ pub async fn google_callback(
     response
 }
 
+/// What the callback brought: its query, the state bound to this browser,
+/// and the client address (sign-ups are limited per address).
+struct Finish {
+    query: CallbackQuery,
+    bound: Option<String>,
+    client: Option<ClientKey>,
+}
+
 async fn google_finish(
     state: &AppState,
     parts: &Parts,
     google: &oidc::Oidc,
     session: &Session,
-    query: CallbackQuery,
-    bound: Option<String>,
+    finish: Finish,
 ) -> Response {
+    let Finish {
+        query,
+        bound,
+        client,
+    } = finish;
     if query.error.is_some() {
         return pages::sign_in_error(
             state,
@@ -310,7 +357,7 @@ async fn google_finish(
             subject: who.subject,
             email: who.email.filter(|_| who.email_verified),
         };
-        complete(state, session, identity).await
+        complete(state, session, client.as_ref(), identity).await
     }
     .await;
     match result {

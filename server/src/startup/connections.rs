@@ -28,7 +28,7 @@
 use std::{
     collections::HashMap,
     io,
-    net::{IpAddr, Ipv6Addr, SocketAddr},
+    net::{IpAddr, SocketAddr},
     pin::Pin,
     sync::{
         Arc, Mutex, MutexGuard, PoisonError,
@@ -364,16 +364,10 @@ impl Drop for Slot {
     }
 }
 
-/// The address a per-address cap counts: IPv4 as is (an IPv4-mapped IPv6
-/// address is its IPv4), IPv6 by its /64, the block one subscriber gets.
+/// The address a per-address cap counts: the one keying rule of every
+/// per-client limit (IPv4 as is, IPv6 by its /64).
 fn address_key(ip: IpAddr) -> IpAddr {
-    match ip.to_canonical() {
-        IpAddr::V6(v6) => {
-            let s = v6.segments();
-            IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
-        }
-        v4 => v4,
-    }
+    crate::limits::ClientKey::block(ip)
 }
 
 /// Serve one connection until it ends, times out, or shutdown closes it.

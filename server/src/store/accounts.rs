@@ -219,6 +219,37 @@ impl Store {
         Ok(())
     }
 
+    /// [`Store::insert_token`] unless the account already holds `limit`
+    /// live (unrevoked) tokens: false then, and nothing is written. The
+    /// count is in the insert's own statement.
+    pub async fn insert_token_within(
+        &self,
+        t: &TokenRecord,
+        limit: u32,
+    ) -> Result<bool, StoreError> {
+        let sql = format!(
+            "INSERT INTO tokens ({TOKEN_COLUMNS}) \
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 \
+             WHERE (SELECT COUNT(*) FROM tokens WHERE account_id = $2 AND revoked_at IS NULL) < $11"
+        );
+        let inserted = on_pool!(&self.pool, |pool| sqlx::query(&sql)
+            .bind(&t.id)
+            .bind(&t.account_id)
+            .bind(&t.kind)
+            .bind(&t.prefix)
+            .bind(&t.hash)
+            .bind(&t.scopes)
+            .bind(&t.label)
+            .bind(t.created_at)
+            .bind(t.last_used_at)
+            .bind(t.revoked_at)
+            .bind(i64::from(limit))
+            .execute(pool)
+            .await?
+            .rows_affected());
+        Ok(inserted == 1)
+    }
+
     /// The token whose plaintext hashes to `hash`, revoked or not.
     pub async fn token_by_hash(&self, hash: &str) -> Result<Option<TokenRecord>, StoreError> {
         let sql = format!("SELECT {TOKEN_COLUMNS} FROM tokens WHERE hash = $1");
@@ -378,6 +409,10 @@ impl Store {
         .await?))
     }
 
+    /// Label `address` for `account_id`, or relabel it. A new address is
+    /// inserted only while the account holds fewer than `limit` labels
+    /// (false then, and nothing is written); the count is in the same
+    /// statement, so concurrent inserts cannot pass it together on SQLite.
     pub async fn upsert_address_label(
         &self,
         account_id: &str,
@@ -385,24 +420,29 @@ impl Store {
         label: &str,
         category: &str,
         now: UnixMillis,
-    ) -> Result<(), StoreError> {
-        on_pool!(&self.pool, |pool| {
+        limit: u32,
+    ) -> Result<bool, StoreError> {
+        let written = on_pool!(&self.pool, |pool| {
             sqlx::query(
-            "INSERT INTO address_labels (account_id, address, label, category, updated_at) \
-             VALUES ($1, $2, $3, $4, $5) \
-             ON CONFLICT (account_id, address) DO UPDATE \
-             SET label = excluded.label, category = excluded.category, updated_at = excluded.updated_at"
-        )
-        .bind(account_id)
-        .bind(address)
-        .bind(label)
-        .bind(category)
-        .bind(now)
-        .execute(pool)
-        .await
-        .map(|_| ())?
+                "INSERT INTO address_labels (account_id, address, label, category, updated_at) \
+                 SELECT $1, $2, $3, $4, $5 \
+                 WHERE (SELECT COUNT(*) FROM address_labels WHERE account_id = $1) < $6 \
+                    OR EXISTS (SELECT 1 FROM address_labels WHERE account_id = $1 AND address = $2) \
+                 ON CONFLICT (account_id, address) DO UPDATE \
+                 SET label = excluded.label, category = excluded.category, \
+                     updated_at = excluded.updated_at",
+            )
+            .bind(account_id)
+            .bind(address)
+            .bind(label)
+            .bind(category)
+            .bind(now)
+            .bind(i64::from(limit))
+            .execute(pool)
+            .await?
+            .rows_affected()
         });
-        Ok(())
+        Ok(written == 1)
     }
 
     pub async fn delete_address_label(

@@ -64,7 +64,7 @@ pub use payments::{Intent, PaymentRecord};
 pub use prices::{AnalyticsLeg, BACKFILL_KIND, BACKFILL_QUOTE, PricePointRow};
 pub use quotes::QuoteRecord;
 pub use ratelimit::{RateDecision, RateRule};
-pub use sessions::{NewSession, SessionRecord};
+pub use sessions::{NewSession, SessionOpened, SessionQuota, SessionRecord};
 pub use share_links::ShareLinkRecord;
 pub use signin::{NewOidcFlow, NewSiwsNonce, NonceUse, OidcFlowRecord};
 

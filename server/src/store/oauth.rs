@@ -196,11 +196,22 @@ impl Store {
         .rows_affected()))
     }
 
-    pub async fn insert_oauth_request(&self, r: &OAuthRequestRecord) -> Result<(), StoreError> {
-        on_pool!(&self.pool, |pool| sqlx::query(
+    /// Hold a request for its account's decision unless the account has
+    /// `limit` requests pending already (undecided, unexpired at the
+    /// request's `created_at`): false then, and nothing is written. The
+    /// count is in the insert's own statement.
+    pub async fn insert_oauth_request(
+        &self,
+        r: &OAuthRequestRecord,
+        limit: u32,
+    ) -> Result<bool, StoreError> {
+        let inserted = on_pool!(&self.pool, |pool| {
+            sqlx::query(
             "INSERT INTO oauth_requests (id, client_id, account_id, redirect_uri, code_challenge, \
              scope, resource, state, created_at, expires_at, decided_at, redirect_uri_named) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 \
+             WHERE (SELECT COUNT(*) FROM oauth_requests \
+                    WHERE account_id = $3 AND decided_at IS NULL AND expires_at > $9) < $13"
         )
         .bind(&r.id)
         .bind(&r.client_id)
@@ -214,10 +225,12 @@ impl Store {
         .bind(r.expires_at)
         .bind(r.decided_at)
         .bind(r.redirect_uri_named)
+        .bind(i64::from(limit))
         .execute(pool)
-        .await
-        .map(|_| ())?);
-        Ok(())
+        .await?
+        .rows_affected()
+        });
+        Ok(inserted == 1)
     }
 
     /// Forget pending requests that expired at or before `now`.

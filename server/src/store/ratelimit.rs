@@ -1,11 +1,12 @@
-//! Anonymous rate limits as a GCRA (generic cell rate algorithm): one number
-//! per bucket, the theoretical arrival time (TAT) of the next request.
+//! Rate limits (`limits` says which) as a GCRA (generic cell rate
+//! algorithm): one number per bucket, the theoretical arrival time (TAT) of
+//! the next request.
 //! A request at `now` is admitted when `max(tat, now) + interval - now` stays
 //! within `interval * burst`, and then moves the TAT by one interval. This is
 //! a token bucket of `burst` tokens refilled at `rate` per second, kept in
 //! one integer, which makes it a single atomic UPSERT on PostgreSQL.
-//! Taking `n` tokens at once (a batch) moves the TAT by `n` intervals, all
-//! or nothing.
+//! Taking `n` tokens at once (a batch, or a call that costs `n` units)
+//! moves the TAT by `n` intervals, all or nothing.
 
 use std::{
     collections::HashMap,
@@ -23,6 +24,22 @@ pub struct RateRule {
 }
 
 impl RateRule {
+    /// `per_minute` sustained (at least one), `burst` at once (at least one).
+    pub fn per_minute(per_minute: u32, burst: u32) -> Self {
+        Self {
+            per_second: f64::from(per_minute.max(1)) / 60.0,
+            burst: burst.max(1),
+        }
+    }
+
+    /// `per_hour` sustained (at least one), `burst` at once (at least one).
+    pub fn per_hour(per_hour: u32, burst: u32) -> Self {
+        Self {
+            per_second: f64::from(per_hour.max(1)) / 3600.0,
+            burst: burst.max(1),
+        }
+    }
+
     fn interval_ms(self) -> i64 {
         // Positive and finite by configuration validation.
         ((1000.0 / self.per_second).ceil() as i64).max(1)

@@ -14,8 +14,27 @@ pub struct NewSession {
     pub client_name: String,
     pub client_version: String,
     pub principal: String,
+    /// The account the session belongs to (none: anonymous, the admin key).
+    pub account_id: Option<String>,
     pub now: UnixMillis,
     pub expires_at: UnixMillis,
+}
+
+/// How many live sessions there may be: per account, and in all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionQuota {
+    pub per_account: u32,
+    pub total: u32,
+}
+
+/// What [`Store::create_session`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionOpened {
+    Opened,
+    /// The account holds `per_account` live sessions already.
+    AccountFull,
+    /// The server holds `total` live sessions already.
+    ServerFull,
 }
 
 /// A live session.
@@ -26,11 +45,22 @@ pub struct SessionRecord {
 }
 
 impl Store {
-    pub async fn create_session(&self, s: &NewSession) -> Result<(), StoreError> {
-        on_pool!(&self.pool, |pool| {
-            sqlx::query(
-            "INSERT INTO mcp_sessions (id_hash, protocol_version, client_name, client_version, principal, created_at, last_seen_at, expires_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $6, $7)",
+    /// Record a session unless the quota is reached: the counts are in
+    /// the insert's own statement, so concurrent `initialize`s of one
+    /// account cannot pass the quota together on SQLite (PostgreSQL may
+    /// overshoot by a rare race, as share links do).
+    pub async fn create_session(
+        &self,
+        s: &NewSession,
+        quota: SessionQuota,
+    ) -> Result<SessionOpened, StoreError> {
+        let inserted = on_pool!(&self.pool, |pool| sqlx::query(
+            "INSERT INTO mcp_sessions (id_hash, protocol_version, client_name, client_version, \
+             principal, created_at, last_seen_at, expires_at, account_id) \
+             SELECT $1, $2, $3, $4, $5, $6, $6, $7, $8 \
+             WHERE (SELECT COUNT(*) FROM mcp_sessions WHERE expires_at > $6) < $9 \
+               AND (SELECT COUNT(*) FROM mcp_sessions \
+                    WHERE account_id = $8 AND expires_at > $6) < $10",
         )
         .bind(&s.id_hash)
         .bind(&s.protocol_version)
@@ -39,10 +69,31 @@ impl Store {
         .bind(&s.principal)
         .bind(s.now)
         .bind(s.expires_at)
+        .bind(&s.account_id)
+        .bind(i64::from(quota.total))
+        .bind(i64::from(quota.per_account))
         .execute(pool)
-        .await?;
-        });
-        Ok(())
+        .await?
+        .rows_affected());
+        if inserted == 1 {
+            return Ok(SessionOpened::Opened);
+        }
+        // Refused: say which quota, the account's when both are full.
+        let Some(account_id) = &s.account_id else {
+            return Ok(SessionOpened::ServerFull);
+        };
+        let held: i64 = on_pool!(&self.pool, |pool| sqlx::query_scalar(
+            "SELECT COUNT(*) FROM mcp_sessions WHERE account_id = $1 AND expires_at > $2"
+        )
+        .bind(account_id)
+        .bind(s.now)
+        .fetch_one(pool)
+        .await?);
+        Ok(if held >= i64::from(quota.per_account) {
+            SessionOpened::AccountFull
+        } else {
+            SessionOpened::ServerFull
+        })
     }
 
     /// Find a live session and extend its life to `expires_at`. `None` when

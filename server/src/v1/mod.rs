@@ -453,7 +453,14 @@ pub async fn labels_set(
 ) -> Result<Json<account_api::AddressLabel>, Response> {
     let run = async {
         let args: account_api::SetAddressLabelArgs = body_args("set_address_label", body)?;
-        account_api::set_address_label(state.store(), state.now_ms(), &principal, args).await
+        account_api::set_address_label(
+            state.store(),
+            state.now_ms(),
+            &principal,
+            args,
+            state.config().quota.labels_per_account,
+        )
+        .await
     };
     run.await
         .map(Json)
@@ -707,7 +714,7 @@ fn complete(doc: &mut Value) {
                         .or_insert_with(|| json!({"description": "An unknown or revoked bearer"}));
                     responses.entry("429").or_insert_with(|| {
                         json!({
-                            "description": "Anonymous rate limit (rate_limited); a bearer is not limited",
+                            "description": "Rate limited (rate_limited): an anonymous caller per client IP; a bearer by its account's and its client IP's budgets, in units of what each call costs",
                             "headers": {"Retry-After": {"description": "Whole seconds to wait", "schema": {"type": "integer", "minimum": 1}}},
                         })
                     });

@@ -240,7 +240,7 @@ async fn bearers_are_not_held_to_the_anonymous_rate_limit() {
     let app = spawn_with(Options {
         configure: Box::new(|c| {
             c.rate_limit.anon_rps = 0.001;
-            c.rate_limit.anon_burst = 2;
+            c.rate_limit.anon_burst = Some(2);
         }),
         ..Options::default()
     })
@@ -265,7 +265,7 @@ async fn guessing_tokens_is_held_to_the_anonymous_rate_limit() {
     let app = spawn_with(Options {
         configure: Box::new(|c| {
             c.rate_limit.anon_rps = 0.001;
-            c.rate_limit.anon_burst = 3;
+            c.rate_limit.anon_burst = Some(3);
         }),
         ..Options::default()
     })
@@ -721,41 +721,6 @@ async fn replaying_someone_elses_payment_does_not_move_it_into_your_account() {
         .unwrap();
     assert_eq!(listed, json!([]));
     paid.app.stop().await;
-}
-
-#[tokio::test]
-async fn once_failed_bearers_are_spent_a_valid_one_is_refused_too() {
-    let app = spawn_with(Options {
-        configure: Box::new(|c| {
-            c.rate_limit.anon_rps = 0.001;
-            c.rate_limit.anon_burst = 3;
-        }),
-        ..Options::default()
-    })
-    .await;
-    let (_, token) = mint_token(&app, TokenKind::Mcp, "read").await;
-    for i in 0..3u8 {
-        let guess = format!("lm_{}", bs58::encode([i; 32]).into_string());
-        // DELETE /mcp counts failures too.
-        let response = app
-            .client
-            .delete(app.url("/mcp"))
-            .bearer_auth(&guess)
-            .header("mcp-session-id", "whatever")
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
-    }
-    // A right guess now answers as a wrong one does.
-    for bearer in [token.as_str(), "lm_another_wrong_guess"] {
-        assert_eq!(
-            get_as(&app, Some(bearer), "/v1/ping").await.status(),
-            StatusCode::TOO_MANY_REQUESTS,
-            "{bearer}"
-        );
-    }
-    app.stop().await;
 }
 
 #[tokio::test]

@@ -72,8 +72,19 @@ pub async fn spawn_with_clock(clock: ManualClock) -> TestApp {
 }
 
 pub fn relaxed_limits(config: &mut Config) {
-    config.rate_limit.anon_rps = 100_000.0;
-    config.rate_limit.anon_burst = 100_000;
+    let limits = &mut config.rate_limit;
+    limits.anon_rps = 100_000.0;
+    limits.anon_burst = Some(100_000);
+    limits.account_units_per_sec = 1_000_000.0;
+    limits.account_burst_units = 1_000_000;
+    limits.bearer_ip_units_per_sec = 1_000_000.0;
+    limits.bearer_ip_burst_units = 1_000_000;
+    limits.bearer_failures_per_sec = 100_000.0;
+    limits.bearer_failure_burst = 100_000;
+    limits.siws_challenges_per_minute = 1_000_000;
+    limits.siws_challenge_burst = 100_000;
+    limits.signups_per_hour = 1_000_000;
+    limits.signup_burst = 100_000;
 }
 
 pub async fn spawn_with(options: Options) -> TestApp {

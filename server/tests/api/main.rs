@@ -15,6 +15,7 @@ mod encoding_support;
 mod headers;
 mod helpers;
 mod ledger;
+mod limits;
 mod mcp_limits;
 mod mcp_stateless;
 mod mcp_transport;

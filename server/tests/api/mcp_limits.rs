@@ -39,8 +39,9 @@ async fn a_body_just_under_the_cap_is_served() {
 
 #[tokio::test]
 async fn anonymous_callers_get_a_burst_of_six_then_429_with_retry_after() {
-    // Default limits: 3 POST/s per IP, burst 6.
-    let app = spawn_with(Options::default()).await;
+    // Default limits: 3 POST/s per IP, burst 6 (on a clock that does not
+    // move, so no token comes back while the burst is spent).
+    let (app, _clock) = limited_app().await;
     let ping = json!({"jsonrpc":"2.0","id":1,"method":"ping"});
     let mut statuses = Vec::new();
     for _ in 0..7 {
@@ -182,7 +183,12 @@ async fn a_429_status_line_says_rate_limited_retry_after() {
 
 #[tokio::test]
 async fn invalid_bearers_count_against_the_anonymous_limit() {
-    let app = spawn_with(Options::default()).await;
+    // The default anonymous limit; failed bearers' own budget out of the way.
+    let app = spawn_with(Options {
+        clock: std::sync::Arc::new(ManualClock::new(1_700_000_000_000)),
+        configure: Box::new(|c| c.rate_limit.bearer_failure_burst = 1_000),
+    })
+    .await;
     let ping = json!({"jsonrpc":"2.0","id":1,"method":"ping"});
     for _ in 0..6 {
         let response = app
@@ -194,6 +200,12 @@ async fn invalid_bearers_count_against_the_anonymous_limit() {
         .post_mcp(&ping, &[("authorization", "Bearer lm_guess")])
         .await;
     assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    let body: Value = response.json().await.unwrap();
+    let message = body["message"].as_str().unwrap();
+    assert!(
+        message.contains("anonymous requests are limited per client IP"),
+        "{message}"
+    );
     app.stop().await;
 }
 

@@ -132,7 +132,7 @@ async fn rate_limited_answers_are_counted_by_route_and_code() {
         configure: Box::new(|c| {
             metrics_on(c);
             c.rate_limit.anon_rps = 0.001;
-            c.rate_limit.anon_burst = 1;
+            c.rate_limit.anon_burst = Some(1);
         }),
         ..Options::default()
     })

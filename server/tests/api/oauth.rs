@@ -1014,6 +1014,36 @@ async fn another_accounts_pending_request_cannot_be_approved() {
 }
 
 #[tokio::test]
+async fn pending_consents_beyond_the_accounts_quota_are_refused_until_one_is_answered() {
+    let (app, _) = spawn(|c| c.quota.pending_consents_per_account = 2).await;
+    let mut browser = Browser::new();
+    sign_in(&mut browser, &app).await;
+    let client_id = register(&app, &[LOOPBACK]).await;
+    let (_, challenge) = pkce();
+    let url = authorize_url(&app, &standard_params(&client_id, LOOPBACK, &challenge));
+    let (first, csrf, _) = consent(&mut browser, &url).await;
+    consent(&mut browser, &url).await;
+    let refused = browser.get(&url).await;
+    assert_eq!(refused.status(), StatusCode::CONFLICT);
+    assert!(refused.headers().get(header::LOCATION).is_none());
+    let page = refused.text().await.unwrap();
+    assert!(
+        page.contains("quota.pending_consents_per_account"),
+        "{page}"
+    );
+    assert!(hidden(&page, "request_id").is_none(), "no consent form");
+    // Another account is not held to it.
+    let mut other = Browser::new();
+    sign_in(&mut other, &app).await;
+    consent(&mut other, &url).await;
+    // Answering one makes room.
+    let denied = decide(&mut browser, &app, &first, &csrf, "deny").await;
+    assert_eq!(denied.status(), StatusCode::SEE_OTHER);
+    consent(&mut browser, &url).await;
+    app.stop().await;
+}
+
+#[tokio::test]
 async fn denying_sends_access_denied_with_state_and_iss_and_no_code() {
     let (app, _) = spawn_default().await;
     let mut browser = Browser::new();

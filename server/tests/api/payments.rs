@@ -1641,7 +1641,7 @@ async fn a_replay_long_after_settlement_reveals_no_receipt_even_while_the_quote_
 async fn anonymous_rest_calls_share_the_rate_limit() {
     let paid = paid_app(|c| {
         c.rate_limit.anon_rps = 1.0;
-        c.rate_limit.anon_burst = 2;
+        c.rate_limit.anon_burst = Some(2);
     })
     .await;
     let url = paid.app.url(&format!("/v1/wallets/{WALLET}/ledger"));

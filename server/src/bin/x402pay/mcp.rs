@@ -36,7 +36,7 @@ pub enum McpError {
         body: String,
     },
     #[error(
-        "POST {url}: still rate limited (HTTP 429) after {MAX_RATE_LIMIT_RETRIES} retries; a bearer (-bearer) is not limited"
+        "POST {url}: still rate limited (HTTP 429) after {MAX_RATE_LIMIT_RETRIES} retries; present a bearer (-bearer) for an account's larger budget"
     )]
     RateLimited { url: String },
     #[error("{method}: JSON-RPC error {code}: {message}")]
