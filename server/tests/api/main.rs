@@ -7,6 +7,7 @@ mod analytics;
 mod bearers;
 mod binary;
 mod bounds;
+mod contract;
 mod discovery;
 mod edge;
 #[path = "../support/encoding.rs"]
