@@ -13,6 +13,7 @@ pub mod backend;
 mod pages;
 pub mod report;
 pub mod research;
+pub mod snippets;
 
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, provide_meta_context};

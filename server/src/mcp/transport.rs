@@ -351,6 +351,8 @@ pub fn describe(state: &AppState) -> Value {
         "methods": ["POST"],
         "protocolVersions": version::SUPPORTED,
         "authentication": "optional: Authorization: Bearer lm_… (MCP token) or lk_… (API key); anonymous otherwise",
+        "oauthEndpoint": app::snippets::account_url(state.public_url()),
+        "whichEndpoint": app::snippets::which_url(state.public_url()),
         "tools": crate::mcp::tools::registry().iter().map(|t| t.meta.name).collect::<Vec<_>>(),
         "serverCard": format!("{}/.well-known/mcp/server-card.json", state.public_url()),
         "documentation": format!("{}/llms.txt", state.public_url()),
