@@ -12,6 +12,7 @@
 //! Links to these pages are `rel="external"`: they are full page loads,
 //! never a client-side navigation (which would have no per-request value).
 
+use crate::snippets;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use serde::{Deserialize, Serialize};
@@ -379,37 +380,9 @@ fn encode_component(s: &str) -> String {
         .collect()
 }
 
-fn claude_code(mcp_url: &str, token: &str) -> String {
-    format!(
-        "claude mcp add --transport http ledger {mcp_url} \\\n  --header \"Authorization: Bearer {token}\""
-    )
-}
-
-fn mcp_json(mcp_url: &str, token: &str) -> String {
-    format!(
-        "{{\n  \"mcpServers\": {{\n    \"ledger\": {{\n      \"type\": \"http\",\n      \"url\": \"{mcp_url}\",\n      \"headers\": {{ \"Authorization\": \"Bearer {token}\" }}\n    }}\n  }}\n}}"
-    )
-}
-
-fn cursor(mcp_url: &str) -> String {
-    format!(
-        "{{\n  \"mcpServers\": {{\n    \"ledger\": {{\n      \"url\": \"{mcp_url}\",\n      \"headers\": {{ \"Authorization\": \"Bearer ${{env:LEDGER_TOKEN}}\" }}\n    }}\n  }}\n}}"
-    )
-}
-
-fn claude_desktop(mcp_url: &str, token: &str) -> String {
-    format!(
-        "{{\n  \"mcpServers\": {{\n    \"ledger\": {{\n      \"command\": \"npx\",\n      \"args\": [\n        \"-y\",\n        \"mcp-remote\",\n        \"{mcp_url}\",\n        \"--header\", \"Authorization: Bearer ${{LEDGER_TOKEN}}\"\n      ],\n      \"env\": {{ \"LEDGER_TOKEN\": \"{token}\" }}\n    }}\n  }}\n}}"
-    )
-}
-
-fn curl_api(public_url: &str, token: &str) -> String {
-    format!("curl -sS {public_url}/v1/ping \\\n  -H \"Authorization: Bearer {token}\"")
-}
-
 #[component]
 fn Minted(minted: MintedToken, public_url: String) -> impl IntoView {
-    let mcp_url = format!("{public_url}/mcp");
+    let mcp_url = snippets::mcp_url(&public_url);
     let token = minted.plaintext.clone();
     let is_mcp = minted.kind == "mcp";
     view! {
@@ -424,24 +397,15 @@ fn Minted(minted: MintedToken, public_url: String) -> impl IntoView {
                 view! {
                     <div class="connect">
                         <h3>"Connect an agent"</h3>
+                        <p class="which-url">{snippets::which_url(&public_url)}</p>
                         <div class="clients">
-                            <article id="minted-claude-code">
-                                <h4>"Claude Code"</h4>
-                                <CopyBlock label="shell" code=claude_code(&mcp_url, &token)/>
-                            </article>
-                            <article id="minted-mcp-json">
-                                <h4>".mcp.json"</h4>
-                                <CopyBlock label="json" code=mcp_json(&mcp_url, &token)/>
-                            </article>
-                            <article id="minted-cursor">
-                                <h4>"Cursor"</h4>
-                                <p>"~/.cursor/mcp.json, with LEDGER_TOKEN set to the token in your environment:"</p>
-                                <CopyBlock label="json" code=cursor(&mcp_url)/>
-                            </article>
-                            <article id="minted-claude-desktop">
-                                <h4>"Claude Desktop (through mcp-remote)"</h4>
-                                <CopyBlock label="json" code=claude_desktop(&mcp_url, &token)/>
-                            </article>
+                            {snippets::token_snippets(&mcp_url, &token).into_iter().map(|s| view! {
+                                <article id=format!("minted-{}", s.id)>
+                                    <h4>{s.title}</h4>
+                                    <p>{s.intro}</p>
+                                    <CopyBlock label=s.label code=s.code/>
+                                </article>
+                            }).collect_view()}
                         </div>
                     </div>
                 }.into_any()
@@ -449,7 +413,7 @@ fn Minted(minted: MintedToken, public_url: String) -> impl IntoView {
                 view! {
                     <div class="connect">
                         <h3>"Call the REST API"</h3>
-                        <CopyBlock label="shell" code=curl_api(&public_url, &token)/>
+                        <CopyBlock label="shell" code=snippets::curl_api(&public_url, &token)/>
                     </div>
                 }.into_any()
             }}
@@ -545,34 +509,6 @@ pub fn KeysPage() -> impl IntoView {
     })
 }
 
-/// The OAuth snippets: the URL that refuses anonymous callers, so a host
-/// starts its OAuth flow instead of connecting anonymously.
-fn oauth_snippets(public_url: &str) -> Vec<(&'static str, &'static str, String)> {
-    let url = format!("{public_url}/mcp/account");
-    vec![
-        (
-            "oauth-claude-ai",
-            "Claude.ai and Claude Desktop (Settings, Connectors, Add custom connector)",
-            url.clone(),
-        ),
-        (
-            "oauth-claude-code",
-            "Claude Code",
-            format!("claude mcp add --transport http ledger {url}"),
-        ),
-        (
-            "oauth-cursor",
-            "Cursor (~/.cursor/mcp.json)",
-            format!("{{\n  \"mcpServers\": {{\n    \"ledger\": {{ \"url\": \"{url}\" }}\n  }}\n}}"),
-        ),
-        (
-            "oauth-mcp-remote",
-            "mcp-remote",
-            format!("npx -y mcp-remote {url}"),
-        ),
-    ]
-}
-
 #[component]
 fn OAuthSection(
     clients: Vec<OAuthClientRow>,
@@ -586,11 +522,13 @@ fn OAuthSection(
         <section class="oauth-clients" aria-labelledby="oauth-heading" id="oauth-clients">
             <h2 id="oauth-heading">"OAuth clients"</h2>
             <p>"Connect with OAuth instead of pasting a token: give your MCP client this URL and pick Connect. It sends you here to sign in and approve; the client gets the same account and scopes as an MCP token, never admin."</p>
+            <p class="which-url">{snippets::which_url(&public_url)}</p>
             <div class="clients">
-                {oauth_snippets(&public_url).into_iter().map(|(id, label, code)| view! {
-                    <article id=id>
-                        <h4>{label}</h4>
-                        <CopyBlock label="connect" code=code/>
+                {snippets::oauth_snippets(&public_url).into_iter().map(|s| view! {
+                    <article id=s.id>
+                        <h4>{s.title}</h4>
+                        <p>{s.intro}</p>
+                        <CopyBlock label=s.label code=s.code/>
                     </article>
                 }).collect_view()}
             </div>

@@ -19,7 +19,7 @@ pub struct SiteInfo {
 impl SiteInfo {
     /// The MCP endpoint under the public URL.
     pub fn mcp_url(&self) -> String {
-        format!("{}/mcp", self.public_url)
+        crate::snippets::mcp_url(&self.public_url)
     }
 }
 

@@ -14,6 +14,7 @@ mod pages;
 pub mod report;
 pub mod research;
 pub mod scopes;
+pub mod snippets;
 
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, provide_meta_context};

@@ -6,7 +6,10 @@
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
 
-use crate::backend::{SiteInfo, ToolSummary};
+use crate::{
+    backend::{SiteInfo, ToolSummary},
+    snippets,
+};
 
 /// Facts about this deployment (public URL, version).
 #[server]
@@ -54,37 +57,6 @@ fn Snippet(#[prop(into)] label: String, #[prop(into)] code: String) -> impl Into
     .into_any()
 }
 
-fn claude_code(info: &SiteInfo) -> String {
-    format!(
-        "claude mcp add --transport http ledger {} \\\n  --header \"Authorization: Bearer lm_...\"",
-        info.mcp_url()
-    )
-}
-
-fn cursor(info: &SiteInfo) -> String {
-    format!(
-        "{{\n  \"mcpServers\": {{\n    \"ledger\": {{\n      \"url\": \"{}\",\n      \"headers\": {{ \"Authorization\": \"Bearer ${{env:LEDGER_MCP_TOKEN}}\" }}\n    }}\n  }}\n}}",
-        info.mcp_url()
-    )
-}
-
-fn claude_desktop(info: &SiteInfo) -> String {
-    format!(
-        "{{\n  \"mcpServers\": {{\n    \"ledger\": {{\n      \"command\": \"npx\",\n      \"args\": [\n        \"-y\",\n        \"mcp-remote\",\n        \"{}\",\n        \"--transport\", \"http-only\",\n        \"--header\", \"Authorization:${{LEDGER_AUTH}}\"\n      ],\n      \"env\": {{ \"LEDGER_AUTH\": \"Bearer lm_...\" }}\n    }}\n  }}\n}}",
-        info.mcp_url()
-    )
-}
-
-fn curl(info: &SiteInfo) -> String {
-    format!(
-        "URL={}\n\
-         curl -sS \"$URL\" -H 'Content-Type: application/json' \\\n  \
-         -H 'Accept: application/json, text/event-stream' \\\n  \
-         -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"ping\",\"arguments\":{{}}}}}}'",
-        info.mcp_url()
-    )
-}
-
 #[component]
 pub fn HomePage() -> impl IntoView {
     let info = Resource::new(|| (), |_| get_site_info());
@@ -112,32 +84,43 @@ pub fn HomePage() -> impl IntoView {
 
 #[component]
 fn Connect(info: SiteInfo) -> impl IntoView {
+    let mcp_url = snippets::mcp_url(&info.public_url);
+    let clients = snippets::token_snippets(&mcp_url, snippets::TOKEN_PLACEHOLDER);
+    // Claude Code's two forms share a section; the rest have one each.
+    let (code, others): (Vec<_>, Vec<_>) = clients
+        .into_iter()
+        .partition(|s| matches!(s.id, "claude-code" | "mcp-json"));
     view! {
         <section class="connect">
             <h2>"Connect an agent"</h2>
             <p>
-                "The MCP endpoint is " <code class="endpoint">{info.mcp_url()}</code>
-                ". Leave the Authorization header out to connect anonymously; anonymous agents pay per call. "
+                "The MCP endpoint is " <code class="endpoint">{mcp_url.clone()}</code>
+                ". Every host that sends a bearer wants an MCP token from the Keys page; leave the "
+                "Authorization header out to connect anonymously (anonymous agents pay per call). "
                 "See the " <a href="/tools">"tools"</a> " it offers."
             </p>
+            <p class="which-url" id="which-url">{snippets::which_url(&info.public_url)}</p>
             <div class="clients">
                 <article id="claude-code">
                     <h3>"Claude Code"</h3>
-                    <Snippet label="shell" code=claude_code(&info)/>
+                    {code.into_iter().map(|s| view! {
+                        <p>{s.intro}</p>
+                        <Snippet label=s.label code=s.code/>
+                    }).collect_view()}
                 </article>
-                <article id="cursor">
-                    <h3>"Cursor"</h3>
-                    <p>".cursor/mcp.json, or ~/.cursor/mcp.json for every project:"</p>
-                    <Snippet label="json" code=cursor(&info)/>
-                </article>
-                <article id="claude-desktop">
-                    <h3>"Claude Desktop (through mcp-remote)"</h3>
-                    <p>"claude_desktop_config.json, under Settings → Developer → Edit Config:"</p>
-                    <Snippet label="json" code=claude_desktop(&info)/>
-                </article>
+                {others.into_iter().map(|s| view! {
+                    <article id=s.id>
+                        <h3>{s.title}</h3>
+                        <p>{s.intro}</p>
+                        <Snippet label=s.label code=s.code/>
+                    </article>
+                }).collect_view()}
                 <article id="curl">
                     <h3>"curl"</h3>
-                    <Snippet label="shell" code=curl(&info)/>
+                    <p>"One anonymous call, no session:"</p>
+                    <Snippet label="shell" code=snippets::curl_ping(&mcp_url)/>
+                    <p>"What every host above does under the hood: initialize, the initialized notification, list the tools, call one."</p>
+                    <Snippet label="shell" code=snippets::curl_session(&mcp_url, snippets::TOKEN_PLACEHOLDER)/>
                 </article>
             </div>
         </section>

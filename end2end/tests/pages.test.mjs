@@ -265,13 +265,22 @@ for (const width of [390, 1280]) {
   });
 }
 
-test('home page: the Claude Desktop snippet runs npx -y mcp-remote (no install prompt)', async () => {
+test('home page: the Claude Desktop snippet is the guide\'s (http-only, no space inside an argument)', async () => {
   const { context, page } = await open('/', { javaScriptEnabled: false });
   try {
     const config = JSON.parse(await page.locator('#claude-desktop pre').innerText());
     const server = config.mcpServers.ledger;
     assert.equal(server.command, 'npx');
-    assert.deepEqual(server.args.slice(0, 3), ['-y', 'mcp-remote', MCP_URL]);
+    assert.deepEqual(server.args, [
+      'mcp-remote',
+      MCP_URL,
+      '--transport',
+      'http-only',
+      '--header',
+      'Authorization:${LEDGER_AUTH}',
+    ]);
+    for (const arg of server.args) assert.ok(!arg.includes(' '), `no space inside ${arg}`);
+    assert.deepEqual(server.env, { LEDGER_AUTH: 'Bearer lm_...' });
   } finally {
     await context.close();
   }

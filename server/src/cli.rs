@@ -135,11 +135,22 @@ pub enum TokensCommand {
         #[arg(long, default_value = "")]
         label: String,
     },
-    /// Revoke the live token whose prefix (as a token list shows it) starts
-    /// with PREFIX; refused when several do.
+    /// List an account's live tokens, newest first: one tab-separated line
+    /// each (id, prefix, kind, scopes, created, last used or -, label).
+    List {
+        /// The account (acct_…).
+        #[arg(long, value_name = "ID")]
+        account: String,
+    },
+    /// Revoke a live token, named by its id (tok_…, as `ledger tokens mint`
+    /// and `ledger tokens list` print it) or by the start of its plaintext
+    /// (lm_…/lk_…, at least 4 characters after the underscore, as the Keys
+    /// page and `ledger tokens list` show it); a start that matches several
+    /// live tokens is refused. Prints the revoked token's id.
     Revoke {
-        #[arg(value_name = "PREFIX")]
-        prefix: String,
+        /// tok_… or the start of lm_…/lk_….
+        #[arg(value_name = "TOKEN_ID|PREFIX")]
+        token: String,
     },
 }
 
@@ -300,7 +311,7 @@ fn basis_command(method: Method, input: &Path) -> ExitCode {
 /// database). Only what a script captures goes to stdout: the account id,
 /// the token's plaintext, the revoked token's id; the rest to stderr.
 async fn operator_command(command: Command, config: Config) -> ExitCode {
-    use crate::accounts::{self, AccountId, AccountsError, Scopes, TokenKind, TokenPrefix};
+    use crate::accounts::{self, AccountId, AccountsError, Scopes, TokenKind, TokenRef};
 
     let store = match Store::open(&config.database_url, &config.database).await {
         Ok(store) => store,
@@ -364,12 +375,45 @@ async fn operator_command(command: Command, config: Config) -> ExitCode {
                 .map_err(|e| (name, e))
         }
         Command::Tokens {
-            command: TokensCommand::Revoke { prefix },
+            command: TokensCommand::List { account },
+        } => {
+            let name = "ledger tokens list";
+            let listed = async {
+                let account = AccountId::parse(&account)?;
+                if !store.account_exists(account.as_str()).await? {
+                    return Err(AccountsError::NoAccount(account.to_string()));
+                }
+                let tokens = accounts::list_tokens(&store, &account).await?;
+                Ok::<_, AccountsError>((account, tokens))
+            };
+            listed
+                .await
+                .map(|(account, tokens)| {
+                    for t in &tokens {
+                        println!(
+                            "{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                            t.token_id,
+                            t.prefix,
+                            t.kind,
+                            t.scopes,
+                            crate::values::rfc3339(t.created_at),
+                            t.last_used_at
+                                .map_or_else(|| "-".to_owned(), crate::values::rfc3339),
+                            // Labels hold no control characters (accounts::check_label).
+                            t.label,
+                        );
+                    }
+                    eprintln!("{name}: {} live tokens of {account}", tokens.len());
+                })
+                .map_err(|e| (name, e))
+        }
+        Command::Tokens {
+            command: TokensCommand::Revoke { token },
         } => {
             let name = "ledger tokens revoke";
             let revoked = async {
-                let prefix = TokenPrefix::parse(&prefix)?;
-                accounts::revoke_by_prefix(&store, now, &prefix).await
+                let token = TokenRef::parse(&token)?;
+                accounts::revoke_by_ref(&store, now, &token).await
             };
             revoked
                 .await

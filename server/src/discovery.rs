@@ -34,7 +34,10 @@ pub fn server_card_json(state: &AppState) -> Value {
             "protectedResourceMetadata": format!("{public}/.well-known/oauth-protected-resource"),
             "oauth": {
                 "endpoint": format!("{public}/mcp/account"),
-                "description": "Connect with OAuth 2.1 here: it answers an anonymous caller 401 with the challenge, and the browser sign-in and consent give the client a token for your account.",
+                "description": format!(
+                    "Connect with OAuth 2.1 here: it answers an anonymous caller 401 with the challenge, and the browser sign-in and consent give the client a token for your account. {}",
+                    app::snippets::which_url(public)
+                ),
                 "protectedResourceMetadata": format!("{public}/.well-known/oauth-protected-resource/mcp/account"),
                 "authorizationServer": format!("{public}/.well-known/oauth-authorization-server"),
             },
@@ -70,11 +73,13 @@ pub fn llms_txt_text(state: &AppState) -> String {
          Protocol versions: {versions}\n\
          Authentication: none (anonymous, pay per call) or `Authorization: Bearer lm_…` / `lk_…`.\n\
          OAuth 2.1 (sign in and consent in a browser, no pasted token): connect to {public}/mcp/account, which answers 401 with the challenge; metadata at {public}/.well-known/oauth-authorization-server.\n\
+         {which}\n\
          Anonymous callers are limited per client IP; over the limit is HTTP 429 with Retry-After.\n\
          Payments: {payments}.\n\n\
          ## Tools\n\n",
         versions = mcp::version::SUPPORTED.join(", "),
         payments = state.payments_view().sentence(),
+        which = app::snippets::which_url(public),
     );
     for tool in crate::mcp::tools::registry().iter() {
         let paid = if tool.meta.tier.is_paid() {
@@ -93,6 +98,18 @@ pub fn llms_txt_text(state: &AppState) -> String {
             tool.meta.tier.as_str(),
             tool.meta.description,
             rest
+        ));
+    }
+    out.push_str("\n## Client configuration\n\n");
+    out.push_str(
+        "Every host that sends a bearer wants an MCP token (`lm_…`) in place of `lm_...`; leave \
+         the header out to connect anonymously.\n",
+    );
+    let mcp_url = app::snippets::mcp_url(public);
+    for snippet in app::snippets::token_snippets(&mcp_url, app::snippets::TOKEN_PLACEHOLDER) {
+        out.push_str(&format!(
+            "\n### {}\n\n{}\n\n```{}\n{}\n```\n",
+            snippet.title, snippet.intro, snippet.label, snippet.code
         ));
     }
     out.push_str(&format!(

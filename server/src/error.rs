@@ -352,6 +352,62 @@ impl From<crate::store::StoreError> for AppError {
 mod tests {
     use super::*;
 
+    const ALL: [Code; 21] = [
+        Code::InvalidParams,
+        Code::Unauthenticated,
+        Code::Forbidden,
+        Code::NotFound,
+        Code::MethodNotAllowed,
+        Code::RateLimited,
+        Code::PayloadTooLarge,
+        Code::UnsupportedMediaType,
+        Code::NotAcceptable,
+        Code::PaymentRequired,
+        Code::QuoteNotFound,
+        Code::QuoteExpired,
+        Code::JobAlreadyRunning,
+        Code::EntitlementConsumed,
+        Code::SnapshotLimit,
+        Code::Conflict,
+        Code::InsufficientCredit,
+        Code::ActionConflict,
+        Code::TooManyExpansions,
+        Code::Unavailable,
+        Code::Internal,
+    ];
+
+    /// The codes of the guide's Errors table (docs/contract/guide.txt):
+    /// the first word of each row, or the two either side of a `/`.
+    fn guide_codes() -> Vec<String> {
+        let guide = include_str!("../../docs/contract/guide.txt");
+        let mut lines = guide.lines();
+        lines
+            .by_ref()
+            .find(|l| *l == "structuredContent.code Meaning")
+            .unwrap();
+        lines
+            .take_while(|l| !l.trim().is_empty())
+            .flat_map(|row| {
+                let words: Vec<&str> = row.split(' ').collect();
+                if words.get(1) == Some(&"/") {
+                    vec![words[0].to_owned(), words[2].to_owned()]
+                } else {
+                    vec![words[0].to_owned()]
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_code_the_guide_names_is_a_code_we_answer() {
+        let codes = guide_codes();
+        assert_eq!(codes.len(), 10, "{codes:?}");
+        let ours: Vec<&str> = ALL.iter().map(|c| c.as_str()).collect();
+        for code in &codes {
+            assert!(ours.contains(&code.as_str()), "{code} is not a Code");
+        }
+    }
+
     #[test]
     fn rest_body_carries_code_message_and_extras() {
         let err = AppError::not_found("no such job").with("job", json!("job_1"));

@@ -27,8 +27,9 @@ use std::fmt;
 pub use labels::{ADDRESS_LABEL_MAX, AddressCategory, address_labels, set_address_label};
 pub use payments::{PaymentView, assign_payment, list_payments};
 pub use tokens::{
-    Credential, Minted, Revoked, Scope, Scopes, TokenId, TokenKind, TokenPrefix, TokenSummary,
-    list_tokens, mint, mint_within, resolve, revoke, revoke_by_prefix,
+    Credential, Minted, Revoked, Scope, Scopes, TokenId, TokenKind, TokenPrefix, TokenRef,
+    TokenSummary, list_tokens, mint, mint_within, resolve, revoke, revoke_by_id, revoke_by_prefix,
+    revoke_by_ref,
 };
 pub use watchlist::{
     LastScan, WALLET_LABEL_MAX, WatchedWallet, add_wallet, is_watching, list_wallets, remove_wallet,
@@ -61,6 +62,8 @@ pub enum AccountsError {
     NoToken(String),
     #[error("no live token starts with {0}")]
     NoTokenWithPrefix(String),
+    #[error("no live token has the id {0}")]
+    NoLiveToken(String),
     #[error(
         "{count} live tokens start with {prefix}; give more of the prefix (up to {} characters)",
         tokens::PREFIX_LEN
@@ -105,6 +108,7 @@ impl From<AccountsError> for AppError {
             AccountsError::NoAccount(_)
             | AccountsError::NoToken(_)
             | AccountsError::NoTokenWithPrefix(_)
+            | AccountsError::NoLiveToken(_)
             | AccountsError::NoPayment(_) => AppError::not_found(err.to_string()),
             AccountsError::AmbiguousPrefix { .. } | AccountsError::IdentityTaken(_) => {
                 AppError::new(Code::Conflict, err.to_string())

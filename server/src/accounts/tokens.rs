@@ -209,7 +209,7 @@ impl fmt::Display for TokenId {
 }
 
 /// The first characters of a plaintext (`lm_3fQ9x2Ab`): what lists show and
-/// what `ledger tokens revoke` takes. Parsed from input it may be shorter
+/// one of the two things `ledger tokens revoke` takes ([`TokenRef`]). Parsed from input it may be shorter
 /// than a stored prefix (at least four characters after `lm_`/`lk_`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TokenPrefix(String);
@@ -246,6 +246,37 @@ impl TokenPrefix {
 impl fmt::Display for TokenPrefix {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+/// Which token an operator names: its id (`tok_…`, what `ledger tokens
+/// mint` and `ledger tokens list` print) or the start of its plaintext
+/// (`lm_…`/`lk_…`, what the Keys page lists). Parsed at the edge, so
+/// `ledger tokens revoke` takes either.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TokenRef {
+    Id(TokenId),
+    Prefix(TokenPrefix),
+}
+
+impl TokenRef {
+    pub fn parse(input: &str) -> Result<Self, AccountsError> {
+        let input = input.trim();
+        if input.starts_with(TOKEN_ID_PREFIX) {
+            return TokenId::parse(input).map(TokenRef::Id);
+        }
+        if TokenKind::split(input).is_some() {
+            return TokenPrefix::parse(input).map(TokenRef::Prefix);
+        }
+        Err(AccountsError::invalid(
+            "token",
+            format!(
+                "a token id (tok_ followed by 26 base32 characters, as `ledger tokens mint` and \
+                 `ledger tokens list` print it) or the start of the token (lm_ or lk_ followed by \
+                 {PREFIX_MIN_BODY} to {} base58 characters, e.g. lm_3fQ9x2Ab)",
+                PREFIX_LEN - 3
+            ),
+        ))
     }
 }
 
@@ -501,6 +532,35 @@ pub async fn revoke(
     }
 }
 
+/// Revoke the token an operator named, whatever its account (`ledger
+/// tokens revoke`): by id, or by the start of its plaintext.
+pub async fn revoke_by_ref(
+    store: &Store,
+    now_ms: i64,
+    token: &TokenRef,
+) -> Result<Revoked, AccountsError> {
+    match token {
+        TokenRef::Id(id) => revoke_by_id(store, now_ms, id).await,
+        TokenRef::Prefix(prefix) => revoke_by_prefix(store, now_ms, prefix).await,
+    }
+}
+
+/// Revoke the live token `id`, whatever its account. Refused when no live
+/// token has that id (unknown, or already revoked).
+pub async fn revoke_by_id(
+    store: &Store,
+    now_ms: i64,
+    id: &TokenId,
+) -> Result<Revoked, AccountsError> {
+    let Some(row) = store.live_token_by_id(id.as_str()).await? else {
+        return Err(AccountsError::NoLiveToken(id.to_string()));
+    };
+    revoke_row(store, now_ms, row, || {
+        AccountsError::NoLiveToken(id.to_string())
+    })
+    .await
+}
+
 /// Revoke the one live token whose prefix starts with `prefix`, whatever
 /// its account (the operator's `ledger tokens revoke`). Refused when no
 /// live token or more than one matches.
@@ -520,6 +580,20 @@ pub async fn revoke_by_prefix(
             });
         }
     };
+    revoke_row(store, now_ms, row, || {
+        AccountsError::NoTokenWithPrefix(prefix.to_string())
+    })
+    .await
+}
+
+/// Revoke the live token `row` names; `gone` is the refusal when it was
+/// revoked by someone else between our read and our write.
+async fn revoke_row(
+    store: &Store,
+    now_ms: i64,
+    row: TokenRecord,
+    gone: impl FnOnce() -> AccountsError,
+) -> Result<Revoked, AccountsError> {
     let revoked = Revoked {
         token_id: TokenId::stored(row.id)?,
         account_id: AccountId::stored(row.account_id)?,
@@ -535,8 +609,7 @@ pub async fn revoke_by_prefix(
         )
         .await?
     {
-        // Revoked by someone else between our read and our write.
-        return Err(AccountsError::NoTokenWithPrefix(prefix.to_string()));
+        return Err(gone());
     }
     Ok(revoked)
 }
@@ -557,6 +630,34 @@ mod tests {
         let read = Scopes::parse("read").unwrap();
         assert!(read.allows(Scope::Read) && !read.allows(Scope::Scan));
         assert_eq!(Scopes::ALL, Scopes::parse("read,scan").unwrap());
+    }
+
+    #[test]
+    fn a_token_is_named_by_its_id_or_the_start_of_its_plaintext() {
+        let id = "tok_01JD8X5B7M3Q2W5E8R1T6Y9Z0P";
+        assert_eq!(
+            TokenRef::parse(&format!(" {id} ")).unwrap(),
+            TokenRef::Id(TokenId::parse(id).unwrap())
+        );
+        assert_eq!(
+            TokenRef::parse("lm_3fQ9x2Ab").unwrap(),
+            TokenRef::Prefix(TokenPrefix::parse("lm_3fQ9x2Ab").unwrap())
+        );
+        assert!(matches!(
+            TokenRef::parse("lk_3fQ9").unwrap(),
+            TokenRef::Prefix(_)
+        ));
+        // A malformed id is refused as an id, a short prefix as a prefix,
+        // anything else naming both forms.
+        let err = TokenRef::parse("tok_nope").unwrap_err().to_string();
+        assert!(err.starts_with("token_id: "), "{err}");
+        let err = TokenRef::parse("lm_3f").unwrap_err().to_string();
+        assert!(err.starts_with("prefix: "), "{err}");
+        let err = TokenRef::parse("3fQ9x2Ab").unwrap_err().to_string();
+        assert!(
+            err.starts_with("token: a token id (tok_") && err.contains("lm_ or lk_"),
+            "{err}"
+        );
     }
 
     #[test]

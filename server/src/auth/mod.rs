@@ -131,7 +131,8 @@ impl Principal {
             Principal::Anonymous | Principal::Admin | Principal::Link(_) => Err(AppError::new(
                 Code::Unauthenticated,
                 format!(
-                    "{what} needs an account: present an MCP token (lm_…) or an API key (lk_…)                      as Authorization: Bearer"
+                    "{what} needs an account: present an MCP token (lm_…) or an API key (lk_…) \
+                     as Authorization: Bearer"
                 ),
             )),
         }
@@ -367,6 +368,11 @@ mod tests {
         for p in [Principal::Anonymous, Principal::Admin] {
             let err = p.require_account("list_wallets").unwrap_err();
             assert_eq!(err.code(), Code::Unauthenticated);
+            assert_eq!(
+                err.message(),
+                "list_wallets needs an account: present an MCP token (lm_…) or an API key \
+                 (lk_…) as Authorization: Bearer"
+            );
         }
     }
 

@@ -150,11 +150,7 @@ pub async fn top_up(
         .await;
     };
     if quote.expires_at < pw.now_ms() {
-        return refuse(
-            "quote_expired",
-            "the quote expired; pay the fresh challenge",
-        )
-        .await;
+        return refuse("quote_expired", "the quote expired").await;
     }
     let settled = match settle::settle(pw, &payment, &quote, settle::Entitlement::Read).await {
         Ok(settled) => settled,

@@ -298,8 +298,13 @@ fn decode_header_value(raw: &str) -> String {
 }
 
 /// `tools/call`: run a tool and shape its result. `Err` is a JSON-RPC
-/// error (unknown tool, malformed params, arguments the schema refuses);
-/// a tool's own refusal is a result with `isError: true`.
+/// error: an unknown tool, or a request that is not a `CallToolRequest`
+/// (no params, no tool name, `arguments` that are not an object), on every
+/// revision; arguments the input schema refuses only before 2025-11-25.
+/// From 2025-11-25 on those are input validation errors, reported like a
+/// tool's own refusal: a result with `isError: true` and the
+/// `invalid_params` body, so that a model reads why and corrects itself
+/// ([`version::validation_errors_are_results`]).
 pub async fn call_tool(
     ctx: ToolContext,
     id: &Id,
@@ -324,7 +329,15 @@ pub async fn call_tool(
     let Some(tool) = crate::mcp::tools::registry().get(&name) else {
         return Err(invalid(format!("Unknown tool: {name}")));
     };
-    let args = params.remove("arguments").unwrap_or(Value::Null);
+    let args = match params.remove("arguments") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(args)) => args,
+        Some(_) => {
+            return Err(invalid(format!(
+                "Invalid params: arguments for {name} must be a JSON object"
+            )));
+        }
+    };
     let structured_ok = version::has_structured_content(version);
     let metrics = ctx.state.metrics().clone();
     let started = std::time::Instant::now();
@@ -353,6 +366,17 @@ pub async fn call_tool(
                 content.push(link);
             }
             Ok(result)
+        }
+        Err(CallError::InvalidArguments(message))
+            if version::validation_errors_are_results(version) =>
+        {
+            let err = crate::error::AppError::invalid_params(message);
+            Ok(tool_result(
+                &err.summary(),
+                err.rest_body(),
+                true,
+                structured_ok,
+            ))
         }
         Err(CallError::InvalidArguments(message)) => Err(invalid(format!(
             "Invalid params: arguments for {name}: {message}"

@@ -62,6 +62,32 @@ impl Message {
             .and_then(|id| serde_json::value::to_raw_value(id).ok());
         Self { value, raw_id }
     }
+
+    /// The id a response to this message would carry, when it is readable
+    /// as [`classify`] reads it (a string or a number, named once): what an
+    /// error refusing the message before it is classified (a stale session,
+    /// an unsupported protocol version header) echoes.
+    pub fn readable_id(&self) -> Option<Id> {
+        if !matches!(
+            self.value.get("id"),
+            Some(Value::String(_) | Value::Number(_))
+        ) {
+            return None;
+        }
+        self.raw_id
+            .as_ref()
+            .filter(|raw| is_string_or_number(raw))
+            .map(|raw| Id(raw.clone()))
+    }
+}
+
+/// Whether raw id text is a JSON string or number (not a second `id` of
+/// another type that the parsed value does not show).
+fn is_string_or_number(raw: &RawValue) -> bool {
+    matches!(
+        raw.get().as_bytes().first(),
+        Some(b'"' | b'-' | b'0'..=b'9')
+    )
 }
 
 /// A POST body: one message or a batch.
@@ -142,12 +168,7 @@ pub fn classify(message: Message) -> Result<Incoming, Response> {
         Some(Value::String(_) | Value::Number(_)) => {
             // Only the raw text is echoed: a message whose `id` has none
             // names `id` twice, and which of the two it meant is unknowable.
-            match raw_id.filter(|raw| {
-                matches!(
-                    raw.get().as_bytes().first(),
-                    Some(b'"' | b'-' | b'0'..=b'9')
-                )
-            }) {
+            match raw_id.filter(|raw| is_string_or_number(raw)) {
                 Some(raw) => Some(Id(raw)),
                 None => {
                     return Err(error(

@@ -117,7 +117,12 @@ pub struct ToolOutput {
 /// Why a call did not reach the tool body, or how it failed.
 #[derive(Debug, PartialEq)]
 pub enum CallError {
-    /// Arguments that do not match the input schema: a JSON-RPC -32602.
+    /// Arguments of the wrong shape for the input schema (a missing or
+    /// unknown argument, a wrong JSON type, a value the argument types
+    /// cannot read): what the revisions before 2025-11-25 call invalid
+    /// arguments, a JSON-RPC -32602; from 2025-11-25 on an input
+    /// validation error, the tool's `invalid_params` result
+    /// ([`super::version::validation_errors_are_results`]).
     InvalidArguments(String),
     /// The tool ran and refused or failed: an `isError` result.
     Tool(AppError),
@@ -265,19 +270,15 @@ impl ToolDef {
         }
     }
 
-    /// Run the tool. `args` is the `arguments` member of `tools/call`
-    /// (`null` when absent).
-    pub async fn call(&self, ctx: ToolContext, args: Value) -> Result<ToolOutput, CallError> {
-        let args = match args {
-            Value::Null => Value::Object(Map::new()),
-            Value::Object(map) => Value::Object(map),
-            _ => {
-                return Err(CallError::InvalidArguments(
-                    "arguments must be a JSON object".to_owned(),
-                ));
-            }
-        };
-        (self.handler)(ctx, args).await
+    /// Run the tool. `args` is the `arguments` member of `tools/call` (an
+    /// object, as `CallToolRequest` requires: the caller refuses anything
+    /// else as a malformed request; empty when absent).
+    pub async fn call(
+        &self,
+        ctx: ToolContext,
+        args: Map<String, Value>,
+    ) -> Result<ToolOutput, CallError> {
+        (self.handler)(ctx, Value::Object(args)).await
     }
 
     /// The tool as `tools/list` describes it.
@@ -303,62 +304,97 @@ impl ToolDef {
 /// Hold `args` to the input schema, then read them into `I`. What the
 /// schema refuses never reaches the tool: arguments of the wrong shape (a
 /// string for a number, an object for an enum, a missing or unknown
-/// argument) or that the typed struct cannot read (an unknown scope) are a
-/// JSON-RPC -32602; a value of the right type that breaks a rule (a limit of
-/// 0, an unknown operation type) is the tool's `invalid_params`. Either way the message is the schema's
-/// rule for that argument, never a Rust type.
+/// argument) or that the typed struct cannot read (an unknown scope) are
+/// [`CallError::InvalidArguments`]; a value of the right type that breaks
+/// a rule (a limit of 0, an unknown operation type) is the tool's
+/// `invalid_params`. Either way the message is the schema's rule for that
+/// argument, never a Rust type.
+///
+/// A refused argument is the caller's mistake, answered to the caller: it
+/// is logged at DEBUG only. What the schema admitted but the type cannot
+/// read is ours (the schema and the type disagree), logged at ERROR.
 fn read_arguments<I: DeserializeOwned>(
     schema: &Value,
     mut args: Value,
     tool: &str,
 ) -> Result<I, CallError> {
-    let checked = schema::refusal(schema, &mut args, tool);
-    let read = read_value::<I>(args, tool);
-    match (checked, read) {
-        (Ok(()), Ok(input)) => Ok(input),
-        // What the argument types cannot read at all is a protocol error;
-        // a value of the right type that breaks its rule (including one a
-        // newtype refused) is the tool's refusal.
-        (Err(refusal), Err(ArgumentError::Shape)) => {
-            Err(CallError::InvalidArguments(refusal.message))
+    let refusal = match schema::refusal(schema, &mut args, tool) {
+        Ok(()) => return read_checked_value(args, tool),
+        Err(refusal) => refusal,
+    };
+    tracing::debug!(tool, refusal = %refusal.message, "tool arguments refused");
+    if refusal.shape {
+        return Err(CallError::InvalidArguments(refusal.message));
+    }
+    // A value of the right JSON type that breaks its rule: one the types
+    // cannot read at all (an unknown enum value) is of the wrong shape,
+    // one a newtype refused is the tool's refusal.
+    match read_value::<I>(args) {
+        Err(ArgumentError::Shape(_)) => Err(CallError::InvalidArguments(refusal.message)),
+        Ok(_) | Err(ArgumentError::Value(_)) => {
+            Err(CallError::Tool(AppError::invalid_params(refusal.message)))
         }
-        (Err(refusal), _) if refusal.shape => Err(CallError::InvalidArguments(refusal.message)),
-        (Err(refusal), _) => Err(CallError::Tool(AppError::invalid_params(refusal.message))),
-        (Ok(()), Err(ArgumentError::Value(message))) => {
-            Err(CallError::Tool(AppError::invalid_params(message)))
-        }
-        (Ok(()), Err(ArgumentError::Shape)) => Err(CallError::InvalidArguments(
-            "arguments do not match the input schema".to_owned(),
-        )),
     }
 }
 
-/// Why arguments the schema admitted were not read.
+/// Why arguments were not read into their type.
 #[derive(Debug)]
 pub enum ArgumentError {
     /// A value its type refused (a key that is not 32 bytes, a date that
     /// does not exist): the argument and the reason, for the caller.
     Value(String),
-    /// The schema admitted what the type cannot read: a schema bug, logged.
-    Shape,
+    /// What the type cannot read at all, in serde's words (which name Rust
+    /// types, so they are logged, never shown).
+    Shape(String),
 }
 
-/// Read checked arguments into their type. The newtypes parsed at the edge
+/// Read arguments into their type. The newtypes parsed at the edge
 /// (`WalletAddress`, `TimeBound`, …) refuse with a reason of their own; the
 /// argument is named from the path the error was raised at. A refusal in
-/// serde's own words would name a Rust type, so it is logged instead.
-pub fn read_value<I: DeserializeOwned>(args: Value, tool: &str) -> Result<I, ArgumentError> {
+/// serde's own words would name a Rust type: it is [`ArgumentError::Shape`].
+/// Nothing is logged here: whether a failure is the caller's mistake or
+/// ours depends on whether the schema admitted the arguments.
+pub fn read_value<I: DeserializeOwned>(args: Value) -> Result<I, ArgumentError> {
     serde_path_to_error::deserialize::<_, I>(args).map_err(|err| {
         let path = err.path().to_string();
         let inner = err.into_inner().to_string();
-        let serde_words = ["invalid type", "expected", "unknown field", "missing field", "variant"];
+        let serde_words = [
+            "invalid type",
+            "expected",
+            "unknown field",
+            "missing field",
+            "variant",
+        ];
         if serde_words.iter().any(|w| inner.contains(w)) {
-            tracing::error!(tool, path, error = %inner, "arguments admitted by the schema failed to parse");
-            ArgumentError::Shape
+            ArgumentError::Shape(format!("{path}: {inner}"))
         } else {
             ArgumentError::Value(format!("{path}: {inner}"))
         }
     })
+}
+
+/// [`read_value`] for arguments the input schema admitted: a value refused
+/// by its newtype is the tool's `invalid_params`; what the type cannot read
+/// although the schema admitted it is a schema bug, logged at ERROR, and
+/// answered as arguments that do not match the schema.
+fn read_checked_value<I: DeserializeOwned>(args: Value, tool: &str) -> Result<I, CallError> {
+    read_value(args).map_err(|err| match err {
+        ArgumentError::Value(message) => CallError::Tool(AppError::invalid_params(message)),
+        ArgumentError::Shape(detail) => {
+            schema_disagrees(tool, &detail);
+            CallError::InvalidArguments("arguments do not match the input schema".to_owned())
+        }
+    })
+}
+
+/// The input schema admitted what the argument type cannot read: the two
+/// disagree, which is ours to fix, so it is logged at ERROR.
+pub fn schema_disagrees(tool: &str, detail: &str) {
+    tracing::error!(
+        tool,
+        error = detail,
+        "arguments admitted by the schema failed to parse"
+    );
 }
 
 /// The registry: tools by name, listed in name order.
@@ -573,7 +609,81 @@ pub fn output_schema<O: JsonSchema>() -> Value {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::{Arc, Mutex};
+
     use super::*;
+    use crate::payments::QuoteWalletArgs;
+
+    /// Log lines written while `run` runs, every level included.
+    fn logs_of<T>(run: impl FnOnce() -> T) -> (T, String) {
+        #[derive(Clone, Default)]
+        struct Captured(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Captured {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .finish();
+        let out = tracing::subscriber::with_default(subscriber, run);
+        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        (out, text)
+    }
+
+    #[test]
+    fn a_caller_s_bad_arguments_are_logged_at_debug_never_error() {
+        let schema = input_schema::<QuoteWalletArgs>();
+        for args in [
+            json!({}),
+            json!({"address": 7}),
+            json!({"address": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU", "scope": "all"}),
+            json!({"address": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU", "x": 1}),
+        ] {
+            let (read, logs) = logs_of(|| {
+                read_arguments::<QuoteWalletArgs>(&schema, args.clone(), "quote_wallet")
+            });
+            assert!(
+                matches!(read, Err(CallError::InvalidArguments(_))),
+                "{args}: {read:?}"
+            );
+            assert!(logs.contains("DEBUG"), "{args}: {logs}");
+            assert!(logs.contains("tool arguments refused"), "{args}: {logs}");
+            for level in ["ERROR", "WARN", "INFO"] {
+                assert!(!logs.contains(level), "{args} logged at {level}: {logs}");
+            }
+        }
+    }
+
+    #[test]
+    fn arguments_the_schema_admits_but_the_type_cannot_read_are_ours_logged_at_error() {
+        // A schema that admits any address: the type still wants a string.
+        let schema = json!({
+            "type": "object",
+            "properties": {"address": {}},
+            "additionalProperties": false
+        });
+        let (read, logs) = logs_of(|| {
+            read_arguments::<QuoteWalletArgs>(&schema, json!({"address": 7}), "quote_wallet")
+        });
+        assert_eq!(
+            read.unwrap_err(),
+            CallError::InvalidArguments("arguments do not match the input schema".to_owned())
+        );
+        assert!(logs.contains("ERROR"), "{logs}");
+        assert!(
+            logs.contains("arguments admitted by the schema failed to parse"),
+            "{logs}"
+        );
+    }
 
     #[test]
     fn argument_kinds_read_through_optional_enums() {

@@ -113,6 +113,9 @@ fn simplify(obj: &mut Map<String, Value>, direction: Direction) {
     if obj.get("default") == Some(&Value::Null) {
         obj.remove("default");
     }
+    if let Some(Value::String(description)) = obj.get_mut("description") {
+        *description = unwrap_lines(description);
+    }
 
     if let Some(Value::String(format)) = obj.get("format").cloned()
         && let Some(bounds) = width_bounds(&format)
@@ -265,6 +268,23 @@ pub fn refusal(schema: &Value, args: &mut Value, tool: &str) -> Result<(), Refus
         }
     }
     Ok(())
+}
+
+/// A doc comment's text as one line per paragraph: schemars keeps the
+/// comment's line breaks, so a description wrapped at 100 columns would
+/// read `(x402\nexact scheme)` where the guide reads `(x402 exact scheme)`.
+fn unwrap_lines(text: &str) -> String {
+    text.split("\n\n")
+        .map(|paragraph| {
+            paragraph
+                .lines()
+                .map(str::trim)
+                .filter(|line| !line.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 /// Whether `value` satisfies `schema` (the subset our schemas use).
@@ -468,6 +488,19 @@ pub fn describe(schema: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn descriptions_lose_the_doc_comment_line_breaks_but_keep_paragraphs() {
+        assert_eq!(
+            unwrap_lines("Base64 X-PAYMENT built for the challenge (x402\nexact scheme)."),
+            "Base64 X-PAYMENT built for the challenge (x402 exact scheme)."
+        );
+        assert_eq!(unwrap_lines("One.\n\nTwo\n  lines."), "One.\n\nTwo lines.");
+        let mut schema = json!({"type": "object", "properties": {
+            "payment": {"type": "string", "description": "a\nb"}}});
+        make_portable(&mut schema, Direction::Input);
+        assert_eq!(schema["properties"]["payment"]["description"], "a b");
+    }
 
     fn schema() -> Value {
         json!({

@@ -58,20 +58,22 @@ fn get_ledger() -> ToolDef {
         ToolMeta {
             name: "get_ledger",
             title: "Read a wallet's ledger",
+            // The guide's text first and whole; what Ledger adds follows.
             description: "One page of a scanned wallet's ledger (every leg: transfers, swaps, fees, \
-                rent, airdrops), newest first, with a next_cursor for the following page. Each \
-                entry has signature, slot, block_time, operation_type (transfer_in, transfer_out, \
-                swap, network_fee, rent_deposit, rent_refund, airdrop, airdrop_spam), mint (\"sol\" \
-                for native SOL), amount (signed atomic units, as a string), decimals, usd_value \
-                (its USD worth at its block time, a decimal string) and priced (false when no \
-                price covers it). Filters: \
-                from/to (RFC 3339 or YYYY-MM-DD, inclusive), mint, operation_type, exclude, \
-                min_usd_value (legs without a price are kept only when it is absent); \
-                include_counterparties adds who paid or was paid. A wallet never scanned is \
-                not_found: quote_wallet, scan_wallet, poll get_job, then read. Paid cached read: \
-                covered by a receipt from the wallet's scan, by your account watching the wallet, \
-                or by a payment against the challenge the tool returns as payment_required \
-                (while the server runs with payments off, reads are free).",
+                rent, airdrops), newest first, with a next_cursor for the following page. Paid \
+                cached read: covered by a receipt from the wallet's scan, by your account watching \
+                the wallet, or by a payment against the challenge the tool returns as \
+                payment_required (retry with payment set to the base64 X-PAYMENT and quote_id set \
+                to the challenge's quoteId; the settled payment's receipt then covers later reads \
+                of the wallet). Each entry has signature, slot, block_time, operation_type \
+                (transfer_in, transfer_out, swap, network_fee, rent_deposit, rent_refund, airdrop, \
+                airdrop_spam), mint (\"sol\" for native SOL), amount (signed atomic units, as a \
+                string), decimals, usd_value (its USD worth at its block time, a decimal string) \
+                and priced (false when no price covers it). Filters: from/to (RFC 3339 or \
+                YYYY-MM-DD, inclusive), mint, operation_type, exclude, min_usd_value (legs without \
+                a price are kept only when it is absent); include_counterparties adds who paid or \
+                was paid. A wallet never scanned is not_found: quote_wallet, scan_wallet, poll \
+                get_job, then read. While the server runs with payments off, reads are free.",
             tier: Tier::PaidCachedRead,
             annotations: Annotations::READ,
             rest: Some(RestRoute {
@@ -254,11 +256,13 @@ fn get_prices() -> ToolDef {
         ToolMeta {
             name: "get_prices",
             title: "Current prices",
+            // The guide's text first and whole; what Ledger adds follows.
             description: "Current USD prices. Free. mints is a list of token mints; empty or \
                 omitted means native SOL. Each answer carries usd, change_24h_pct (when the source \
-                knows it), source (coinbase, jupiter, stablecoin, none when nothing prices the \
-                mint, or unavailable when its price source did not answer: try again later) and at. Prices are cached briefly server-side; a report's \
-                meta.sol_usd_at_generation is this SOL price.",
+                knows it), source (coinbase, jupiter, stablecoin, or none when nothing prices the \
+                mint) and at. Prices are cached briefly server-side; a report's \
+                meta.sol_usd_at_generation is this SOL price. source is unavailable when the \
+                mint's price source did not answer: try again later.",
             tier: Tier::Free,
             annotations: Annotations::READ_OPEN_WORLD,
             rest: Some(RestRoute {
@@ -358,13 +362,18 @@ fn scan_wallet() -> ToolDef {
         ToolMeta {
             name: "scan_wallet",
             title: "Scan a wallet",
+            // The guide's text first and whole; what Ledger adds follows.
             description: "Start the scan a quote_wallet quote priced. Paid: without an \
                 entitlement the tool fails with code payment_required and an x402 challenge in \
-                structuredContent.x402 (while the server runs with payments off, scans are free). \
-                The quote fixes the wallet and the scope, so an incremental quote starts an \
-                incremental scan. Returns the running job; poll get_job until its status leaves \
-                running. job_already_running names the scan already running for the wallet; \
-                quote_not_found and quote_expired mean: quote it again.",
+                structuredContent.x402 — retry with payment set to the base64 X-PAYMENT built for \
+                that challenge (an X-PAYMENT header on the MCP POST works too), or pass the \
+                receipt of an earlier payment for this wallet and scope. A settled payment is \
+                reported in structuredContent.payment with the receipt to reuse. Returns the \
+                running job; poll get_job. The quote fixes the wallet and the scope, so an \
+                incremental quote starts an incremental scan. Reads of the wallet are covered by \
+                the scan's receipt while it lives. job_already_running names the scan already running for the wallet; \
+                quote_not_found and quote_expired mean: quote it again. While the server runs \
+                with payments off, scans are free.",
             tier: Tier::Paid,
             annotations: Annotations::CREATE_FROM_CHAIN,
             rest: Some(RestRoute {
@@ -407,14 +416,16 @@ fn quote_wallet() -> ToolDef {
         ToolMeta {
             name: "quote_wallet",
             title: "Quote a wallet scan",
+            // The guide's text first and whole; what Ledger adds follows.
             description: "Price a scan of a Solana wallet. Free. Returns the quote (quote_id, tier, \
                 price_usd, amount_atomic, expires_at) and the tier table. scope is \"full\" (whole \
                 history, default), \"preview\" (the most recent signatures only), \"incremental\" \
-                (only what is new since the last scan: the cheap way to keep an already-scanned \
+                (only what is new since the last scan — the cheap way to keep an already-scanned \
                 wallet current, and near-free for a wallet that has not moved), \"refresh\" \
                 (re-lists the whole history and fetches only what is missing) or \"read\" (what a \
-                cached read of an already-scanned wallet costs). A quote fixes the wallet, the \
-                scope and the price for fifteen minutes; scan_wallet needs a live one.",
+                cached read of an already-scanned wallet costs). A quote expires; scan_wallet \
+                needs a live one. A quote fixes the wallet, the scope and the price for fifteen \
+                minutes.",
             tier: Tier::Free,
             annotations: Annotations::CREATE_FROM_CHAIN,
             rest: Some(RestRoute {

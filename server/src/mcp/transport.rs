@@ -155,6 +155,12 @@ async fn legacy(
     charged: Option<ClientKey>,
 ) -> Result<Response, Response> {
     let state = ctx.state.clone();
+    // A refusal before the message is classified still answers its id
+    // when one can be read: the client matches replies by id.
+    let echo = match &body {
+        jsonrpc::Body::Single(message) => message.readable_id(),
+        jsonrpc::Body::Batch(_) => None,
+    };
     let header_version = mcp_headers.protocol_version.as_deref().map(str::trim);
     if let Some(v) = header_version
         && !version::is_supported(v)
@@ -162,7 +168,7 @@ async fn legacy(
         return Err(json_reply(
             StatusCode::BAD_REQUEST,
             jsonrpc::error(
-                None,
+                echo,
                 jsonrpc::INVALID_REQUEST,
                 &format!(
                     "Bad Request: unsupported MCP-Protocol-Version {v:?}; supported: {}",
@@ -173,9 +179,13 @@ async fn legacy(
             false,
         ));
     }
-    let session_version = match session_header(headers)? {
-        None => None,
-        Some(id) => Some(find_session(&state, &ctx.principal, id).await?),
+    let session_version = match session_header(headers) {
+        Err(UnknownSession) => return Err(session_not_found(echo)),
+        Ok(None) => None,
+        Ok(Some(id)) => match find_session(&state, &ctx.principal, id).await? {
+            Some(version) => Some(version),
+            None => return Err(session_not_found(echo)),
+        },
     };
     let speaks = session_version
         .as_deref()
@@ -311,7 +321,7 @@ struct UnknownSession;
 
 impl From<UnknownSession> for Response {
     fn from(_: UnknownSession) -> Self {
-        session_not_found()
+        session_not_found(None)
     }
 }
 
@@ -397,6 +407,8 @@ pub fn describe(state: &AppState) -> Value {
         "methods": ["POST"],
         "protocolVersions": version::SUPPORTED,
         "authentication": "optional: Authorization: Bearer lm_… (MCP token) or lk_… (API key); anonymous otherwise",
+        "oauthEndpoint": app::snippets::account_url(state.public_url()),
+        "whichEndpoint": app::snippets::which_url(state.public_url()),
         "tools": crate::mcp::tools::registry().iter().map(|t| t.meta.name).collect::<Vec<_>>(),
         "serverCard": format!("{}/.well-known/mcp/server-card.json", state.public_url()),
         "documentation": format!("{}/llms.txt", state.public_url()),
@@ -431,7 +443,7 @@ pub async fn delete(
         if ended {
             Ok(StatusCode::NO_CONTENT.into_response())
         } else {
-            Err(session_not_found())
+            Err(session_not_found(None))
         }
     };
     run.await.unwrap_or_else(|refusal| refusal)
@@ -505,11 +517,13 @@ fn quality(headers: &HeaderMap, mime: &str, wildcards: bool) -> Option<f32> {
     best.map(|(_, q)| q)
 }
 
+/// The protocol version of the live session `id` (touched, so it lives
+/// on); `None` when it is unknown, ended, expired or another principal's.
 async fn find_session(
     state: &AppState,
     principal: &Principal,
     id: &str,
-) -> Result<String, Response> {
+) -> Result<Option<String>, Response> {
     let now = state.now_ms();
     let ttl = session_ttl_ms(state);
     let record = state
@@ -517,9 +531,7 @@ async fn find_session(
         .touch_session(&hash_session_id(id), &principal.key(), now, now + ttl)
         .await
         .map_err(|e| AppError::from(e).into_response())?;
-    record
-        .map(|r| r.protocol_version)
-        .ok_or_else(session_not_found)
+    Ok(record.map(|r| r.protocol_version))
 }
 
 async fn open_session(
@@ -599,11 +611,13 @@ pub fn hash_session_id(id: &str) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn session_not_found() -> Response {
+/// 404 for a session we do not know, answering `id` when the request's
+/// was readable (`None` for a DELETE, a batch or an unreadable id).
+fn session_not_found(id: Option<jsonrpc::Id>) -> Response {
     json_reply(
         StatusCode::NOT_FOUND,
         jsonrpc::error(
-            None,
+            id,
             jsonrpc::SESSION_NOT_FOUND,
             "Session not found: it ended or expired; initialize a new one",
             None,

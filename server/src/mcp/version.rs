@@ -58,6 +58,20 @@ pub fn has_structured_content(version: &str) -> bool {
     !matches!(version, "2024-11-05" | "2025-03-26")
 }
 
+/// Whether arguments the input schema refuses are answered as the tool's
+/// `invalid_params` result (`isError: true`) rather than a JSON-RPC -32602.
+///
+/// The tools page of 2024-11-05, 2025-03-26 and 2025-06-18 lists "Invalid
+/// arguments" among the protocol errors (standard JSON-RPC errors), next
+/// to "Unknown tools"; 2025-11-25 (SEP-1303) and 2026-07-28 move "Input
+/// validation errors" to the tool execution errors, reported in the result
+/// with `isError: true` so a model can correct itself, and keep only
+/// unknown tools and requests that are not a `CallToolRequest` as protocol
+/// errors. Each revision is answered as its own text says (docs/mcp.md).
+pub fn validation_errors_are_results(version: &str) -> bool {
+    !matches!(version, "2024-11-05" | "2025-03-26" | "2025-06-18")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,6 +88,15 @@ mod tests {
         assert_eq!(negotiate("2099-01-01"), NEWEST_INITIALIZE);
         assert_eq!(negotiate(""), NEWEST_INITIALIZE);
         assert!(is_supported(NEWEST_INITIALIZE) && NEWEST_INITIALIZE != STATELESS);
+    }
+
+    #[test]
+    fn validation_errors_are_results_from_2025_11_25() {
+        let results: Vec<&str> = SUPPORTED
+            .into_iter()
+            .filter(|v| validation_errors_are_results(v))
+            .collect();
+        assert_eq!(results, ["2025-11-25", STATELESS]);
     }
 
     #[test]

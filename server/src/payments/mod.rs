@@ -255,7 +255,11 @@ pub fn challenge(
     let error = refused.map(|(code, _)| code);
     let message = match refused {
         Some((code, why)) => {
-            format!("payment refused ({code}): {why}; nothing was charged. Pay the fresh challenge")
+            // `why` says what was wrong, never what to do: this sentence
+            // says that once (nothing charged, pay the fresh challenge).
+            format!(
+                "payment refused ({code}): {why}; nothing was charged. Pay the fresh challenge."
+            )
         }
         None => "payment required".to_owned(),
     };
@@ -398,10 +402,7 @@ pub async fn authorize_read(
             None => None,
         };
         let checked = match quote {
-            None => Err(refused(
-                "quote_not_found",
-                "no such quote; pay the fresh challenge",
-            )),
+            None => Err(refused("quote_not_found", "no such quote")),
             Some(q) if q.scope != "read" || q.address != wallet.as_str() => Err(refused(
                 "wrong_quote",
                 "the quote is not a read of this wallet",
@@ -412,10 +413,7 @@ pub async fn authorize_read(
                 if settle::is_known(pw, payment).await? {
                     Ok(q)
                 } else {
-                    Err(refused(
-                        "quote_expired",
-                        "the quote expired; pay the fresh challenge",
-                    ))
+                    Err(refused("quote_expired", "the quote expired"))
                 }
             }
             Some(q) => Ok(q),

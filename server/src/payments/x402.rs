@@ -296,6 +296,78 @@ mod tests {
         );
     }
 
+    /// The guide's worked example (docs/contract/guide.txt, "A full
+    /// exchange"): the challenge for a read of 7xKXtg2C…gAsU at $0.02.
+    fn guide_requirement() -> Requirement {
+        Requirement {
+            network: MAINNET.to_owned(),
+            asset: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v".to_owned(),
+            decimals: 6,
+            amount: 20_000,
+            pay_to: "3qkZ…treasury".to_owned(),
+            fee_payer: "49YR…payer".to_owned(),
+            max_timeout_secs: 60,
+            resource: "/v1/wallets/7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU/ledger".to_owned(),
+            description: format!(
+                "Wallet reporting: read of {}. No refunds; a scan that fails on our side re-runs \
+                 free with its receipt.",
+                short("7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU")
+            ),
+            quote_id: "q_01J9X4A7M3".to_owned(),
+        }
+    }
+
+    /// The guide's challenge result: `{"isError":…,"content":…,"structuredContent":…}`.
+    fn guide_challenge() -> Value {
+        let guide = include_str!("../../../docs/contract/guide.txt");
+        let start = guide
+            .find("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{")
+            .unwrap();
+        let end = start + guide[start..].find("}}}}").unwrap() + 4;
+        let message: Value = serde_json::from_str(&guide[start..end]).unwrap();
+        message["result"].clone()
+    }
+
+    #[test]
+    fn the_challenge_text_is_the_guide_s_word_for_word() {
+        let guide = guide_challenge();
+        let price = crate::values::Usd::from_micros(20_000).to_string();
+        assert_eq!(price, "0.02");
+        assert_eq!(
+            challenge_text(&guide_requirement(), "get_ledger", &price),
+            guide["content"][0]["text"].as_str().unwrap()
+        );
+    }
+
+    /// Every member the guide shows is ours with the guide's value; Ledger
+    /// adds `mimeType` and `extra.memo` beside them.
+    fn holds(ours: &Value, guide: &Value, path: &str) {
+        match guide {
+            Value::Object(members) => {
+                for (key, value) in members {
+                    holds(&ours[key], value, &format!("{path}.{key}"));
+                }
+            }
+            Value::Array(items) => {
+                assert_eq!(ours.as_array().map(Vec::len), Some(items.len()), "{path}");
+                for (i, item) in items.iter().enumerate() {
+                    holds(&ours[i], item, &format!("{path}[{i}]"));
+                }
+            }
+            _ => assert_eq!(ours, guide, "{path}"),
+        }
+    }
+
+    #[test]
+    fn the_challenge_body_holds_the_guide_s() {
+        let guide = guide_challenge();
+        holds(
+            &guide_requirement().body(None),
+            &guide["structuredContent"]["x402"],
+            "x402",
+        );
+    }
+
     #[test]
     fn short_keeps_head_and_tail() {
         assert_eq!(

@@ -308,6 +308,16 @@ impl Store {
             .await?))
     }
 
+    /// The live (unrevoked) token `id`, whatever its account.
+    pub async fn live_token_by_id(&self, id: &str) -> Result<Option<TokenRecord>, StoreError> {
+        let sql =
+            format!("SELECT {TOKEN_COLUMNS} FROM tokens WHERE id = $1 AND revoked_at IS NULL");
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(&sql)
+            .bind(id)
+            .fetch_optional(pool)
+            .await?))
+    }
+
     /// Revoke token `id` of `account_id`. False when the account has no
     /// such live token.
     pub async fn revoke_token(

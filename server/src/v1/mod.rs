@@ -633,9 +633,12 @@ fn body_args<T: DeserializeOwned>(tool: &str, mut body: Value) -> Result<T, AppE
 
 /// Checked arguments read into the tool's type, refused as the tool refuses.
 fn read_checked<T: DeserializeOwned>(args: Value, tool: &str, shape: &str) -> Result<T, AppError> {
-    crate::mcp::registry::read_value(args, tool).map_err(|err| match err {
+    crate::mcp::registry::read_value(args).map_err(|err| match err {
         ArgumentError::Value(message) => AppError::invalid_params(message),
-        ArgumentError::Shape => AppError::invalid_params(shape),
+        ArgumentError::Shape(detail) => {
+            crate::mcp::registry::schema_disagrees(tool, &detail);
+            AppError::invalid_params(shape)
+        }
     })
 }
 

@@ -8,6 +8,7 @@ mod bearers;
 mod binary;
 mod bounds;
 mod connections;
+mod contract;
 mod discovery;
 mod edge;
 #[path = "../support/encoding.rs"]

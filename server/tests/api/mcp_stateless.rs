@@ -227,7 +227,7 @@ async fn batches_are_refused_in_2026_07_28() {
 }
 
 #[tokio::test]
-async fn unknown_tools_and_bad_arguments_are_32602() {
+async fn an_unknown_tool_is_32602_and_bad_arguments_an_invalid_params_result() {
     let app = spawn_app().await;
     let (_, unknown) = app
         .stateless(
@@ -237,14 +237,68 @@ async fn unknown_tools_and_bad_arguments_are_32602() {
         )
         .await;
     assert_eq!(unknown["error"]["code"], -32602);
-    let (_, bad) = app
+    let (status, bad) = app
         .stateless(
             json!(2),
             "tools/call",
             json!({"name":"ping","arguments":{"x":1}}),
         )
         .await;
-    assert_eq!(bad["error"]["code"], -32602);
+    assert_eq!(status, StatusCode::OK);
+    assert!(bad.get("error").is_none(), "{bad}");
+    assert_eq!(bad["result"]["isError"], true, "{bad}");
+    assert_eq!(bad["result"]["resultType"], "complete", "{bad}");
+    assert_eq!(
+        bad["result"]["structuredContent"],
+        json!({"code": "invalid_params", "message": "unknown field `x`: ping takes no arguments"})
+    );
+    let (_, not_an_object) = app
+        .stateless(
+            json!(3),
+            "tools/call",
+            json!({"name":"ping","arguments":[1]}),
+        )
+        .await;
+    assert_eq!(not_an_object["error"]["code"], -32602, "{not_an_object}");
+    app.stop().await;
+}
+
+/// What the conformance suite's `sep-2243-server-accepts-whitespace-header-value`
+/// sends: the first tool `tools/list` names, with `{}`, and an `Mcp-Name`
+/// padded with spaces. It must be answered, not refused.
+#[tokio::test]
+async fn the_first_listed_tool_called_with_no_arguments_and_a_padded_name_header_is_answered() {
+    let app = spawn_app().await;
+    let (_, list) = app.stateless(json!(1), "tools/list", json!({})).await;
+    let first = list["result"]["tools"][0]["name"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(first, "add_wallet");
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let padded = format!("  {first}  ");
+    let response = app
+        .post_mcp(
+            &json!({"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":first,"arguments":{},"_meta":meta}}),
+            &[
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", padded.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let body: Value = response.json().await.unwrap();
+    assert!(body.get("error").is_none(), "{body}");
+    assert_eq!(body["id"], 100);
+    assert_eq!(body["result"]["isError"], true);
+    assert_eq!(
+        body["result"]["structuredContent"]["code"], "invalid_params",
+        "{body}"
+    );
     app.stop().await;
 }
 

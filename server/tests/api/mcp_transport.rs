@@ -106,6 +106,81 @@ async fn an_unknown_session_is_404() {
 }
 
 #[tokio::test]
+async fn a_stale_session_s_404_answers_the_request_s_id() {
+    let app = spawn_app().await;
+    let (session, _) = app.initialize("2025-11-25").await;
+    let deleted = app
+        .client
+        .delete(app.url("/mcp"))
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
+    for raw in ["7", "\"call-7\"", "100000000000000000000000000001"] {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"tools/list"}}"#);
+        let response = app
+            .post_mcp_raw(body, &[("mcp-session-id", session.as_str())])
+            .await;
+        assert_eq!(response.status(), StatusCode::NOT_FOUND, "{raw}");
+        let text = response.text().await.unwrap();
+        assert!(text.contains(&format!(r#""id":{raw}"#)), "{raw}: {text}");
+        assert!(text.contains(r#""code":-32001"#), "{text}");
+    }
+    // A non-ASCII session id is refused the same way, with the id.
+    let response = app
+        .post_mcp(
+            &json!({"jsonrpc":"2.0","id":8,"method":"tools/list"}),
+            &[("mcp-session-id", "séance")],
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    let reply: Value = response.json().await.unwrap();
+    assert_eq!(reply["id"], 8, "{reply}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_404_or_400_without_a_readable_id_answers_null() {
+    let app = spawn_app().await;
+    for (body, headers) in [
+        // A notification has no id; a batch has no one id.
+        (
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            ("mcp-session-id", "no-such-session"),
+        ),
+        (
+            json!([{"jsonrpc":"2.0","id":1,"method":"ping"}]),
+            ("mcp-session-id", "no-such-session"),
+        ),
+        (
+            json!({"jsonrpc":"2.0","id":{"a":1},"method":"ping"}),
+            ("mcp-protocol-version", "1999-01-01"),
+        ),
+        (
+            json!([{"jsonrpc":"2.0","id":1,"method":"ping"}]),
+            ("mcp-protocol-version", "1999-01-01"),
+        ),
+    ] {
+        let response = app.post_mcp(&body, &[headers]).await;
+        assert!(
+            matches!(
+                response.status(),
+                StatusCode::NOT_FOUND | StatusCode::BAD_REQUEST
+            ),
+            "{body}"
+        );
+        let reply: Value = response.json().await.unwrap();
+        assert_eq!(reply["id"], Value::Null, "{body}: {reply}");
+        assert!(
+            reply.get("id").is_some(),
+            "JSON-RPC 2.0 writes null: {reply}"
+        );
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
 async fn delete_ends_a_session_and_it_is_404_afterwards() {
     let app = spawn_app().await;
     let (session, _) = app.initialize("2025-11-25").await;
@@ -526,6 +601,170 @@ async fn an_unsupported_protocol_version_header_is_400() {
         )
         .await;
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn an_unsupported_protocol_version_s_400_answers_the_request_s_id() {
+    let app = spawn_app().await;
+    let response = app
+        .post_mcp(
+            &json!({"jsonrpc":"2.0","id":"v-1","method":"tools/list"}),
+            &[("mcp-protocol-version", "1999-01-01")],
+        )
+        .await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let reply: Value = response.json().await.unwrap();
+    assert_eq!(reply["id"], "v-1", "{reply}");
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unsupported MCP-Protocol-Version \"1999-01-01\""),
+        "{reply}"
+    );
+    app.stop().await;
+}
+
+/// `tools/call` of `tool` with `arguments`, speaking `version` (its
+/// `MCP-Protocol-Version` header, no session).
+async fn call_speaking(
+    app: &crate::helpers::TestApp,
+    version: &str,
+    tool: &str,
+    arguments: Value,
+) -> Value {
+    app.rpc(
+        &json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":tool,"arguments":arguments}}),
+        &[("mcp-protocol-version", version)],
+    )
+    .await
+}
+
+/// Arguments the input schema refuses, and what the refusal says.
+fn refused_arguments() -> [(&'static str, Value, &'static str); 5] {
+    [
+        (
+            "add_wallet",
+            json!({}),
+            "address: required, must be a base58 public key",
+        ),
+        (
+            "ping",
+            json!({"verbose": true}),
+            "unknown field `verbose`: ping takes no arguments",
+        ),
+        (
+            "get_ledger",
+            json!({"address": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU", "limit": "5"}),
+            "limit: must be an integer from 1 to 1000",
+        ),
+        (
+            "quote_wallet",
+            json!({"address": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU", "scope": "everything"}),
+            "scope: must be one of preview, full, incremental, refresh, read",
+        ),
+        (
+            "add_wallet",
+            json!({"address": 42}),
+            "address: must be a base58 public key",
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_32602_before_2025_11_25() {
+    let app = spawn_app().await;
+    for version in ["2024-11-05", "2025-03-26", "2025-06-18"] {
+        for (tool, arguments, says) in refused_arguments() {
+            let body = call_speaking(&app, version, tool, arguments.clone()).await;
+            assert_eq!(
+                body["error"]["code"], -32602,
+                "{version} {tool} {arguments}: {body}"
+            );
+            let message = body["error"]["message"].as_str().unwrap();
+            assert!(
+                message.starts_with(&format!("Invalid params: arguments for {tool}: "))
+                    && message.contains(says),
+                "{version} {tool}: {message}"
+            );
+        }
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_an_invalid_params_result_from_2025_11_25() {
+    let app = spawn_app().await;
+    for (tool, arguments, says) in refused_arguments() {
+        let body = call_speaking(&app, "2025-11-25", tool, arguments.clone()).await;
+        assert!(body.get("error").is_none(), "{tool} {arguments}: {body}");
+        let result = &body["result"];
+        assert_eq!(result["isError"], true, "{tool}: {result}");
+        // The REST error's shape, the rule for the argument as its message.
+        assert_eq!(
+            result["structuredContent"],
+            json!({"code": "invalid_params", "message": says}),
+            "{tool} {arguments}"
+        );
+        assert_eq!(
+            result["content"][0]["text"],
+            format!("invalid_params: {says}"),
+            "{tool}"
+        );
+    }
+    // The same through a session opened at 2025-11-25.
+    let (session, _) = app.initialize("2025-11-25").await;
+    let body = app
+        .rpc(
+            &json!({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"add_wallet","arguments":{}}}),
+            &[("mcp-session-id", session.as_str())],
+        )
+        .await;
+    assert_eq!(
+        body["result"]["structuredContent"]["code"], "invalid_params",
+        "{body}"
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_rest_twin_refuses_what_the_tool_refuses_with_the_same_words() {
+    let app = spawn_app().await;
+    let body = call_speaking(&app, "2025-11-25", "add_wallet", json!({})).await;
+    let rest = app
+        .client
+        .post(app.url("/v1/wallets"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.status(), StatusCode::BAD_REQUEST);
+    let rest: Value = rest.json().await.unwrap();
+    assert_eq!(rest, body["result"]["structuredContent"]);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn an_unknown_tool_or_non_object_arguments_stay_32602_from_2025_11_25() {
+    let app = spawn_app().await;
+    for version in ["2025-11-25", "2025-06-18"] {
+        let unknown = call_speaking(&app, version, "rm_rf", json!({})).await;
+        assert_eq!(unknown["error"]["code"], -32602, "{version}: {unknown}");
+        assert_eq!(unknown["error"]["message"], "Unknown tool: rm_rf");
+        for arguments in [json!([1]), json!("x"), json!(7)] {
+            let body = call_speaking(&app, version, "ping", arguments.clone()).await;
+            assert_eq!(
+                body["error"]["code"], -32602,
+                "{version} {arguments}: {body}"
+            );
+            assert_eq!(
+                body["error"]["message"],
+                "Invalid params: arguments for ping must be a JSON object"
+            );
+        }
+    }
     app.stop().await;
 }
 

@@ -93,16 +93,62 @@ async fn asset_paths_cannot_escape() {
     app.stop().await;
 }
 
+/// The page's text with the entities Leptos writes decoded, so a snippet
+/// can be looked for as the user copies it.
+pub fn unescape(html: &str) -> String {
+    html.replace("&quot;", "\"")
+        .replace("&#x27;", "'")
+        .replace("&#39;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
 #[tokio::test]
-async fn claude_desktop_runs_mcp_remote_without_an_install_prompt() {
+async fn the_home_page_shows_the_guide_s_snippets_for_this_server() {
     let app = spawn_app().await;
     let (_, html) = page(&app, "/").await;
-    // Inside the JSON snippet, HTML-escaped: "-y" comes before "mcp-remote".
-    let desktop = &html[html.find("id=\"claude-desktop\"").unwrap()..];
-    let args = &desktop[desktop.find("args").unwrap()..];
-    let yes = args.find("-y").expect("npx -y");
-    let remote = args.find("mcp-remote").unwrap();
-    assert!(yes < remote, "npx -y mcp-remote: {args:.300}");
+    let text = unescape(&html);
+    let mcp = app.url("/mcp");
+    let snippets = app::snippets::token_snippets(&mcp, app::snippets::TOKEN_PLACEHOLDER);
+    assert_eq!(
+        snippets.iter().map(|s| s.id).collect::<Vec<_>>(),
+        ["claude-code", "mcp-json", "claude-desktop", "cursor"]
+    );
+    for snippet in &snippets {
+        assert!(
+            text.contains(&format!("<pre><code>{}</code></pre>", snippet.code)),
+            "{} is on the home page, whole:\n{}",
+            snippet.id,
+            snippet.code
+        );
+    }
+    assert!(text.contains(&app::snippets::curl_session(
+        &mcp,
+        app::snippets::TOKEN_PLACEHOLDER
+    )));
+    // The guide's details, on this server: http-only, no space inside an
+    // argument, the token read from the environment in files.
+    assert!(text.contains("\"--transport\", \"http-only\""));
+    assert!(text.contains("\"--header\", \"Authorization:${LEDGER_AUTH}\""));
+    assert!(text.contains("\"Authorization\": \"Bearer ${env:LEDGER_MCP_TOKEN}\""));
+    assert!(text.contains("\"Authorization\": \"Bearer ${LEDGER_MCP_TOKEN}\""));
+    assert!(
+        !text.contains("LEDGER_TOKEN}"),
+        "one variable name everywhere"
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_home_page_says_which_url_a_host_that_starts_oauth_takes() {
+    let app = spawn_app().await;
+    let (_, html) = page(&app, "/").await;
+    let text = unescape(&html);
+    let note = app::snippets::which_url(&app.base);
+    assert!(text.contains(&note), "{note}");
+    assert!(note.contains(&format!("{} stays anonymous-first", app.url("/mcp"))));
+    assert!(note.contains(&app.url("/mcp/account")));
     app.stop().await;
 }
 

@@ -549,6 +549,24 @@ async fn refuses_an_unknown_quote() {
         "{result}"
     );
     assert_eq!(paid.sent(), 1, "only the scan's payment was sent");
+    says_each_thing_once(
+        &result,
+        "payment refused (quote_not_found): no such quote; nothing was charged. Pay the fresh \
+         challenge.",
+    );
+}
+
+/// A refused payment's message and text say "nothing was charged" and
+/// "pay the fresh challenge" once each, however the reason is worded.
+fn says_each_thing_once(result: &Value, message: &str) {
+    assert_eq!(result["structuredContent"]["message"], message, "{result}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    for said in [message, text] {
+        let lower = said.to_lowercase();
+        assert_eq!(lower.matches("nothing was charged").count(), 1, "{said}");
+        assert!(lower.matches("fresh challenge").count() <= 1, "{said}");
+        assert!(!said.contains("  "), "{said}");
+    }
 }
 
 #[tokio::test]
@@ -564,6 +582,11 @@ async fn refuses_an_expired_quote() {
     );
     assert_ne!(quote_of(&result), quote_id);
     assert_eq!(paid.sent(), 1, "only the scan's payment was sent");
+    says_each_thing_once(
+        &result,
+        "payment refused (quote_expired): the quote expired; nothing was charged. Pay the fresh \
+         challenge.",
+    );
 }
 
 #[tokio::test]

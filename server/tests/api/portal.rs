@@ -762,6 +762,36 @@ async fn a_minted_token_is_shown_once_and_absent_from_the_list_page() {
     )));
     assert!(html.contains(&format!("Authorization: Bearer {plaintext}")));
     assert!(html.contains("mcp-remote"));
+    // The snippets are the guide's, filled in with this server and this
+    // token; the files that may be committed read it from the environment.
+    let text = crate::pages::unescape(&html);
+    let mcp = format!("{}/mcp", app.base);
+    for snippet in app::snippets::token_snippets(&mcp, &plaintext) {
+        assert!(
+            text.contains(&format!("<pre><code>{}</code></pre>", snippet.code)),
+            "{} is on the Keys page, whole:\n{}",
+            snippet.id,
+            snippet.code
+        );
+    }
+    assert!(text.contains(&format!("\"LEDGER_AUTH\": \"Bearer {plaintext}\"")));
+    // Of the code blocks shown, only the token's own, Claude Code's line
+    // and Claude Desktop's env carry the plaintext.
+    let blocks: Vec<&str> = text
+        .split("<pre><code>")
+        .skip(1)
+        .filter_map(|rest| rest.split_once("</code></pre>").map(|(code, _)| code))
+        .filter(|code| code.contains(&plaintext))
+        .collect();
+    assert_eq!(blocks.len(), 3, "{blocks:#?}");
+    assert_eq!(blocks[0], plaintext);
+    assert!(blocks[1].starts_with("claude mcp add"), "{}", blocks[1]);
+    assert!(
+        blocks[2].contains("\"LEDGER_AUTH\": \"Bearer "),
+        "{}",
+        blocks[2]
+    );
+    assert!(text.contains(&app::snippets::which_url(&app.base)));
     let resolved = accounts::resolve(app.state.store(), now_ms(), &plaintext)
         .await
         .unwrap()

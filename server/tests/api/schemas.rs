@@ -12,10 +12,24 @@ const WALLET: &str = "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU";
 /// How a call came back: a JSON-RPC error (code, message), or a tool
 /// result (structuredContent code, message).
 async fn call(app: &TestApp, tool: &str, arguments: Value) -> (String, String) {
+    call_speaking(app, None, tool, arguments).await
+}
+
+/// [`call`], speaking `version` (the `MCP-Protocol-Version` header) when
+/// given; without one a request speaks 2025-03-26.
+async fn call_speaking(
+    app: &TestApp,
+    version: Option<&str>,
+    tool: &str,
+    arguments: Value,
+) -> (String, String) {
+    let headers: Vec<(&str, &str)> = version
+        .map(|v| vec![("mcp-protocol-version", v)])
+        .unwrap_or_default();
     let body = app
         .rpc(
             &json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":tool,"arguments":arguments}}),
-            &[],
+            &headers,
         )
         .await;
     if let Some(error) = body.get("error") {
@@ -91,6 +105,45 @@ async fn bad_argument_values_are_refused_naming_the_argument_and_the_rule() {
     let (code, message) = call(&app, "quote_wallet", json!({"address": " 1"})).await;
     assert_eq!(code, "invalid_params");
     assert_eq!(message, "address: must be a base58 public key");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn from_2025_11_25_every_refused_argument_is_the_tool_s_invalid_params_with_the_same_rule() {
+    let app = spawn_app().await;
+    let limit = "limit: must be an integer from 1 to 1000";
+    let floor = "min_usd_value: must be a number of at least 0";
+    for version in ["2025-11-25", "2026-07-28"] {
+        for (args, rule) in [
+            (json!({"min_usd_value": "1"}), floor),
+            (json!({"min_usd_value": -1}), floor),
+            (json!({"limit": "5"}), limit),
+            (json!({"limit": 0}), limit),
+            (json!({"surprise": 1}), "unknown field `surprise`"),
+        ] {
+            let mut arguments = args.clone();
+            arguments["address"] = json!(WALLET);
+            let (code, message) = if version == "2026-07-28" {
+                let (_, body) = app
+                    .stateless(
+                        json!(1),
+                        "tools/call",
+                        json!({"name": "get_ledger", "arguments": arguments}),
+                    )
+                    .await;
+                let structured = &body["result"]["structuredContent"];
+                (
+                    structured["code"].as_str().unwrap_or("-").to_owned(),
+                    structured["message"].as_str().unwrap_or("-").to_owned(),
+                )
+            } else {
+                call_speaking(&app, Some(version), "get_ledger", arguments).await
+            };
+            assert_eq!(code, "invalid_params", "{version} {args}: {message}");
+            assert!(message.starts_with(rule), "{version} {args}: {message:?}");
+            assert_no_internals(&message);
+        }
+    }
     app.stop().await;
 }
 
