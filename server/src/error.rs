@@ -23,6 +23,8 @@ pub enum Code {
     MethodNotAllowed,
     RateLimited,
     PayloadTooLarge,
+    /// The request's body did not arrive within `connections.body_timeout_ms`.
+    RequestTimeout,
     UnsupportedMediaType,
     NotAcceptable,
     PaymentRequired,
@@ -49,6 +51,7 @@ impl Code {
             Code::MethodNotAllowed => "method_not_allowed",
             Code::RateLimited => "rate_limited",
             Code::PayloadTooLarge => "payload_too_large",
+            Code::RequestTimeout => "request_timeout",
             Code::UnsupportedMediaType => "unsupported_media_type",
             Code::NotAcceptable => "not_acceptable",
             Code::PaymentRequired => "payment_required",
@@ -75,6 +78,7 @@ impl Code {
             Code::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Code::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Code::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Code::NotAcceptable => StatusCode::NOT_ACCEPTABLE,
             Code::PaymentRequired => StatusCode::PAYMENT_REQUIRED,
@@ -99,6 +103,7 @@ impl Code {
         match self {
             Code::InvalidParams
             | Code::PayloadTooLarge
+            | Code::RequestTimeout
             | Code::UnsupportedMediaType
             | Code::NotAcceptable
             | Code::NotFound

@@ -236,33 +236,26 @@ pub struct Caller(pub Principal, pub crate::payments::Presented);
 
 /// The one credential check of `/v1` and `/mcp`: the bearer resolved to its
 /// principal (an unknown or revoked one is 401 with the challenge, never a
-/// downgrade), and anonymous callers, or callers whose bearer failed, held
-/// to the anonymous budget of their address, so guessing tokens is rate
-/// limited too. `peer` is absent only for requests that did not come over a
-/// socket (in-process tests); they are not limited. A valid bearer's
-/// traffic is charged by what it calls, once that is known
-/// ([`charge_bearer`]).
-pub async fn admit(
-    state: &AppState,
-    peer: Option<SocketAddr>,
-    headers: &HeaderMap,
-) -> Result<Caller, Response> {
-    admit_charging(state, peer, headers, true).await
-}
-
-/// [`admit`], charging anonymous callers to their budget only when
-/// `charge_anonymous` (a closing `DELETE /mcp` is not charged). Failed
-/// bearers are always counted, in a budget of their own per address
+/// downgrade), and every request charged before anything else is read:
+/// anonymous callers, or callers whose bearer failed, to the anonymous
+/// budget of their address, so guessing tokens is rate limited too; a
+/// valid bearer one unit ([`ADMISSION_UNITS`]) of its budgets, so even a
+/// request refused before its body is read (415, 406, 413, a body that is
+/// not JSON, a `DELETE /mcp`) is paid for. The rest of what a call costs
+/// is charged once it is known ([`charge_bearer`]). `peer` is absent only
+/// for requests that did not come over a socket (in-process tests); they
+/// are not limited by address.
+///
+/// Failed bearers are also counted in a budget of their own per address
 /// (`rate_limit.bearer_failures_per_sec`); once it is spent a failed
 /// bearer is answered 429 rather than 401. Only failures are counted and
 /// only failures refused: a valid bearer from the same address (someone
 /// else behind the same NAT or proxy) is served whatever the failures
 /// before it. Guessing gains nothing from that: a token is 32 random bytes.
-pub async fn admit_charging(
+pub async fn admit(
     state: &AppState,
     peer: Option<SocketAddr>,
     headers: &HeaderMap,
-    charge_anonymous: bool,
 ) -> Result<Caller, Response> {
     let client = peer.map(|peer| client_key(state, peer, headers));
     let principal = match resolve(state, headers).await {
@@ -276,20 +269,32 @@ pub async fn admit_charging(
                     .bearer_failure(client)
                     .await
                     .map_err(IntoResponse::into_response)?;
-                if charge_anonymous {
-                    limit_anonymous(state, client).await?;
-                }
+                limit_anonymous(state, client).await?;
             }
             return Err(unauthenticated(state, err));
         }
     };
-    if charge_anonymous
-        && principal.is_anonymous()
-        && let Some(client) = &client
-    {
-        limit_anonymous(state, client).await?;
+    match &principal {
+        Principal::Anonymous => {
+            if let Some(client) = &client {
+                limit_anonymous(state, client).await?;
+            }
+        }
+        Principal::Account(account) => {
+            charge_bearer(state, &account.account_id, client.as_ref(), ADMISSION_UNITS).await?;
+        }
+        Principal::Admin | Principal::Link(_) => {}
     }
     Ok(Caller(principal, presented(headers)))
+}
+
+/// What [`admit`] charges a valid bearer for any request, before its body
+/// is read; the rest of its cost is charged once the call is known.
+pub const ADMISSION_UNITS: u32 = 1;
+
+/// What a call costs beyond the [`ADMISSION_UNITS`] [`admit`] charged.
+pub fn beyond_admission(units: u32) -> u32 {
+    units.saturating_sub(ADMISSION_UNITS)
 }
 
 impl FromRequestParts<AppState> for Caller {
@@ -302,18 +307,57 @@ impl FromRequestParts<AppState> for Caller {
             .map(|ConnectInfo(peer)| *peer);
         let caller = admit(state, peer, &parts.headers).await?;
         if let Principal::Account(account) = &caller.0 {
-            // A REST request is one call: its route's cost.
+            // A REST request is one call: its route's cost, shaped by its
+            // query (a report's wallets and format) and any payment it
+            // presents in its query or headers. A payment in a JSON body
+            // is charged by the handler that reads it
+            // ([`charge_body_payment`]).
             let cost = parts
                 .extensions
                 .get::<MatchedPath>()
                 .map_or(Cost::Local, |path| {
                     costs::of_route(parts.method.as_str(), path.as_str())
                 });
-            let client = peer.map(|peer| client_key(state, peer, &parts.headers));
-            charge_bearer(state, &account.account_id, client.as_ref(), cost.units()).await?;
+            let shape =
+                costs::Shape::of_query(parts.uri.query()).paying(caller.1.payment.is_some());
+            let units = beyond_admission(costs::units(cost, shape));
+            if units > 0 {
+                let client = peer.map(|peer| client_key(state, peer, &parts.headers));
+                charge_bearer(state, &account.account_id, client.as_ref(), units).await?;
+            }
         }
         Ok(caller)
     }
+}
+
+/// Charge what a `payment` in a REST route's JSON body adds to the route's
+/// `cost`, which the [`Caller`] extractor charged without seeing the body:
+/// nothing when the headers presented a payment already (charged then) or
+/// the caller is no account.
+pub async fn charge_body_payment(
+    state: &AppState,
+    principal: &Principal,
+    presented: &crate::payments::Presented,
+    client: Option<&ClientKey>,
+    cost: Cost,
+    body_payment: bool,
+) -> Result<(), AppError> {
+    let Principal::Account(account) = principal else {
+        return Ok(());
+    };
+    if !body_payment || presented.payment.is_some() {
+        return Ok(());
+    }
+    let charged = costs::units(cost, costs::Shape::default());
+    let paying = costs::units(cost, costs::Shape::default().paying(true));
+    let more = paying.saturating_sub(charged);
+    if more == 0 {
+        return Ok(());
+    }
+    state
+        .limiter()
+        .bearer(&account.account_id, client, more)
+        .await
 }
 
 /// A route's query parameters; malformed ones are `invalid_params` in the
@@ -440,7 +484,8 @@ impl<T: DeserializeOwned> FromRequest<AppState> for JsonBody<T> {
     }
 }
 
-/// Read a request body of at most `max` bytes (413 beyond).
+/// Read a request body of at most `max` bytes (413 beyond; 408 when it
+/// has not arrived whole by its deadline, [`BodyTimedOut`]).
 pub async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
     match Limited::new(body, max).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
@@ -449,10 +494,35 @@ pub async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
             format!("request bodies are limited to {max} bytes"),
         )
         .into_response()),
+        Err(err) if BodyTimedOut::caused(&*err) => Err(BodyTimedOut.refusal().into_response()),
         Err(err) => {
             tracing::debug!(error = %err, "request body unreadable");
             Err(AppError::invalid_params("the request body could not be read").into_response())
         }
+    }
+}
+
+/// A request body that had not arrived whole when its deadline passed
+/// (`connections.body_timeout_ms` after the end of its head; the accept
+/// loop, `startup::connections`, sets the deadline on every body).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the request body did not arrive whole within connections.body_timeout_ms")]
+pub struct BodyTimedOut;
+
+impl BodyTimedOut {
+    /// Whether `err` is, or was caused by, a body's deadline passing.
+    pub fn caused(err: &(dyn std::error::Error + 'static)) -> bool {
+        std::iter::successors(Some(err), |e| e.source()).any(|e| e.is::<BodyTimedOut>())
+    }
+
+    /// The answer: 408 `request_timeout` (the connection then closes, its
+    /// body unread).
+    pub fn refusal(self) -> AppError {
+        AppError::new(
+            Code::RequestTimeout,
+            "the request body did not arrive in time; send it whole within \
+             connections.body_timeout_ms of the request's head",
+        )
     }
 }
 
