@@ -30,6 +30,9 @@ pub enum Code {
     PaymentRequired,
     QuoteNotFound,
     QuoteExpired,
+    /// The quote exists but prices something else (a read, a top-up) than
+    /// the call it was given to.
+    WrongQuote,
     JobAlreadyRunning,
     EntitlementConsumed,
     SnapshotLimit,
@@ -57,6 +60,7 @@ impl Code {
             Code::PaymentRequired => "payment_required",
             Code::QuoteNotFound => "quote_not_found",
             Code::QuoteExpired => "quote_expired",
+            Code::WrongQuote => "wrong_quote",
             Code::JobAlreadyRunning => "job_already_running",
             Code::EntitlementConsumed => "entitlement_consumed",
             Code::SnapshotLimit => "snapshot_limit",
@@ -84,6 +88,7 @@ impl Code {
             Code::PaymentRequired => StatusCode::PAYMENT_REQUIRED,
             Code::QuoteNotFound => StatusCode::NOT_FOUND,
             Code::QuoteExpired => StatusCode::GONE,
+            Code::WrongQuote => StatusCode::BAD_REQUEST,
             Code::JobAlreadyRunning => StatusCode::CONFLICT,
             Code::EntitlementConsumed => StatusCode::CONFLICT,
             Code::SnapshotLimit => StatusCode::CONFLICT,
@@ -110,6 +115,7 @@ impl Code {
             | Code::MethodNotAllowed
             | Code::QuoteNotFound
             | Code::QuoteExpired
+            | Code::WrongQuote
             | Code::JobAlreadyRunning
             | Code::EntitlementConsumed
             | Code::Conflict

@@ -19,8 +19,9 @@ use url::Url;
 use super::{
     ACCESS_PREFIX, OAuth, OAuthError, REFRESH_PREFIX, RedirectUri,
     clients::{self, Client, Credentials},
-    new_secret,
-    redirect::Destination, parse_scope, random_bytes, scope_string, scopes_within, sha256_hex, stored_scopes,
+    new_secret, parse_scope, random_bytes,
+    redirect::Destination,
+    scope_string, scopes_within, sha256_hex, stored_scopes,
 };
 use crate::{
     accounts::{AccountId, Scopes, TokenId},

@@ -647,7 +647,9 @@ pub fn internal(err: &OAuthError) -> AppError {
 /// A redirect URI's destination, in the page's words.
 fn destination_view(d: &super::redirect::Destination) -> app::account::Destination {
     match d {
-        super::redirect::Destination::Site { host } => app::account::Destination::Site(host.clone()),
+        super::redirect::Destination::Site { host } => {
+            app::account::Destination::Site(host.clone())
+        }
         super::redirect::Destination::App { scheme } => {
             app::account::Destination::App(scheme.clone())
         }
@@ -673,4 +675,3 @@ mod tests {
         }
     }
 }
-

@@ -136,7 +136,7 @@ pub async fn quotes(
     tag = "scans",
     responses(
         (status = 202, description = "The job, running (see get_job)"),
-        (status = 400, description = "Bad body", body = ErrorBody),
+        (status = 400, description = "Bad body, or wrong_quote: the quote prices no scan (a read, a top-up)", body = ErrorBody),
         (status = 402, description = "Payment required (x402 challenge)", body = ErrorBody),
         (status = 404, description = "quote_not_found", body = ErrorBody),
         (status = 409, description = "job_already_running: the body's `job` names it", body = ErrorBody),

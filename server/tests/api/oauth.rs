@@ -923,7 +923,9 @@ async fn the_consent_page_names_a_private_use_scheme_as_an_app_never_the_host_it
     let (_, challenge) = pkce();
     let params = standard_params(&client_id, EVIL, &challenge);
     let (_, _, html) = consent(&mut browser, &authorize_url(&app, &params)).await;
-    let at = html.find("id=\"oauth-redirect\"").expect("the destination line");
+    let at = html
+        .find("id=\"oauth-redirect\"")
+        .expect("the destination line");
     let line = &html[at..at + html[at..].find("</p>").unwrap()];
     assert!(line.contains("an app on this device"), "{line}");
     assert!(line.contains("com.evil.app:"), "{line}");
