@@ -81,6 +81,7 @@ pub fn metrics_for(config: &Config, store: &Store) -> Metrics {
     let positions = store
         .memo()
         .get::<crate::analytics::positions::ReplayCache>();
+    let cards = store.memo().get::<crate::share::card::CardCache>();
     Metrics::builder()
         .cache(
             "ledger_pages",
@@ -89,6 +90,10 @@ pub fn metrics_for(config: &Config, store: &Store) -> Metrics {
         .cache(
             "positions",
             Box::new(move || (positions.stats().hits(), positions.stats().misses())),
+        )
+        .cache(
+            "share_cards",
+            Box::new(move || (cards.stats().hits(), cards.stats().misses())),
         )
         .build()
 }
