@@ -318,8 +318,7 @@ impl FromRequestParts<AppState> for Caller {
                 .map_or(Cost::Local, |path| {
                     costs::of_route(parts.method.as_str(), path.as_str())
                 });
-            let shape =
-                costs::Shape::of_query(parts.uri.query()).paying(caller.1.payment.is_some());
+            let shape = query_shape(parts.uri.query()).paying(caller.1.payment.is_some());
             let units = beyond_admission(costs::units(cost, shape));
             if units > 0 {
                 let client = peer.map(|peer| client_key(state, peer, &parts.headers));
@@ -328,6 +327,53 @@ impl FromRequestParts<AppState> for Caller {
         }
         Ok(caller)
     }
+}
+
+/// What a tool call's `arguments` carry that changes its price
+/// (`limits::costs::Shape`): a report's wallets and whether it is a PDF, a
+/// payment. Anything not an object, or members of the wrong type, count
+/// for nothing: the call is refused before it runs, at its class's price.
+pub fn call_shape(arguments: Option<&serde_json::Value>) -> costs::Shape {
+    let member = |name: &str| arguments.and_then(|a| a.get(name));
+    costs::Shape {
+        wallets: member("wallets")
+            .and_then(serde_json::Value::as_array)
+            .map_or(0, |w| u32::try_from(w.len()).unwrap_or(u32::MAX)),
+        pdf: member("format")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(is_pdf),
+        payment: member("payment")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|p| !p.trim().is_empty()),
+    }
+}
+
+/// [`call_shape`] of a REST query string (`wallets=a,b&format=pdf`), read
+/// as the routes read it: a list is comma-separated.
+pub fn query_shape(query: Option<&str>) -> costs::Shape {
+    let pairs: Vec<(String, String)> = query
+        .and_then(|q| serde_urlencoded::from_str(q).ok())
+        .unwrap_or_default();
+    let value = |name: &str| {
+        pairs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    costs::Shape {
+        wallets: value("wallets").map_or(0, |w| {
+            u32::try_from(w.split(',').filter(|w| !w.is_empty()).count()).unwrap_or(u32::MAX)
+        }),
+        pdf: value("format").is_some_and(is_pdf),
+        payment: value("payment").is_some_and(|p| !p.trim().is_empty()),
+    }
+}
+
+/// Whether `format` names the PDF format, as the report's own parser
+/// reads it.
+fn is_pdf(format: &str) -> bool {
+    serde_json::from_value::<crate::reports::Format>(serde_json::Value::from(format))
+        .is_ok_and(|f| f == crate::reports::Format::Pdf)
 }
 
 /// Charge what a `payment` in a REST route's JSON body adds to the route's
@@ -824,6 +870,22 @@ fn decodes_to_utf8(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_calls_shape_counts_a_reports_wallets_its_pdf_and_a_payment() {
+        let four = call_shape(Some(&serde_json::json!({
+            "wallets": ["a", "b", "c", "d"], "format": "json"})));
+        assert_eq!((four.wallets, four.pdf, four.payment), (4, false, false));
+        let pdf = query_shape(Some("wallets=a,b,c&format=pdf"));
+        assert_eq!((pdf.wallets, pdf.pdf, pdf.payment), (3, true, false));
+        assert!(call_shape(Some(&serde_json::json!({"payment": "AAAA"}))).payment);
+        assert!(query_shape(Some("payment=AAAA")).payment);
+        // An empty payment presents nothing; an unknown format is no PDF.
+        assert!(!call_shape(Some(&serde_json::json!({"payment": " "}))).payment);
+        assert!(!query_shape(Some("format=PDF")).pdf);
+        assert_eq!(call_shape(None), costs::Shape::default());
+        assert_eq!(query_shape(Some("%zz")), costs::Shape::default());
+    }
 
     #[test]
     fn gzip_is_accepted_only_when_named_or_starred_with_a_weight() {

@@ -64,9 +64,9 @@ pub const MAX_REPORT_WALLETS: u32 = 20;
 /// validation refuses one).
 pub const DEAREST_UNITS: u32 = REPLAY_UNITS_PER_WALLET * MAX_REPORT_WALLETS + PDF_UNITS;
 
-/// What a call carries that changes its price: read from a tool call's
-/// arguments ([`Shape::of_arguments`]) or a REST query string
-/// ([`Shape::of_query`]), and from the request's payment headers.
+/// What a call carries that changes its price, as the edge reads it from a
+/// tool call's arguments or a REST query string (`http::call_shape`,
+/// `http::query_shape`) and from the request's payment headers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Shape {
     /// Wallets named (`wallets`, a report's).
@@ -79,45 +79,6 @@ pub struct Shape {
 }
 
 impl Shape {
-    /// The shape of a tool call's `arguments` (anything not an object, or
-    /// members of the wrong type, count for nothing: the call is refused
-    /// before it runs, at its class's price).
-    pub fn of_arguments(arguments: Option<&serde_json::Value>) -> Self {
-        let member = |name: &str| arguments.and_then(|a| a.get(name));
-        Self {
-            wallets: member("wallets")
-                .and_then(serde_json::Value::as_array)
-                .map_or(0, |w| u32::try_from(w.len()).unwrap_or(u32::MAX)),
-            pdf: member("format")
-                .and_then(serde_json::Value::as_str)
-                .is_some_and(is_pdf),
-            payment: member("payment")
-                .and_then(serde_json::Value::as_str)
-                .is_some_and(|p| !p.trim().is_empty()),
-        }
-    }
-
-    /// The shape of a REST query string (`wallets=a,b&format=pdf`), read
-    /// as the routes read it: a list is comma-separated.
-    pub fn of_query(query: Option<&str>) -> Self {
-        let pairs: Vec<(String, String)> = query
-            .and_then(|q| serde_urlencoded::from_str(q).ok())
-            .unwrap_or_default();
-        let value = |name: &str| {
-            pairs
-                .iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.as_str())
-        };
-        Self {
-            wallets: value("wallets").map_or(0, |w| {
-                u32::try_from(w.split(',').filter(|w| !w.is_empty()).count()).unwrap_or(u32::MAX)
-            }),
-            pdf: value("format").is_some_and(is_pdf),
-            payment: value("payment").is_some_and(|p| !p.trim().is_empty()),
-        }
-    }
-
     /// This shape, with a payment presented in the request's headers.
     pub fn paying(self, header_payment: bool) -> Self {
         Self {
@@ -125,13 +86,6 @@ impl Shape {
             ..self
         }
     }
-}
-
-/// Whether `format` names the PDF format, as the report's own parser
-/// reads it.
-fn is_pdf(format: &str) -> bool {
-    serde_json::from_value::<crate::reports::Format>(serde_json::Value::from(format))
-        .is_ok_and(|f| f == crate::reports::Format::Pdf)
 }
 
 /// What a call of class `cost` carrying `shape` costs, in units: a report
@@ -290,11 +244,16 @@ mod tests {
 
     #[test]
     fn a_report_costs_its_per_wallet_units_for_each_wallet_and_more_as_a_pdf() {
-        let four = Shape::of_arguments(Some(&serde_json::json!({
-            "wallets": ["a", "b", "c", "d"], "format": "json"})));
+        let four = Shape {
+            wallets: 4,
+            ..Shape::default()
+        };
         assert_eq!(units(Cost::Replay, four), 4 * REPLAY_UNITS_PER_WALLET);
-        let pdf = Shape::of_query(Some("wallets=a,b,c&format=pdf"));
-        assert_eq!((pdf.wallets, pdf.pdf), (3, true));
+        let pdf = Shape {
+            wallets: 3,
+            pdf: true,
+            payment: false,
+        };
         assert_eq!(
             units(Cost::Replay, pdf),
             3 * REPLAY_UNITS_PER_WALLET + PDF_UNITS
@@ -308,17 +267,13 @@ mod tests {
 
     #[test]
     fn presenting_a_payment_costs_at_least_a_chain_call() {
-        let paying = Shape::of_arguments(Some(&serde_json::json!({"payment": "AAAA"})));
-        assert!(paying.payment);
+        let paying = Shape::default().paying(true);
         assert_eq!(units(Cost::StoredRead, paying), CHAIN_UNITS);
+        assert_eq!(units(Cost::Local, paying), CHAIN_UNITS);
+        assert_eq!(units(Cost::Chain, paying), CHAIN_UNITS);
         assert_eq!(
-            units(Cost::StoredRead, Shape::of_query(Some("payment=AAAA"))),
-            CHAIN_UNITS
+            units(Cost::StoredRead, Shape::default()),
+            Cost::StoredRead.units()
         );
-        let header = Shape::default().paying(true);
-        assert_eq!(units(Cost::Local, header), CHAIN_UNITS);
-        // An empty argument presents nothing.
-        let empty = Shape::of_arguments(Some(&serde_json::json!({"payment": " "})));
-        assert_eq!(units(Cost::StoredRead, empty), Cost::StoredRead.units());
     }
 }

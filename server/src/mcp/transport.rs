@@ -307,7 +307,7 @@ fn bearer_units(body: &jsonrpc::Body, header_payment: bool) -> u32 {
         let tool = value.pointer("/params/name").and_then(Value::as_str);
         match (method, tool) {
             ("tools/call", Some(name)) => {
-                let shape = costs::Shape::of_arguments(value.pointer("/params/arguments"))
+                let shape = crate::http::call_shape(value.pointer("/params/arguments"))
                     .paying(header_payment);
                 costs::units(costs::of_tool(name), shape)
             }
