@@ -637,8 +637,11 @@ impl RateLimitConfig {
 }
 
 /// Quotas: how many of a thing one account may hold. Each is checked by
-/// the insert that would exceed it, and refused as `conflict` (HTTP 409)
-/// with a message naming the setting (docs/configuration.md#quotas).
+/// the insert that would exceed it, under its owner's quota lock, and
+/// refused as `conflict` (HTTP 409) with a message naming the setting
+/// (docs/configuration.md#quotas); but MCP sessions, where one more ends
+/// the least recently used of its class instead, and the bearer sessions'
+/// total, which is the server's and refused as `unavailable`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct QuotaConfig {

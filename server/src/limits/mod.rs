@@ -9,8 +9,9 @@
 //! API instances on one PostgreSQL database share them (on SQLite, one
 //! host, they live in the process). Quotas (labels, tokens, MCP sessions,
 //! pending consents) are counted by the insert that would exceed them, in
-//! the module that owns the rows, and refused with
-//! [`AppError::quota_reached`]. Nothing here knows HTTP: the edge
+//! the module that owns the rows and under the owner's quota lock
+//! (`store::in_quota_tx`), and refused with [`AppError::quota_reached`]
+//! (MCP sessions end their class's least recently used instead). Nothing here knows HTTP: the edge
 //! (`http`) finds the client address and the caller and asks.
 
 pub mod costs;

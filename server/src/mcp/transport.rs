@@ -610,8 +610,8 @@ async fn open_session(
             Err(AppError::new(
                 Code::Unavailable,
                 format!(
-                    "this server holds as many open MCP sessions as it may ({}, \
-                     quota.mcp_sessions_total); retry later",
+                    "this server holds as many open MCP sessions opened with a bearer as it \
+                     may ({}, quota.mcp_sessions_total); retry later",
                     quota.mcp_sessions_total
                 ),
             )
