@@ -79,8 +79,36 @@ pub struct OAuthErrorView {
     /// The client's redirect URI with `error`, `error_description`,
     /// `state` and `iss`; `None` when the client or URI is not trusted.
     pub return_to: Option<String>,
-    /// The host (or app scheme) of `return_to`.
-    pub return_host: Option<String>,
+    /// Where `return_to` goes.
+    pub destination: Option<Destination>,
+}
+
+/// Where an authorization's answer sends the browser, as a person reads
+/// it. An app's private-use scheme (`com.example.app:`) is named as such,
+/// never by what follows it: `com.evil.app://claude.ai/cb` goes to
+/// whichever app claimed `com.evil.app`, not to claude.ai.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Destination {
+    /// A web site, by its host (`claude.ai`).
+    Site(String),
+    /// An app on this device, by the scheme it claimed (`com.example.app`).
+    App(String),
+}
+
+impl Default for Destination {
+    fn default() -> Self {
+        Destination::Site(String::new())
+    }
+}
+
+impl Destination {
+    /// The words: the site's host, or "an app on this device (scheme:)".
+    pub fn words(&self) -> String {
+        match self {
+            Destination::Site(host) => host.clone(),
+            Destination::App(scheme) => format!("an app on this device ({scheme}:)"),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -100,8 +128,8 @@ pub struct ConsentView {
     /// For a metadata-document client: the host its document comes from.
     pub client_from: Option<String>,
     pub redirect_uri: String,
-    /// The host (or app scheme) the browser is sent back to.
-    pub redirect_host: String,
+    /// Where the browser is sent back to.
+    pub destination: Destination,
     /// What the granted scopes let the client do, in words.
     pub abilities: Vec<String>,
     /// The scopes, `read scan`.
@@ -592,7 +620,7 @@ pub fn ConsentPage() -> impl IntoView {
                 let back = error.return_to.clone().map(|href| {
                     let words = format!(
                         "Return to {}",
-                        error.return_host.clone().unwrap_or_default()
+                        error.destination.clone().unwrap_or_default().words()
                     );
                     view! {
                         <p><a id="oauth-return" href=href rel="noreferrer">{words}</a></p>
@@ -635,7 +663,15 @@ pub fn ConsentPage() -> impl IntoView {
                     {view.abilities.iter().map(|a| view! { <li>{a.clone()}</li> }).collect_view()}
                 </ul>
                 <p id="oauth-never">{crate::scopes::NEVER}</p>
-                <p id="oauth-redirect">"Once you answer, you are sent back to " <strong>{view.redirect_host.clone()}</strong>
+                <p id="oauth-redirect">"Once you answer, you are sent back to "
+                    {match view.destination.clone() {
+                        Destination::Site(host) => view! { <strong>{host}</strong> }.into_any(),
+                        Destination::App(scheme) => view! {
+                            <strong>"an app on this device"</strong>
+                            " (whichever app opens " <code>{format!("{scheme}:")}</code>
+                            " links; not a web site)"
+                        }.into_any(),
+                    }}
                     " at " <code>{view.redirect_uri.clone()}</code> "."</p>
                 <form method="post" action="/authorize" class="consent-actions">
                     <input type="hidden" name="csrf" value=csrf/>

@@ -13,7 +13,8 @@
 
 /// The `read` scope.
 pub const READ: &str = "read your watched wallets, reports and positions (ledgers too), your \
-    payments, credit balance and share links; add, remove and label the wallets you watch";
+    payments, credit balance and share links; add and remove the wallets you watch, and label \
+    any address (your labels name it in your reports)";
 
 /// The `scan` scope: everything that spends money or publishes. Only a
 /// scan needs `scan` alone; what also shows what `read` shows (research

@@ -23,11 +23,16 @@ pub enum Code {
     MethodNotAllowed,
     RateLimited,
     PayloadTooLarge,
+    /// The request's body did not arrive within `connections.body_timeout_ms`.
+    RequestTimeout,
     UnsupportedMediaType,
     NotAcceptable,
     PaymentRequired,
     QuoteNotFound,
     QuoteExpired,
+    /// The quote exists but prices something else (a read, a top-up) than
+    /// the call it was given to.
+    WrongQuote,
     JobAlreadyRunning,
     EntitlementConsumed,
     SnapshotLimit,
@@ -49,11 +54,13 @@ impl Code {
             Code::MethodNotAllowed => "method_not_allowed",
             Code::RateLimited => "rate_limited",
             Code::PayloadTooLarge => "payload_too_large",
+            Code::RequestTimeout => "request_timeout",
             Code::UnsupportedMediaType => "unsupported_media_type",
             Code::NotAcceptable => "not_acceptable",
             Code::PaymentRequired => "payment_required",
             Code::QuoteNotFound => "quote_not_found",
             Code::QuoteExpired => "quote_expired",
+            Code::WrongQuote => "wrong_quote",
             Code::JobAlreadyRunning => "job_already_running",
             Code::EntitlementConsumed => "entitlement_consumed",
             Code::SnapshotLimit => "snapshot_limit",
@@ -75,11 +82,13 @@ impl Code {
             Code::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Code::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Code::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Code::NotAcceptable => StatusCode::NOT_ACCEPTABLE,
             Code::PaymentRequired => StatusCode::PAYMENT_REQUIRED,
             Code::QuoteNotFound => StatusCode::NOT_FOUND,
             Code::QuoteExpired => StatusCode::GONE,
+            Code::WrongQuote => StatusCode::BAD_REQUEST,
             Code::JobAlreadyRunning => StatusCode::CONFLICT,
             Code::EntitlementConsumed => StatusCode::CONFLICT,
             Code::SnapshotLimit => StatusCode::CONFLICT,
@@ -99,12 +108,14 @@ impl Code {
         match self {
             Code::InvalidParams
             | Code::PayloadTooLarge
+            | Code::RequestTimeout
             | Code::UnsupportedMediaType
             | Code::NotAcceptable
             | Code::NotFound
             | Code::MethodNotAllowed
             | Code::QuoteNotFound
             | Code::QuoteExpired
+            | Code::WrongQuote
             | Code::JobAlreadyRunning
             | Code::EntitlementConsumed
             | Code::Conflict

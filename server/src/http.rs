@@ -236,33 +236,26 @@ pub struct Caller(pub Principal, pub crate::payments::Presented);
 
 /// The one credential check of `/v1` and `/mcp`: the bearer resolved to its
 /// principal (an unknown or revoked one is 401 with the challenge, never a
-/// downgrade), and anonymous callers, or callers whose bearer failed, held
-/// to the anonymous budget of their address, so guessing tokens is rate
-/// limited too. `peer` is absent only for requests that did not come over a
-/// socket (in-process tests); they are not limited. A valid bearer's
-/// traffic is charged by what it calls, once that is known
-/// ([`charge_bearer`]).
-pub async fn admit(
-    state: &AppState,
-    peer: Option<SocketAddr>,
-    headers: &HeaderMap,
-) -> Result<Caller, Response> {
-    admit_charging(state, peer, headers, true).await
-}
-
-/// [`admit`], charging anonymous callers to their budget only when
-/// `charge_anonymous` (a closing `DELETE /mcp` is not charged). Failed
-/// bearers are always counted, in a budget of their own per address
+/// downgrade), and every request charged before anything else is read:
+/// anonymous callers, or callers whose bearer failed, to the anonymous
+/// budget of their address, so guessing tokens is rate limited too; a
+/// valid bearer one unit ([`ADMISSION_UNITS`]) of its budgets, so even a
+/// request refused before its body is read (415, 406, 413, a body that is
+/// not JSON, a `DELETE /mcp`) is paid for. The rest of what a call costs
+/// is charged once it is known ([`charge_bearer`]). `peer` is absent only
+/// for requests that did not come over a socket (in-process tests); they
+/// are not limited by address.
+///
+/// Failed bearers are also counted in a budget of their own per address
 /// (`rate_limit.bearer_failures_per_sec`); once it is spent a failed
 /// bearer is answered 429 rather than 401. Only failures are counted and
 /// only failures refused: a valid bearer from the same address (someone
 /// else behind the same NAT or proxy) is served whatever the failures
 /// before it. Guessing gains nothing from that: a token is 32 random bytes.
-pub async fn admit_charging(
+pub async fn admit(
     state: &AppState,
     peer: Option<SocketAddr>,
     headers: &HeaderMap,
-    charge_anonymous: bool,
 ) -> Result<Caller, Response> {
     let client = peer.map(|peer| client_key(state, peer, headers));
     let principal = match resolve(state, headers).await {
@@ -276,20 +269,32 @@ pub async fn admit_charging(
                     .bearer_failure(client)
                     .await
                     .map_err(IntoResponse::into_response)?;
-                if charge_anonymous {
-                    limit_anonymous(state, client).await?;
-                }
+                limit_anonymous(state, client).await?;
             }
             return Err(unauthenticated(state, err));
         }
     };
-    if charge_anonymous
-        && principal.is_anonymous()
-        && let Some(client) = &client
-    {
-        limit_anonymous(state, client).await?;
+    match &principal {
+        Principal::Anonymous => {
+            if let Some(client) = &client {
+                limit_anonymous(state, client).await?;
+            }
+        }
+        Principal::Account(account) => {
+            charge_bearer(state, &account.account_id, client.as_ref(), ADMISSION_UNITS).await?;
+        }
+        Principal::Admin | Principal::Link(_) => {}
     }
     Ok(Caller(principal, presented(headers)))
+}
+
+/// What [`admit`] charges a valid bearer for any request, before its body
+/// is read; the rest of its cost is charged once the call is known.
+pub const ADMISSION_UNITS: u32 = 1;
+
+/// What a call costs beyond the [`ADMISSION_UNITS`] [`admit`] charged.
+pub fn beyond_admission(units: u32) -> u32 {
+    units.saturating_sub(ADMISSION_UNITS)
 }
 
 impl FromRequestParts<AppState> for Caller {
@@ -302,18 +307,103 @@ impl FromRequestParts<AppState> for Caller {
             .map(|ConnectInfo(peer)| *peer);
         let caller = admit(state, peer, &parts.headers).await?;
         if let Principal::Account(account) = &caller.0 {
-            // A REST request is one call: its route's cost.
+            // A REST request is one call: its route's cost, shaped by its
+            // query (a report's wallets and format) and any payment it
+            // presents in its query or headers. A payment in a JSON body
+            // is charged by the handler that reads it
+            // ([`charge_body_payment`]).
             let cost = parts
                 .extensions
                 .get::<MatchedPath>()
                 .map_or(Cost::Local, |path| {
                     costs::of_route(parts.method.as_str(), path.as_str())
                 });
-            let client = peer.map(|peer| client_key(state, peer, &parts.headers));
-            charge_bearer(state, &account.account_id, client.as_ref(), cost.units()).await?;
+            let shape = query_shape(parts.uri.query()).paying(caller.1.payment.is_some());
+            let units = beyond_admission(costs::units(cost, shape));
+            if units > 0 {
+                let client = peer.map(|peer| client_key(state, peer, &parts.headers));
+                charge_bearer(state, &account.account_id, client.as_ref(), units).await?;
+            }
         }
         Ok(caller)
     }
+}
+
+/// What a tool call's `arguments` carry that changes its price
+/// (`limits::costs::Shape`): a report's wallets and whether it is a PDF, a
+/// payment. Anything not an object, or members of the wrong type, count
+/// for nothing: the call is refused before it runs, at its class's price.
+pub fn call_shape(arguments: Option<&serde_json::Value>) -> costs::Shape {
+    let member = |name: &str| arguments.and_then(|a| a.get(name));
+    costs::Shape {
+        wallets: member("wallets")
+            .and_then(serde_json::Value::as_array)
+            .map_or(0, |w| u32::try_from(w.len()).unwrap_or(u32::MAX)),
+        pdf: member("format")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(is_pdf),
+        payment: member("payment")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|p| !p.trim().is_empty()),
+    }
+}
+
+/// [`call_shape`] of a REST query string (`wallets=a,b&format=pdf`), read
+/// as the routes read it: a list is comma-separated.
+pub fn query_shape(query: Option<&str>) -> costs::Shape {
+    let pairs: Vec<(String, String)> = query
+        .and_then(|q| serde_urlencoded::from_str(q).ok())
+        .unwrap_or_default();
+    let value = |name: &str| {
+        pairs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    costs::Shape {
+        wallets: value("wallets").map_or(0, |w| {
+            u32::try_from(w.split(',').filter(|w| !w.is_empty()).count()).unwrap_or(u32::MAX)
+        }),
+        pdf: value("format").is_some_and(is_pdf),
+        payment: value("payment").is_some_and(|p| !p.trim().is_empty()),
+    }
+}
+
+/// Whether `format` names the PDF format, as the report's own parser
+/// reads it.
+fn is_pdf(format: &str) -> bool {
+    serde_json::from_value::<crate::reports::Format>(serde_json::Value::from(format))
+        .is_ok_and(|f| f == crate::reports::Format::Pdf)
+}
+
+/// Charge what a `payment` in a REST route's JSON body adds to the route's
+/// `cost`, which the [`Caller`] extractor charged without seeing the body:
+/// nothing when the headers presented a payment already (charged then) or
+/// the caller is no account.
+pub async fn charge_body_payment(
+    state: &AppState,
+    principal: &Principal,
+    presented: &crate::payments::Presented,
+    client: Option<&ClientKey>,
+    cost: Cost,
+    body_payment: bool,
+) -> Result<(), AppError> {
+    let Principal::Account(account) = principal else {
+        return Ok(());
+    };
+    if !body_payment || presented.payment.is_some() {
+        return Ok(());
+    }
+    let charged = costs::units(cost, costs::Shape::default());
+    let paying = costs::units(cost, costs::Shape::default().paying(true));
+    let more = paying.saturating_sub(charged);
+    if more == 0 {
+        return Ok(());
+    }
+    state
+        .limiter()
+        .bearer(&account.account_id, client, more)
+        .await
 }
 
 /// A route's query parameters; malformed ones are `invalid_params` in the
@@ -440,7 +530,8 @@ impl<T: DeserializeOwned> FromRequest<AppState> for JsonBody<T> {
     }
 }
 
-/// Read a request body of at most `max` bytes (413 beyond).
+/// Read a request body of at most `max` bytes (413 beyond; 408 when it
+/// has not arrived whole by its deadline, [`BodyTimedOut`]).
 pub async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
     match Limited::new(body, max).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
@@ -449,10 +540,35 @@ pub async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
             format!("request bodies are limited to {max} bytes"),
         )
         .into_response()),
+        Err(err) if BodyTimedOut::caused(&*err) => Err(BodyTimedOut.refusal().into_response()),
         Err(err) => {
             tracing::debug!(error = %err, "request body unreadable");
             Err(AppError::invalid_params("the request body could not be read").into_response())
         }
+    }
+}
+
+/// A request body that had not arrived whole when its deadline passed
+/// (`connections.body_timeout_ms` after the end of its head; the accept
+/// loop, `startup::connections`, sets the deadline on every body).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the request body did not arrive whole within connections.body_timeout_ms")]
+pub struct BodyTimedOut;
+
+impl BodyTimedOut {
+    /// Whether `err` is, or was caused by, a body's deadline passing.
+    pub fn caused(err: &(dyn std::error::Error + 'static)) -> bool {
+        std::iter::successors(Some(err), |e| e.source()).any(|e| e.is::<BodyTimedOut>())
+    }
+
+    /// The answer: 408 `request_timeout` (the connection then closes, its
+    /// body unread).
+    pub fn refusal(self) -> AppError {
+        AppError::new(
+            Code::RequestTimeout,
+            "the request body did not arrive in time; send it whole within \
+             connections.body_timeout_ms of the request's head",
+        )
     }
 }
 
@@ -754,6 +870,22 @@ fn decodes_to_utf8(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_calls_shape_counts_a_reports_wallets_its_pdf_and_a_payment() {
+        let four = call_shape(Some(&serde_json::json!({
+            "wallets": ["a", "b", "c", "d"], "format": "json"})));
+        assert_eq!((four.wallets, four.pdf, four.payment), (4, false, false));
+        let pdf = query_shape(Some("wallets=a,b,c&format=pdf"));
+        assert_eq!((pdf.wallets, pdf.pdf, pdf.payment), (3, true, false));
+        assert!(call_shape(Some(&serde_json::json!({"payment": "AAAA"}))).payment);
+        assert!(query_shape(Some("payment=AAAA")).payment);
+        // An empty payment presents nothing; an unknown format is no PDF.
+        assert!(!call_shape(Some(&serde_json::json!({"payment": " "}))).payment);
+        assert!(!query_shape(Some("format=PDF")).pdf);
+        assert_eq!(call_shape(None), costs::Shape::default());
+        assert_eq!(query_shape(Some("%zz")), costs::Shape::default());
+    }
 
     #[test]
     fn gzip_is_accepted_only_when_named_or_starred_with_a_weight() {

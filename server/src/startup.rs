@@ -81,6 +81,7 @@ pub fn metrics_for(config: &Config, store: &Store) -> Metrics {
     let positions = store
         .memo()
         .get::<crate::analytics::positions::ReplayCache>();
+    let cards = store.memo().get::<crate::share::card::CardCache>();
     Metrics::builder()
         .cache(
             "ledger_pages",
@@ -89,6 +90,10 @@ pub fn metrics_for(config: &Config, store: &Store) -> Metrics {
         .cache(
             "positions",
             Box::new(move || (positions.stats().hits(), positions.stats().misses())),
+        )
+        .cache(
+            "share_cards",
+            Box::new(move || (cards.stats().hits(), cards.stats().misses())),
         )
         .build()
 }
@@ -290,9 +295,6 @@ impl Application {
     }
 }
 
-/// How long a client may take to send a request body.
-const BODY_READ_TIMEOUT_SECS: u64 = 30;
-
 /// The Leptos routes, listed once per process. Listing them renders the
 /// app with resource loading suppressed through a process-global flag, so
 /// a second listing while another router's page renders can leave that
@@ -404,14 +406,11 @@ pub fn router(state: AppState) -> Router {
         ))
         .with_state(state.clone());
     // Around the whole router, so no layer above (a session layer
-    // included) ever sees a cookie on /v1 or /mcp; no body read stalls;
-    // and every answer, the fallback's and a timeout's included, carries
-    // the security headers.
+    // included) ever sees a cookie on /v1 or /mcp, and every answer, the
+    // fallback's included, carries the security headers. (A body's read
+    // deadline is the accept loop's: `startup::connections`.)
     Router::new()
         .fallback_service(routes)
-        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
-            Duration::from_secs(BODY_READ_TIMEOUT_SECS),
-        ))
         .layer(axum::middleware::from_fn(crate::http::strip_cookies))
         .layer(axum::middleware::from_fn_with_state(
             state,

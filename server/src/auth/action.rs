@@ -117,6 +117,17 @@ mod tests {
         assert_eq!(allowed("read,scan"), Action::ALL);
     }
 
+    /// `set_address_label` (under `read`) labels any address, watched or
+    /// not: the words must not say it labels only the watched wallets,
+    /// and must still begin with the guide's consent words.
+    #[test]
+    fn the_read_words_say_labels_name_any_address_not_only_watched_wallets() {
+        let read = Scope::Read.words();
+        assert!(read.starts_with("read your watched wallets, reports and positions"));
+        assert!(read.contains("label any address"), "{read}");
+        assert!(!read.contains("label the wallets you watch"), "{read}");
+    }
+
     /// The words people approve name everything the table lets each scope
     /// do (`app::scopes`): a change to one must be a change to the other.
     #[test]
@@ -128,7 +139,8 @@ mod tests {
             "payments",
             "credit balance",
             "share links",
-            "add, remove and label the wallets you watch",
+            "add and remove the wallets you watch",
+            "label any address",
         ] {
             assert!(read.contains(part), "read: {part}");
         }

@@ -98,6 +98,9 @@ pub struct ConnectionsConfig {
     /// no per-address cap. Not applied with `trust_forwarded_for`, where
     /// every connection comes from the proxy.
     pub max_open_per_ip: u32,
+    /// A request's body must arrive whole within this (milliseconds) of
+    /// the end of its head, however it trickles in.
+    pub body_timeout_ms: u64,
 }
 
 impl Default for ConnectionsConfig {
@@ -107,6 +110,7 @@ impl Default for ConnectionsConfig {
             idle_timeout_ms: 60_000,
             max_open: 0,
             max_open_per_ip: 64,
+            body_timeout_ms: 30_000,
         }
     }
 }
@@ -575,8 +579,11 @@ pub const UNPREFIXED_ENV: [(&str, &str); 3] = [
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct McpConfig {
-    /// An idle MCP session is forgotten after this many seconds.
+    /// An idle MCP session opened with a bearer is forgotten after this
+    /// many seconds.
     pub session_ttl_secs: u64,
+    /// An idle anonymous MCP session is forgotten after this many seconds.
+    pub anonymous_session_ttl_secs: u64,
     /// Largest accepted request body, in bytes.
     pub max_body_bytes: usize,
     /// Most messages in one JSON-RPC batch.
@@ -630,8 +637,11 @@ impl RateLimitConfig {
 }
 
 /// Quotas: how many of a thing one account may hold. Each is checked by
-/// the insert that would exceed it, and refused as `conflict` (HTTP 409)
-/// with a message naming the setting (docs/configuration.md#quotas).
+/// the insert that would exceed it, under its owner's quota lock, and
+/// refused as `conflict` (HTTP 409) with a message naming the setting
+/// (docs/configuration.md#quotas); but MCP sessions, where one more ends
+/// the least recently used of its class instead, and the bearer sessions'
+/// total, which is the server's and refused as `unavailable`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct QuotaConfig {
@@ -639,10 +649,19 @@ pub struct QuotaConfig {
     pub labels_per_account: u32,
     /// Live MCP tokens and API keys one account may hold (the Keys page).
     pub tokens_per_account: u32,
-    /// Open MCP sessions one account may hold, across its tokens.
+    /// Open MCP sessions one account may hold, across its tokens; a new
+    /// one beyond it ends the account's least recently used session.
     pub mcp_sessions_per_account: u32,
-    /// Open MCP sessions the server holds, anonymous ones included.
+    /// Open MCP sessions opened with a bearer (accounts, the admin key) the
+    /// server holds; beyond it `initialize` with a bearer is 503.
     pub mcp_sessions_total: u32,
+    /// Open anonymous MCP sessions one client address (IPv6: one /64) may
+    /// hold; a new one beyond it ends that address's least recently used.
+    pub mcp_anonymous_sessions_per_ip: u32,
+    /// Open anonymous MCP sessions the server holds; a new one beyond it
+    /// ends the least recently used anonymous session. Never counted
+    /// against sessions opened with a bearer.
+    pub mcp_anonymous_sessions_total: u32,
     /// OAuth authorization requests one account may have waiting for its
     /// answer on the consent page.
     pub pending_consents_per_account: u32,
@@ -655,6 +674,8 @@ impl Default for QuotaConfig {
             tokens_per_account: 50,
             mcp_sessions_per_account: 100,
             mcp_sessions_total: 100_000,
+            mcp_anonymous_sessions_per_ip: 16,
+            mcp_anonymous_sessions_total: 10_000,
             pending_consents_per_account: 10,
         }
     }
@@ -721,6 +742,7 @@ impl Default for McpConfig {
     fn default() -> Self {
         Self {
             session_ttl_secs: 24 * 3600,
+            anonymous_session_ttl_secs: 3600,
             max_body_bytes: 64 * 1024,
             max_batch: 20,
         }
@@ -930,6 +952,14 @@ impl Config {
             ),
             ("quota.mcp_sessions_total", self.quota.mcp_sessions_total),
             (
+                "quota.mcp_anonymous_sessions_per_ip",
+                self.quota.mcp_anonymous_sessions_per_ip,
+            ),
+            (
+                "quota.mcp_anonymous_sessions_total",
+                self.quota.mcp_anonymous_sessions_total,
+            ),
+            (
                 "quota.pending_consents_per_account",
                 self.quota.pending_consents_per_account,
             ),
@@ -946,7 +976,8 @@ impl Config {
         ] {
             if burst < dearest {
                 return Err(ConfigError::Invalid(format!(
-                    "{key} must be at least {dearest}, the cost of the dearest call"
+                    "{key} must be at least {dearest}, the cost of the dearest call (a PDF \
+                     report of 20 wallets)"
                 )));
             }
         }
@@ -1017,9 +1048,13 @@ impl Config {
                 "session.idle_secs and session.absolute_secs must be positive".to_owned(),
             ));
         }
-        if self.connections.header_timeout_ms == 0 || self.connections.idle_timeout_ms == 0 {
+        if self.connections.header_timeout_ms == 0
+            || self.connections.idle_timeout_ms == 0
+            || self.connections.body_timeout_ms == 0
+        {
             return Err(ConfigError::Invalid(
-                "connections.header_timeout_ms and connections.idle_timeout_ms must be positive"
+                "connections.header_timeout_ms, connections.idle_timeout_ms and \
+                 connections.body_timeout_ms must be positive"
                     .to_owned(),
             ));
         }
@@ -1030,9 +1065,15 @@ impl Config {
                     .to_owned(),
             ));
         }
-        if self.mcp.max_batch == 0 || self.mcp.max_body_bytes == 0 {
+        if self.mcp.max_batch == 0
+            || self.mcp.max_body_bytes == 0
+            || self.mcp.session_ttl_secs == 0
+            || self.mcp.anonymous_session_ttl_secs == 0
+        {
             return Err(ConfigError::Invalid(
-                "mcp.max_batch and mcp.max_body_bytes must be positive".to_owned(),
+                "mcp.max_batch, mcp.max_body_bytes, mcp.session_ttl_secs and \
+                 mcp.anonymous_session_ttl_secs must be positive"
+                    .to_owned(),
             ));
         }
         Ok(())
@@ -1217,12 +1258,13 @@ mod tests {
             "LEDGER_RATE_LIMIT__ACCOUNT_BURST_UNITS",
             "LEDGER_RATE_LIMIT__BEARER_IP_BURST_UNITS",
         ] {
-            let err = Config::load_from(None, env(&[(key, "9")]))
+            // A PDF report of 20 wallets: 20 × 5 units and 5 for the PDF.
+            let err = Config::load_from(None, env(&[(key, "104")]))
                 .unwrap_err()
                 .to_string();
-            assert!(err.contains("at least 10"), "{key}: {err}");
+            assert!(err.contains("at least 105"), "{key}: {err}");
             assert!(
-                Config::load_from(None, env(&[(key, "10")])).is_ok(),
+                Config::load_from(None, env(&[(key, "105")])).is_ok(),
                 "{key}"
             );
         }

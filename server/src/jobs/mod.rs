@@ -170,13 +170,19 @@ pub async fn start_scan(
             "the quote expired; quote the wallet again (a quote lives fifteen minutes)",
         ));
     }
-    let scope = Scope::parse(&quote.scope)
-        .ok_or_else(|| AppError::internal("quote scope", &quote.scope))?;
-    if scope == Scope::Read {
-        return Err(AppError::invalid_params(
-            "this is a read quote; quote a scan scope (full, preview, incremental, refresh)",
-        ));
-    }
+    // A quote of anything but a scan (a read, a credit top-up, whose
+    // scope is no scan scope at all) is the guide's `wrong_quote`: the
+    // caller passed a real quote for another purpose.
+    let scope = match Scope::parse(&quote.scope) {
+        Some(scope) if scope != Scope::Read => scope,
+        _ => {
+            return Err(AppError::new(
+                Code::WrongQuote,
+                "this quote prices no scan (a read or a credit top-up); quote the wallet with a \
+                 scan scope (full, preview, incremental, refresh) and pass that quote_id",
+            ));
+        }
+    };
     // Refuse what cannot start before anything is charged.
     if !replay && let Some(job) = pw.store.running_job_for(&quote.address).await? {
         return Err(already_running(&job));

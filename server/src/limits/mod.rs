@@ -9,8 +9,9 @@
 //! API instances on one PostgreSQL database share them (on SQLite, one
 //! host, they live in the process). Quotas (labels, tokens, MCP sessions,
 //! pending consents) are counted by the insert that would exceed them, in
-//! the module that owns the rows, and refused with
-//! [`AppError::quota_reached`]. Nothing here knows HTTP: the edge
+//! the module that owns the rows and under the owner's quota lock
+//! (`store::in_quota_tx`), and refused with [`AppError::quota_reached`]
+//! (MCP sessions end their class's least recently used instead). Nothing here knows HTTP: the edge
 //! (`http`) finds the client address and the caller and asks.
 
 pub mod costs;
@@ -143,9 +144,13 @@ impl Limiter<'_> {
         }
     }
 
-    /// Spend `units` ([`costs`]) of bearer traffic: the account's budget
-    /// first, then its client address's (all accounts behind it together).
-    /// A refusal of the address's budget leaves the account's spent.
+    /// Spend `units` ([`costs`]) of bearer traffic from both budgets it
+    /// needs, the account's and its client address's (all accounts behind
+    /// it together), or from neither: a refusal by one never spends the
+    /// other. The account's is taken first; when the address's then
+    /// refuses, the account's units are given back. (So an account over
+    /// its budget never drains the address its neighbours share, and a
+    /// spent address never drains the account it is refused for.)
     pub async fn bearer(
         &self,
         account: &AccountId,
@@ -153,14 +158,12 @@ impl Limiter<'_> {
         units: u32,
     ) -> Result<(), AppError> {
         let c = self.config;
-        let rule = RateRule {
+        let account_rule = RateRule {
             per_second: c.account_units_per_sec,
             burst: c.account_burst_units,
         };
-        if let Some(secs) = self
-            .take(&format!("account:{}", account.as_str()), rule, units)
-            .await?
-        {
+        let account_bucket = format!("account:{}", account.as_str());
+        if let Some(secs) = self.take(&account_bucket, account_rule, units).await? {
             tracing::info!(account = %account, units, "refused bearer traffic: the account's budget is spent");
             return Err(AppError::rate_limited_because(
                 secs,
@@ -169,7 +172,7 @@ impl Limiter<'_> {
                      (this call costs {units}; a call to Solana RPC costs {})",
                     c.account_units_per_sec,
                     c.account_burst_units,
-                    costs::DEAREST_UNITS
+                    costs::CHAIN_UNITS
                 ),
             ));
         }
@@ -186,6 +189,9 @@ impl Limiter<'_> {
         {
             None => Ok(()),
             Some(secs) => {
+                self.store
+                    .give_back_rate_tokens(&account_bucket, account_rule, units)
+                    .await?;
                 tracing::info!(client = %client, units, "refused bearer traffic: the address's budget is spent");
                 Err(AppError::rate_limited_because(
                     secs,

@@ -4,15 +4,19 @@
 //!
 //! Order of checks on a POST, cheapest and most protective first:
 //! cross-site and foreign-origin browser requests (403); the bearer (401,
-//! never downgraded); the anonymous rate limit per client IP (429 with
-//! `Retry-After`); media types (415, 406); the 64 KiB body cap (413); JSON
-//! (-32700, HTTP 400); for a bearer, what the POST's calls cost against
-//! its account's and its address's budgets (`limits::costs`; 429 with
-//! `Retry-After`, or 400 for a batch dearer than a whole burst); the
-//! session named by `Mcp-Session-Id` (404 when unknown or ended); for an
-//! anonymous batch, one more token per further request in it (429 as a
-//! whole before any runs); then dispatch. `initialize` opens a session
-//! within the session quotas (`quota.mcp_sessions_*`, 409 and 503).
+//! never downgraded); the anonymous rate limit per client IP, or for a
+//! bearer one unit of its budgets (429 with `Retry-After`); media types
+//! (415, 406); the 64 KiB body cap (413); JSON (-32700, HTTP 400); for a
+//! bearer, the rest of what the POST's calls cost against its account's
+//! and its address's budgets (`limits::costs`; 429 with `Retry-After`, or
+//! 400 for a batch dearer than a whole burst); the session named by
+//! `Mcp-Session-Id` (404 when unknown or ended); for an anonymous batch,
+//! one more token per further request in it (429 as a whole before any
+//! runs); then dispatch. `initialize` opens a session within the session
+//! quotas (`quota.mcp_*sessions*`; see `store::sessions`): over an
+//! account's or an anonymous quota the least recently used session of
+//! that class ends to make room; only the server's quota of bearer
+//! sessions refuses (503).
 
 use std::net::SocketAddr;
 
@@ -38,7 +42,7 @@ use crate::{
     error::{AppError, Code},
     limits::{ClientKey, costs},
     state::AppState,
-    store::{NewSession, SessionOpened, SessionQuota},
+    store::{NewSession, SessionClass, SessionOpened, SessionQuota},
 };
 
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -93,9 +97,10 @@ async fn handle_post(
     })?;
     let client = crate::http::client_key(state, peer, headers);
     // A bearer's POST is charged by what it calls, once that is known:
-    // each request in it by its tool's cost (`limits::costs`).
+    // each request in it by its tool's cost (`limits::costs`), less the
+    // unit `admit` took.
     if let Principal::Account(account) = &principal {
-        let units = bearer_units(&body);
+        let units = bearer_units(&body, presented.payment.is_some());
         let burst = state
             .config()
             .rate_limit
@@ -117,10 +122,11 @@ async fn handle_post(
                 false,
             ));
         }
-        crate::http::charge_bearer(state, &account.account_id, Some(&client), units).await?;
+        let rest = crate::http::beyond_admission(units);
+        if rest > 0 {
+            crate::http::charge_bearer(state, &account.account_id, Some(&client), rest).await?;
+        }
     }
-    // Who a batch's further calls are charged to: anonymous callers only.
-    let charged = principal.is_anonymous().then_some(client);
     let ctx = ToolContext {
         state: state.clone(),
         principal,
@@ -141,7 +147,7 @@ async fn handle_post(
             };
             Ok(render(reply, sse, None))
         }
-        body => legacy(ctx, headers, &mcp_headers, body, sse, charged).await,
+        body => legacy(ctx, headers, &mcp_headers, body, sse, client).await,
     }
 }
 
@@ -152,9 +158,11 @@ async fn legacy(
     mcp_headers: &McpHeaders,
     body: jsonrpc::Body,
     sse: bool,
-    charged: Option<ClientKey>,
+    client: ClientKey,
 ) -> Result<Response, Response> {
     let state = ctx.state.clone();
+    // Who a batch's further calls are charged to: anonymous callers only.
+    let charged = ctx.principal.is_anonymous().then_some(&client);
     // A refusal before the message is classified still answers its id
     // when one can be read: the client matches replies by id.
     let echo = match &body {
@@ -226,7 +234,7 @@ async fn legacy(
                 .count();
             // The POST itself took one token; every further request in the
             // batch takes one more, all or none, before any of them runs.
-            if let Some(client) = &charged
+            if let Some(client) = charged
                 && calls > 1
             {
                 // One larger than the whole burst could never pass: say so
@@ -270,7 +278,7 @@ async fn legacy(
                     Ok(init) => init,
                     Err(error) => return Ok(json_reply(StatusCode::OK, error, sse)),
                 };
-                let session = open_session(&state, &ctx.principal, &init).await?;
+                let session = open_session(&state, &ctx.principal, &client, &init).await?;
                 let body = jsonrpc::result(id, dispatch::initialize_result(init.version, &state));
                 Ok(render(Reply::ok(body), sse, Some(session)))
             }
@@ -283,9 +291,11 @@ async fn legacy(
 }
 
 /// What a POST costs a bearer, in units (`limits::costs`): a `tools/call`
-/// its tool's cost, any other request one, notifications and responses
-/// nothing; at least one for the POST itself.
-fn bearer_units(body: &jsonrpc::Body) -> u32 {
+/// its tool's cost as its arguments shape it (a report's wallets and
+/// format; a payment in its arguments or, for every call of the POST, in
+/// its `X-PAYMENT` header), any other request one, notifications and
+/// responses nothing; at least one for the POST itself.
+fn bearer_units(body: &jsonrpc::Body, header_payment: bool) -> u32 {
     let cost = |message: &jsonrpc::Message| -> u32 {
         let value = &message.value;
         let Some(method) = value.get("method").and_then(Value::as_str) else {
@@ -296,7 +306,11 @@ fn bearer_units(body: &jsonrpc::Body) -> u32 {
         }
         let tool = value.pointer("/params/name").and_then(Value::as_str);
         match (method, tool) {
-            ("tools/call", Some(name)) => costs::of_tool(name).units(),
+            ("tools/call", Some(name)) => {
+                let shape = crate::http::call_shape(value.pointer("/params/arguments"))
+                    .paying(header_payment);
+                costs::units(costs::of_tool(name), shape)
+            }
             _ => costs::Cost::Local.units(),
         }
     };
@@ -417,9 +431,10 @@ pub fn describe(state: &AppState) -> Value {
 
 /// `DELETE /mcp`: end the session named by `Mcp-Session-Id`.
 ///
-/// Ending a session is not charged to the anonymous budget: clients send
-/// it as they close (the Python SDK after its last call), and a refused
-/// DELETE only leaves a session to expire and the user a warning.
+/// Charged like any request (`http::admit`): to the anonymous budget of
+/// the address, or one unit of a bearer's. Each one is a database write,
+/// so it must not come free; a client closing within its budget never
+/// notices, and a refused DELETE only leaves a session to idle out.
 pub async fn delete(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
@@ -428,7 +443,7 @@ pub async fn delete(
     let run = async {
         crate::http::check_browser(&state, &headers).map_err(IntoResponse::into_response)?;
         let crate::http::Caller(principal, _) =
-            crate::http::admit_charging(&state, Some(peer), &headers, false).await?;
+            crate::http::admit(&state, Some(peer), &headers).await?;
         let Some(id) = session_header(&headers)? else {
             return Err(AppError::invalid_params(
                 "DELETE needs the Mcp-Session-Id of the session to end",
@@ -525,7 +540,7 @@ async fn find_session(
     id: &str,
 ) -> Result<Option<String>, Response> {
     let now = state.now_ms();
-    let ttl = session_ttl_ms(state);
+    let ttl = session_ttl_ms(state, principal);
     let record = state
         .store()
         .touch_session(&hash_session_id(id), &principal.key(), now, now + ttl)
@@ -537,6 +552,7 @@ async fn find_session(
 async fn open_session(
     state: &AppState,
     principal: &Principal,
+    client: &ClientKey,
     init: &dispatch::Initialize,
 ) -> Result<String, Response> {
     let mut raw = [0u8; 32];
@@ -544,6 +560,14 @@ async fn open_session(
     let id = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw);
     let now = state.now_ms();
     let quota = &state.config().quota;
+    let class = match principal {
+        Principal::Anonymous => SessionClass::Anonymous {
+            client: client.as_str().to_owned(),
+        },
+        _ => SessionClass::Bearer {
+            account_id: principal.account().map(|a| a.as_str().to_owned()),
+        },
+    };
     let opened = state
         .store()
         .create_session(
@@ -553,43 +577,41 @@ async fn open_session(
                 client_name: init.client_name.clone(),
                 client_version: init.client_version.clone(),
                 principal: principal.key(),
-                account_id: principal.account().map(|a| a.as_str().to_owned()),
+                class,
                 now,
-                expires_at: now + session_ttl_ms(state),
+                expires_at: now + session_ttl_ms(state, principal),
             },
             SessionQuota {
                 per_account: quota.mcp_sessions_per_account,
                 total: quota.mcp_sessions_total,
+                anonymous_per_client: quota.mcp_anonymous_sessions_per_ip,
+                anonymous_total: quota.mcp_anonymous_sessions_total,
             },
         )
         .await
         .map_err(|e| AppError::from(e).into_response())?;
-    let ttl_hours = state.config().mcp.session_ttl_secs.div_ceil(3600);
     match opened {
-        SessionOpened::Opened => Ok(id),
-        SessionOpened::AccountFull => {
-            tracing::info!(principal = %principal.key(), "refused a session: the account's session quota is reached");
-            Err(AppError::quota_reached(
-                format!(
-                    "your account holds as many open MCP sessions as it may ({}, \
-                     quota.mcp_sessions_per_account); end one with DELETE and its \
-                     Mcp-Session-Id, or wait: a session unused for {ttl_hours} h ends by itself",
-                    quota.mcp_sessions_per_account
-                ),
-                quota.mcp_sessions_per_account,
-            )
-            .into_response())
+        SessionOpened::Opened { ended: 0 } => Ok(id),
+        SessionOpened::Opened { ended } => {
+            // Anonymous quotas end sessions as a matter of course; an
+            // account's is worth a line.
+            if principal.is_anonymous() {
+                tracing::debug!(client = %client, ended, "ended the least recently used anonymous sessions to open one");
+            } else {
+                tracing::info!(principal = %principal.key(), ended, "ended the account's least recently used session to open one (quota.mcp_sessions_per_account)");
+            }
+            Ok(id)
         }
         SessionOpened::ServerFull => {
             tracing::warn!(
                 total = quota.mcp_sessions_total,
-                "refused a session: the server's session quota is reached"
+                "refused a session: the server's quota of bearer sessions is reached"
             );
             Err(AppError::new(
                 Code::Unavailable,
                 format!(
-                    "this server holds as many open MCP sessions as it may ({}, \
-                     quota.mcp_sessions_total); retry later",
+                    "this server holds as many open MCP sessions opened with a bearer as it \
+                     may ({}, quota.mcp_sessions_total); retry later",
                     quota.mcp_sessions_total
                 ),
             )
@@ -599,8 +621,17 @@ async fn open_session(
     }
 }
 
-fn session_ttl_ms(state: &AppState) -> i64 {
-    i64::try_from(state.config().mcp.session_ttl_secs)
+/// How long an idle session of `principal` lives: anonymous ones
+/// (`mcp.anonymous_session_ttl_secs`) shorter than those opened with a
+/// bearer (`mcp.session_ttl_secs`).
+fn session_ttl_ms(state: &AppState, principal: &Principal) -> i64 {
+    let mcp = &state.config().mcp;
+    let secs = if principal.is_anonymous() {
+        mcp.anonymous_session_ttl_secs
+    } else {
+        mcp.session_ttl_secs
+    };
+    i64::try_from(secs)
         .unwrap_or(i64::MAX / 2000)
         .saturating_mul(1000)
 }

@@ -19,7 +19,9 @@ use url::Url;
 use super::{
     ACCESS_PREFIX, OAuth, OAuthError, REFRESH_PREFIX, RedirectUri,
     clients::{self, Client, Credentials},
-    new_secret, parse_scope, random_bytes, scope_string, scopes_within, sha256_hex, stored_scopes,
+    new_secret, parse_scope, random_bytes,
+    redirect::Destination,
+    scope_string, scopes_within, sha256_hex, stored_scopes,
 };
 use crate::{
     accounts::{AccountId, Scopes, TokenId},
@@ -70,8 +72,9 @@ pub struct Refused {
     pub error: OAuthError,
     /// The redirect URI with `error`, `error_description`, `state`, `iss`.
     pub return_to: String,
-    /// Its host (or app scheme), for the link's words.
-    pub return_host: String,
+    /// Where it goes (a site's host, or an app's scheme), for the
+    /// link's words.
+    pub destination: Destination,
 }
 
 /// What checking an authorization request decided.
@@ -171,7 +174,7 @@ pub async fn check(
         tracing::info!(client_id, error = %err, "refused an authorization request");
         Checked::Refused(Box::new(Refused {
             return_to: error_url(&redirect_uri, issuer, state.as_deref(), &err),
-            return_host: redirect_uri.display_host(),
+            destination: redirect_uri.destination(),
             error: err,
         }))
     };

@@ -282,7 +282,10 @@ async fn refused_page(
         session,
         StatusCode::BAD_REQUEST,
         &refused.error,
-        Some((refused.return_to.clone(), refused.return_host.clone())),
+        Some((
+            refused.return_to.clone(),
+            destination_view(&refused.destination),
+        )),
     )
     .await
 }
@@ -293,7 +296,7 @@ async fn oauth_error_page(
     session: &Session,
     status: StatusCode,
     err: &OAuthError,
-    back: Option<(String, String)>,
+    back: Option<(String, app::account::Destination)>,
 ) -> Response {
     if let OAuthError::Store(e) = err {
         tracing::error!(error = %e, "authorize storage failure");
@@ -302,13 +305,13 @@ async fn oauth_error_page(
         Ok((viewer, _)) => viewer,
         Err(e) => return e.into_response(),
     };
-    let (return_to, return_host) = back.unzip();
+    let (return_to, destination) = back.unzip();
     let portal = app::Portal {
         viewer,
         page: app::account::PortalPage::OAuthError(app::account::OAuthErrorView {
             message: format!("{}: {}", err.code(), err.description()),
             return_to,
-            return_host,
+            destination,
         }),
     };
     portal::render(state, "/authorize", status, portal).await
@@ -427,7 +430,7 @@ pub async fn authorize(
             ClientKind::Registered => None,
         },
         redirect_uri: valid.redirect_uri.as_str().to_owned(),
-        redirect_host: valid.redirect_uri.display_host(),
+        destination: destination_view(&valid.redirect_uri.destination()),
         abilities: abilities(valid.scopes),
         scope: scope_string(valid.scopes),
         identity,
@@ -639,6 +642,18 @@ pub async fn revoke(State(state): State<AppState>, headers: HeaderMap, body: Bod
 /// An [`AppError`] for a storage failure met outside the endpoints.
 pub fn internal(err: &OAuthError) -> AppError {
     AppError::internal("oauth", &err.to_string())
+}
+
+/// A redirect URI's destination, in the page's words.
+fn destination_view(d: &super::redirect::Destination) -> app::account::Destination {
+    match d {
+        super::redirect::Destination::Site { host } => {
+            app::account::Destination::Site(host.clone())
+        }
+        super::redirect::Destination::App { scheme } => {
+            app::account::Destination::App(scheme.clone())
+        }
+    }
 }
 
 #[cfg(test)]

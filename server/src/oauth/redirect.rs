@@ -154,14 +154,31 @@ impl RedirectUri {
         self.url == requested.url
     }
 
-    /// The host a person reads on the consent page (`claude.ai`), or the
-    /// scheme for a native app (`cursor:`).
-    pub fn display_host(&self) -> String {
-        match self.url.host_str() {
-            Some(host) if !host.is_empty() => host.to_owned(),
-            _ => format!("{}:", self.url.scheme()),
+    /// Where a person is sent back to, as the consent page names it: a
+    /// web site by its host (`https://claude.ai/…`: `claude.ai`), and
+    /// anything else by its scheme alone. A private-use scheme is whatever
+    /// app on the device claimed it, and what follows it is the app's to
+    /// read: `com.evil.app://claude.ai/cb` has a "host" of `claude.ai`
+    /// that means nothing, and must never be shown as the destination.
+    pub fn destination(&self) -> Destination {
+        match (self.url.scheme(), self.url.host_str()) {
+            ("https" | "http", Some(host)) if !host.is_empty() => Destination::Site {
+                host: host.to_owned(),
+            },
+            (scheme, _) => Destination::App {
+                scheme: scheme.to_owned(),
+            },
         }
     }
+}
+
+/// Where an authorization's answer sends the browser ([`RedirectUri::destination`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Destination {
+    /// A web site (`https`, or `http` on loopback), by its host.
+    Site { host: String },
+    /// An app on this device, by the private-use scheme it claimed.
+    App { scheme: String },
 }
 
 fn is_loopback_host(host: Option<Host<&str>>) -> bool {
@@ -326,6 +343,40 @@ mod tests {
         ] {
             assert!(!is_reverse_domain(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_private_use_scheme_is_shown_as_an_app_never_as_the_host_it_names() {
+        assert_eq!(
+            ok("com.evil.app://claude.ai/cb").destination(),
+            Destination::App {
+                scheme: "com.evil.app".to_owned()
+            }
+        );
+        assert_eq!(
+            ok("cursor://anysphere.cursor-mcp/oauth/callback").destination(),
+            Destination::App {
+                scheme: "cursor".to_owned()
+            }
+        );
+        assert_eq!(
+            ok("com.example.app:/oauth2redirect").destination(),
+            Destination::App {
+                scheme: "com.example.app".to_owned()
+            }
+        );
+        assert_eq!(
+            ok("https://claude.ai/api/mcp/auth_callback").destination(),
+            Destination::Site {
+                host: "claude.ai".to_owned()
+            }
+        );
+        assert_eq!(
+            ok("http://localhost:33418/callback").destination(),
+            Destination::Site {
+                host: "localhost".to_owned()
+            }
+        );
     }
 
     #[test]

@@ -4,15 +4,86 @@
 //! rendered by `resvg` with DejaVu Sans, which is embedded in the binary
 //! (`server/assets/fonts`, Bitstream Vera license), so the card looks the
 //! same on every machine and needs no system fonts.
+//!
+//! Drawing costs CPU and reading the report costs the database, and a
+//! link posted somewhere busy has its card fetched by every preview bot,
+//! so a drawn card is kept briefly ([`CardCache`]).
 
-use std::sync::{Arc, LazyLock};
+use std::{
+    collections::HashMap,
+    sync::{Arc, LazyLock, Mutex, PoisonError},
+};
 
 use rust_decimal::prelude::ToPrimitive as _;
 
 use super::{
+    ChartRange, Denomination,
     html::esc,
     report::{Report, grouped, mint_label, point_value},
 };
+use bytes::Bytes;
+
+use crate::telemetry::CacheStats;
+
+/// How long a drawn card is served again (milliseconds): a minute, so a
+/// burst of previews draws it once while a new scan or price shows soon.
+pub const CARD_TTL_MS: i64 = 60_000;
+/// At most this many cards are kept (a card is some tens of KB).
+const MAX_KEPT_CARDS: usize = 256;
+
+/// What a card is drawn for: the link (by its id) and its view.
+pub type CardKey = (String, ChartRange, Denomination);
+
+/// Drawn cards kept (one cache per store, `store.memo()`) by [`CardKey`],
+/// each served for [`CARD_TTL_MS`] after it was drawn, then drawn again.
+/// Only what the link check lets through reaches it: a revoked or expired
+/// link is refused before the cache is asked, so it never outlives its
+/// link. Full, it forgets what has run out, then the oldest.
+#[derive(Default)]
+pub struct CardCache(Mutex<HashMap<CardKey, (i64, Bytes)>>, CacheStats);
+
+impl CardCache {
+    /// Cards served from here, and cards drawn.
+    pub fn stats(&self) -> &CacheStats {
+        &self.1
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<CardKey, (i64, Bytes)>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The card kept for `key`, if it was drawn less than [`CARD_TTL_MS`]
+    /// before `now`.
+    pub fn get(&self, key: &CardKey, now: i64) -> Option<Bytes> {
+        let kept = self
+            .lock()
+            .get(key)
+            .filter(|(drawn, _)| now - drawn < CARD_TTL_MS)
+            .map(|(_, png)| png.clone());
+        match kept {
+            Some(_) => self.1.hit(),
+            None => self.1.miss(),
+        }
+        kept
+    }
+
+    /// Keep `png`, drawn at `now`, for `key`.
+    pub fn keep(&self, key: CardKey, now: i64, png: Bytes) {
+        let mut kept = self.lock();
+        if kept.len() >= MAX_KEPT_CARDS && !kept.contains_key(&key) {
+            kept.retain(|_, (drawn, _)| now - *drawn < CARD_TTL_MS);
+            if kept.len() >= MAX_KEPT_CARDS
+                && let Some(oldest) = kept
+                    .iter()
+                    .min_by_key(|(_, (drawn, _))| *drawn)
+                    .map(|(k, _)| k.clone())
+            {
+                kept.remove(&oldest);
+            }
+        }
+        kept.insert(key, (now, png));
+    }
+}
 
 pub const WIDTH: u32 = 1200;
 pub const HEIGHT: u32 = 630;
@@ -149,6 +220,38 @@ pub fn render_svg(svg: &str) -> Result<Vec<u8>, CardError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kept_card_is_served_for_a_minute_then_drawn_again() {
+        let cache = CardCache::default();
+        let key: CardKey = ("shl_1".to_owned(), ChartRange::default(), Denomination::Usd);
+        assert!(cache.get(&key, 0).is_none());
+        cache.keep(key.clone(), 0, Bytes::from_static(&[1, 2, 3]));
+        assert_eq!(
+            cache.get(&key, CARD_TTL_MS - 1).as_deref(),
+            Some(&[1u8, 2, 3][..])
+        );
+        assert!(cache.get(&key, CARD_TTL_MS).is_none(), "run out");
+        let other = ("shl_1".to_owned(), ChartRange::default(), Denomination::Sol);
+        assert!(
+            cache.get(&other, 0).is_none(),
+            "another view is another card"
+        );
+        assert_eq!((cache.stats().hits(), cache.stats().misses()), (1, 3));
+    }
+
+    #[test]
+    fn a_full_cache_forgets_the_oldest_card() {
+        let cache = CardCache::default();
+        let key = |i: usize| (format!("shl_{i}"), ChartRange::default(), Denomination::Usd);
+        for i in 0..MAX_KEPT_CARDS {
+            cache.keep(key(i), i64::try_from(i).unwrap(), Bytes::new());
+        }
+        cache.keep(key(MAX_KEPT_CARDS), 1_000, Bytes::new());
+        assert!(cache.get(&key(0), 1_000).is_none(), "the oldest went");
+        assert!(cache.get(&key(1), 1_000).is_some());
+        assert!(cache.get(&key(MAX_KEPT_CARDS), 1_000).is_some());
+    }
 
     #[test]
     fn a_sparkline_spans_its_box_from_lowest_to_highest() {

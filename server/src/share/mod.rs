@@ -46,7 +46,7 @@ pub struct Sharing<'a> {
 }
 
 /// The value chart's range a link opens on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
 pub enum ChartRange {
     #[serde(rename = "30d")]
     Days30,
@@ -102,7 +102,7 @@ impl ChartRange {
 }
 
 /// The currency a link's value chart is drawn in.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Denomination {
     #[default]

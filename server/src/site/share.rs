@@ -9,6 +9,14 @@
 //! (a revoked link must stop showing at once), `Referrer-Policy:
 //! no-referrer` (the token is in the URL) and a CSP allowing this origin's
 //! scripts and styles only.
+//!
+//! Each read is held to the anonymous budget of its client address
+//! (`rate_limit.anon_rps`, the one `/mcp` and `/v1` anonymous callers
+//! share), weighted by its work ([`CARD_REQUESTS`]): a page reads the
+//! wallet's legs and a card draws a PNG, and anyone with the link may ask.
+//! Over it is 429 with `Retry-After`, before the link is even looked up.
+//! A drawn card is kept a minute per link and view (`share::card::CardCache`),
+//! asked only once the link is checked live.
 
 use axum::{
     body::Body,
@@ -20,6 +28,8 @@ use serde::Deserialize;
 
 use crate::{
     error::{AppError, Code},
+    http::ClientAddr,
+    limits::ClientKey,
     share::{
         self, ChartRange, Closed, Denomination, OpenLink,
         html::{self, SharePage},
@@ -67,6 +77,40 @@ fn respond(status: StatusCode, content_type: &'static str, body: impl Into<Body>
 
 const HTML: &str = "text/html; charset=utf-8";
 
+/// What a page and its reads (`report.json`) take from the anonymous
+/// budget: one request each, as any anonymous call.
+pub const PAGE_REQUESTS: u32 = 1;
+/// What a card takes: three requests, for drawing a PNG on top of reading
+/// the report (a kept card costs the same: which one is kept is not the
+/// caller's to know, nor to exploit).
+pub const CARD_REQUESTS: u32 = 3;
+
+/// Take `requests` from the anonymous budget of `client` (none: a request
+/// that came over no socket, in-process tests). At most a whole burst, so
+/// a small configured burst still lets a card through.
+async fn limit(
+    state: &AppState,
+    client: Option<&ClientKey>,
+    requests: u32,
+) -> Result<(), AppError> {
+    let Some(client) = client else {
+        return Ok(());
+    };
+    let requests = requests.min(state.config().rate_limit.anon_burst());
+    state
+        .limiter()
+        .anonymous(client, requests)
+        .await
+        .map_err(|err| match err.retry_after() {
+            Some(secs) => AppError::rate_limited_because(
+                secs,
+                "share pages are read within the anonymous rate of each address; a card counts \
+                 as three requests",
+            ),
+            None => err,
+        })
+}
+
 /// The page's view: range, currency and the ledger page.
 #[derive(Debug, Default, Deserialize)]
 pub struct ViewQuery {
@@ -110,6 +154,7 @@ pub fn problem(err: &AppError) -> Response {
     let (status, title) = match err.code() {
         Code::InvalidParams => (StatusCode::BAD_REQUEST, "This view cannot be shown"),
         Code::NotFound => (StatusCode::NOT_FOUND, "Nothing to show yet"),
+        Code::RateLimited => (StatusCode::TOO_MANY_REQUESTS, "Too many requests"),
         _ => (
             StatusCode::INTERNAL_SERVER_ERROR,
             "The report could not be read",
@@ -120,7 +165,17 @@ pub fn problem(err: &AppError) -> Response {
     } else {
         err.message()
     };
-    respond(status, HTML, html::problem_page(title, words))
+    with_retry_after(respond(status, HTML, html::problem_page(title, words)), err)
+}
+
+/// `response` with the `Retry-After` of `err`, when it has one.
+fn with_retry_after(mut response: Response, err: &AppError) -> Response {
+    if let Some(secs) = err.retry_after()
+        && let Ok(value) = HeaderValue::from_str(&secs.to_string())
+    {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    response
 }
 
 async fn opened(state: &AppState, token: &str) -> Result<Result<OpenLink, Closed>, AppError> {
@@ -135,9 +190,13 @@ async fn read(state: &AppState, link: &OpenLink, view: ViewQuery) -> Result<Repo
 /// `GET /s/{token}`.
 pub async fn page(
     State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
     Path(token): Path<String>,
     Query(view): Query<ViewQuery>,
 ) -> Response {
+    if let Err(err) = limit(&state, client.as_ref(), PAGE_REQUESTS).await {
+        return problem(&err);
+    }
     let link = match opened(&state, &token).await {
         Ok(Ok(link)) => link,
         Ok(Err(closed)) => return respond(StatusCode::NOT_FOUND, HTML, html::closed_page(closed)),
@@ -164,10 +223,12 @@ pub async fn page(
 /// `GET /s/{token}/report.json`: the page's reads.
 pub async fn data(
     State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
     Path(token): Path<String>,
     Query(view): Query<ViewQuery>,
 ) -> Response {
     let result = async {
+        limit(&state, client.as_ref(), PAGE_REQUESTS).await?;
         let link = opened(&state, &token).await?.map_err(Closed::error)?;
         read(&state, &link, view).await
     }
@@ -180,14 +241,36 @@ pub async fn data(
     response
 }
 
-/// `GET /s/{token}/card.png`.
-pub async fn card(State(state): State<AppState>, Path(token): Path<String>) -> Response {
+/// `GET /s/{token}/card.png`: drawn, or kept from a draw less than a
+/// minute old for the same link and view.
+pub async fn card(
+    State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
+    Path(token): Path<String>,
+) -> Response {
     const TEXT: &str = "text/plain; charset=utf-8";
+    if let Err(err) = limit(&state, client.as_ref(), CARD_REQUESTS).await {
+        return with_retry_after(
+            respond(
+                StatusCode::TOO_MANY_REQUESTS,
+                TEXT,
+                err.message().to_owned(),
+            ),
+            &err,
+        );
+    }
     let link = match opened(&state, &token).await {
         Ok(Ok(link)) => link,
         Ok(Err(closed)) => return respond(StatusCode::NOT_FOUND, TEXT, closed.words()),
         Err(err) => return problem(&err),
     };
+    // Asked only now, the link checked live: a kept card never outlives
+    // its link's revocation or expiry.
+    let cards = state.store().memo().get::<share::card::CardCache>();
+    let key = (link.id.clone(), link.range, link.denominate);
+    if let Some(png) = cards.get(&key, state.now_ms()) {
+        return respond(StatusCode::OK, "image/png", png);
+    }
     let report = match read(&state, &link, ViewQuery::default()).await {
         Ok(report) => report,
         Err(err) if err.code() == Code::NotFound => {
@@ -197,7 +280,11 @@ pub async fn card(State(state): State<AppState>, Path(token): Path<String>) -> R
     };
     // Drawing is CPU work: off the async workers.
     match tokio::task::spawn_blocking(move || share::card::png(&report)).await {
-        Ok(Ok(png)) => respond(StatusCode::OK, "image/png", png),
+        Ok(Ok(png)) => {
+            let png = bytes::Bytes::from(png);
+            cards.keep(key, state.now_ms(), png.clone());
+            respond(StatusCode::OK, "image/png", png)
+        }
         Ok(Err(err)) => problem(&AppError::internal("share card", &err)),
         Err(err) => problem(&AppError::internal("share card task", &err)),
     }

@@ -4,13 +4,22 @@
 //! * A header timeout: a request's head must arrive complete within
 //!   `connections.header_timeout_ms`, counted from the opening for the
 //!   first request and from the first byte for each later one, so a
-//!   socket that sends nothing, or half a head, is closed.
+//!   socket that sends nothing, or half a head, is closed. The first byte
+//!   of a pipelined request (sent before the answer to the one before it,
+//!   once that one's body was read whole) starts its header timer when
+//!   that answer ends: the server is reading its head from then on.
+//! * A body deadline: a request's body must arrive whole within
+//!   `connections.body_timeout_ms` of the end of its head, however it
+//!   trickles in ([`Deadline`]: a total, not a timer restarted by each
+//!   frame, which one byte every few seconds would hold open for weeks).
+//!   Reading past it fails with [`crate::http::BodyTimedOut`], answered
+//!   408; the connection then closes, its body unread.
 //! * An idle timeout: a connection with no request in flight is closed
 //!   `connections.idle_timeout_ms` after its last request ended (or after
 //!   its last byte was written, for a slow reader still taking the answer).
-//!   While a request is in flight (its handler runs, its body arrives, its
-//!   answer or event stream is sent) no timer runs: a long request is never
-//!   cut by these timers, and a body is bounded by its own read timeout.
+//!   While a request is in flight (its handler runs, its answer or event
+//!   stream is sent) neither the header nor the idle timer runs: a long
+//!   call is never cut by them, and its body is bounded by its deadline.
 //! * Caps: `connections.max_open` open at once, `connections.max_open_per_ip`
 //!   from one address (IPv6: one /64). A connection over a cap is closed as
 //!   soon as it is accepted, so it holds no descriptor.
@@ -18,15 +27,20 @@
 //!   off (10 ms doubling to 1 s) and tries again, while the open connections
 //!   go on being served and time out; logged once per burst.
 //!
-//! Go's `net/http` server has the same two timeouts (`ReadHeaderTimeout`,
-//! `IdleTimeout`); hyper's own header timer restarts as soon as a response
-//! ends, so it cannot tell an idle keep-alive connection from a slow head,
-//! and is left off. Shutting down: the listener closes at once, idle
-//! connections are closed, busy ones finish their request (hyper's graceful
-//! shutdown), all within the caller's grace period.
+//! Go's `net/http` server has the same timeouts (`ReadHeaderTimeout`,
+//! `IdleTimeout`, and `ReadTimeout` as a body's total); hyper's own header
+//! timer restarts as soon as a response ends, so it cannot tell an idle
+//! keep-alive connection from a slow head, and is left off. One case the
+//! pipelining rule cannot see: bytes of the next head that came in the
+//! same read as the end of the body before it are taken for the body's;
+//! that head waits under the idle timeout until its next byte arrives,
+//! which then starts its header timer. Shutting down: the listener closes
+//! at once, idle connections are closed, busy ones finish their request
+//! (hyper's graceful shutdown), all within the caller's grace period.
 
 use std::{
     collections::HashMap,
+    future::Future,
     io,
     net::{IpAddr, SocketAddr},
     pin::Pin,
@@ -56,6 +70,7 @@ use tower::ServiceExt;
 
 use crate::{
     config::Config,
+    http::BodyTimedOut,
     telemetry::{Metrics, metrics::ConnectionEvent},
 };
 
@@ -79,6 +94,8 @@ const REFUSAL_LOG_EVERY: Duration = Duration::from_secs(60);
 pub struct Limits {
     pub header_timeout: Duration,
     pub idle_timeout: Duration,
+    /// A request body's deadline, from the end of its head.
+    pub body_timeout: Duration,
     pub max_open: usize,
     /// `None`: no per-address cap.
     pub max_open_per_ip: Option<usize>,
@@ -100,6 +117,7 @@ impl Limits {
         Self {
             header_timeout: Duration::from_millis(c.header_timeout_ms),
             idle_timeout: Duration::from_millis(c.idle_timeout_ms),
+            body_timeout: Duration::from_millis(c.body_timeout_ms),
             max_open,
             max_open_per_ip: per_ip,
         }
@@ -387,9 +405,12 @@ async fn connection(
     });
     let service = {
         let activity = activity.clone();
+        let body_timeout = limits.body_timeout;
         hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
             request.extensions_mut().insert(ConnectInfo(peer));
             let in_flight = InFlight::begin(&activity);
+            // The head has just been read whole: the body's clock starts.
+            let request = request.map(|body| Deadline::new(body, body_timeout, activity.clone()));
             let router = router.clone();
             async move {
                 let response = router.oneshot(request).await;
@@ -457,7 +478,8 @@ enum Phase {
 struct Activity {
     opened: Instant,
     state: Mutex<State>,
-    /// Set while idle: the next read starts a head's timer.
+    /// Set while idle, and while busy once the request's body was read
+    /// whole: the next read starts a head (now, or when the request ends).
     watch_reads: AtomicBool,
     /// Milliseconds after `opened` of the last write that sent bytes.
     last_write_ms: AtomicU64,
@@ -468,6 +490,9 @@ struct Activity {
 struct State {
     phase: Phase,
     in_flight: usize,
+    /// Bytes of a next request arrived while this one was busy, after its
+    /// body: its head is being read.
+    next_head: bool,
 }
 
 impl Activity {
@@ -477,6 +502,7 @@ impl Activity {
             state: Mutex::new(State {
                 phase: Phase::Opened,
                 in_flight: 0,
+                next_head: false,
             }),
             watch_reads: AtomicBool::new(false),
             last_write_ms: AtomicU64::new(0),
@@ -491,11 +517,22 @@ impl Activity {
     fn read_some(&self) {
         if self.watch_reads.swap(false, Ordering::AcqRel) {
             let mut state = self.lock();
-            if let Phase::Idle(_) = state.phase {
-                state.phase = Phase::Reading(Instant::now());
+            match state.phase {
+                Phase::Idle(_) => state.phase = Phase::Reading(Instant::now()),
+                Phase::Busy => state.next_head = true,
+                Phase::Opened | Phase::Reading(_) => {}
             }
             drop(state);
             self.changed.notify_one();
+        }
+    }
+
+    /// The in-flight request's body has been read whole: what is read
+    /// from now on is the next request's.
+    fn body_read(&self) {
+        let state = self.lock();
+        if matches!(state.phase, Phase::Busy) && !state.next_head {
+            self.watch_reads.store(true, Ordering::Release);
         }
     }
 
@@ -508,6 +545,7 @@ impl Activity {
         let mut state = self.lock();
         state.in_flight += 1;
         state.phase = Phase::Busy;
+        state.next_head = false;
         self.watch_reads.store(false, Ordering::Release);
     }
 
@@ -515,8 +553,16 @@ impl Activity {
         let mut state = self.lock();
         state.in_flight = state.in_flight.saturating_sub(1);
         if state.in_flight == 0 {
-            state.phase = Phase::Idle(Instant::now());
-            self.watch_reads.store(true, Ordering::Release);
+            // A pipelined head that began while busy has had no server
+            // reading it until now: its header timer starts here.
+            let now = Instant::now();
+            if std::mem::take(&mut state.next_head) {
+                state.phase = Phase::Reading(now);
+                self.watch_reads.store(false, Ordering::Release);
+            } else {
+                state.phase = Phase::Idle(now);
+                self.watch_reads.store(true, Ordering::Release);
+            }
         }
         drop(state);
         self.changed.notify_one();
@@ -592,6 +638,75 @@ impl hyper::body::Body for Tracked {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
         Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// A request body that must arrive whole by a deadline set when its head
+/// was read: once the deadline passes, a read that would wait fails with
+/// [`BodyTimedOut`] (bytes already here are still handed out). It also
+/// tells [`Activity`] when the body has been read whole.
+struct Deadline {
+    body: Incoming,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+    activity: Arc<Activity>,
+    read_whole: bool,
+}
+
+impl Deadline {
+    fn new(body: Incoming, timeout: Duration, activity: Arc<Activity>) -> Self {
+        let mut this = Self {
+            deadline: Box::pin(tokio::time::sleep(timeout)),
+            read_whole: false,
+            body,
+            activity,
+        };
+        if hyper::body::Body::is_end_stream(&this.body) {
+            this.ended();
+        }
+        this
+    }
+
+    fn ended(&mut self) {
+        if !std::mem::replace(&mut self.read_whole, true) {
+            self.activity.body_read();
+        }
+    }
+}
+
+impl hyper::body::Body for Deadline {
+    type Data = Bytes;
+    type Error = axum::BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::BoxError>>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.body).poll_frame(cx) {
+            Poll::Ready(None) => {
+                this.ended();
+                Poll::Ready(None)
+            }
+            Poll::Ready(Some(Ok(frame))) => {
+                if hyper::body::Body::is_end_stream(&this.body) {
+                    this.ended();
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(err))) => Poll::Ready(Some(Err(err.into()))),
+            Poll::Pending => match this.deadline.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Some(Err(BodyTimedOut.into()))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
     }
 
     fn is_end_stream(&self) -> bool {
@@ -726,6 +841,7 @@ mod tests {
         let limits = Limits {
             header_timeout: Duration::from_secs(5),
             idle_timeout: Duration::from_secs(60),
+            body_timeout: Duration::from_secs(30),
             max_open: 1,
             max_open_per_ip: None,
         };
@@ -749,5 +865,41 @@ mod tests {
             activity.expired(&limits, reading),
             Some(ConnectionEvent::HeaderTimeout)
         );
+    }
+
+    #[tokio::test]
+    async fn a_head_begun_while_busy_after_the_body_is_timed_as_a_head_when_the_request_ends() {
+        let limits = Limits {
+            header_timeout: Duration::from_secs(5),
+            idle_timeout: Duration::from_secs(60),
+            body_timeout: Duration::from_secs(30),
+            max_open: 1,
+            max_open_per_ip: None,
+        };
+        let activity = Arc::new(Activity::new());
+        // Bytes read while the body is still arriving are the body's.
+        let request = InFlight::begin(&activity);
+        activity.read_some();
+        drop(request);
+        assert!(matches!(activity.lock().phase, Phase::Idle(_)));
+        // Bytes read once the body was read whole are the next head's.
+        let request = InFlight::begin(&activity);
+        activity.body_read();
+        activity.read_some();
+        assert_eq!(activity.deadline(&limits), None, "no timer while busy");
+        drop(request);
+        assert!(matches!(activity.lock().phase, Phase::Reading(_)));
+        let due = activity.deadline(&limits).unwrap();
+        assert!(due <= Instant::now() + limits.header_timeout);
+        assert_eq!(
+            activity.expired(&limits, due),
+            Some(ConnectionEvent::HeaderTimeout),
+            "the header timeout, not the idle one"
+        );
+        // The next request's own body starts over.
+        let request = InFlight::begin(&activity);
+        activity.read_some();
+        drop(request);
+        assert!(matches!(activity.lock().phase, Phase::Idle(_)));
     }
 }

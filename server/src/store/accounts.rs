@@ -221,7 +221,8 @@ impl Store {
 
     /// [`Store::insert_token`] unless the account already holds `limit`
     /// live (unrevoked) tokens: false then, and nothing is written. The
-    /// count is in the insert's own statement.
+    /// count is in the insert's own statement, under the account's quota
+    /// lock (`in_quota_tx`).
     pub async fn insert_token_within(
         &self,
         t: &TokenRecord,
@@ -232,7 +233,8 @@ impl Store {
              SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 \
              WHERE (SELECT COUNT(*) FROM tokens WHERE account_id = $2 AND revoked_at IS NULL) < $11"
         );
-        let inserted = on_pool!(&self.pool, |pool| sqlx::query(&sql)
+        let lock = format!("tokens:{}", t.account_id);
+        let inserted = in_quota_tx!(&self.pool, &lock, |tx| sqlx::query(&sql)
             .bind(&t.id)
             .bind(&t.account_id)
             .bind(&t.kind)
@@ -244,7 +246,7 @@ impl Store {
             .bind(t.last_used_at)
             .bind(t.revoked_at)
             .bind(i64::from(limit))
-            .execute(pool)
+            .execute(&mut *tx)
             .await?
             .rows_affected());
         Ok(inserted == 1)
@@ -422,7 +424,8 @@ impl Store {
     /// Label `address` for `account_id`, or relabel it. A new address is
     /// inserted only while the account holds fewer than `limit` labels
     /// (false then, and nothing is written); the count is in the same
-    /// statement, so concurrent inserts cannot pass it together on SQLite.
+    /// statement, under the account's quota lock (`in_quota_tx`), so
+    /// concurrent inserts cannot pass it together on either database.
     pub async fn upsert_address_label(
         &self,
         account_id: &str,
@@ -432,7 +435,8 @@ impl Store {
         now: UnixMillis,
         limit: u32,
     ) -> Result<bool, StoreError> {
-        let written = on_pool!(&self.pool, |pool| {
+        let lock = format!("labels:{account_id}");
+        let written = in_quota_tx!(&self.pool, &lock, |tx| {
             sqlx::query(
                 "INSERT INTO address_labels (account_id, address, label, category, updated_at) \
                  SELECT $1, $2, $3, $4, $5 \
@@ -448,7 +452,7 @@ impl Store {
             .bind(category)
             .bind(now)
             .bind(i64::from(limit))
-            .execute(pool)
+            .execute(&mut *tx)
             .await?
             .rows_affected()
         });

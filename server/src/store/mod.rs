@@ -30,6 +30,40 @@ macro_rules! on_pool {
     };
 }
 
+/// Run `$body` with `$tx` a transaction that holds the quota lock named
+/// `$key` (a string: the quota and its owner, `labels:acc_…`) until it
+/// commits, and commit it. A quota is checked by counting rows and then
+/// inserting; under PostgreSQL's READ COMMITTED two transactions can count
+/// the same rows and both insert, so each takes a transaction-scoped
+/// advisory lock on the key first (`pg_advisory_xact_lock`; a hash
+/// collision of two keys only makes them wait for each other). SQLite
+/// runs one writer at a time: `BEGIN IMMEDIATE` takes the write lock up
+/// front, so the count and the insert see the same rows (and a read
+/// never has to upgrade to a write, which WAL mode may refuse).
+/// An error anywhere drops the transaction, which rolls it back.
+macro_rules! in_quota_tx {
+    ($pool:expr, $key:expr, |$tx:ident| $body:expr) => {
+        match $pool {
+            Pool::Sqlite(pool) => {
+                let mut $tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+                let out = $body;
+                $tx.commit().await?;
+                out
+            }
+            Pool::Postgres(pool) => {
+                let mut $tx = pool.begin().await?;
+                sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+                    .bind($key)
+                    .execute(&mut *$tx)
+                    .await?;
+                let out = $body;
+                $tx.commit().await?;
+                out
+            }
+        }
+    };
+}
+
 mod accounts;
 mod credits;
 mod jobs;
@@ -64,7 +98,7 @@ pub use payments::{Intent, PaymentRecord};
 pub use prices::{AnalyticsLeg, BACKFILL_KIND, BACKFILL_QUOTE, PricePointRow};
 pub use quotes::QuoteRecord;
 pub use ratelimit::{RateDecision, RateRule};
-pub use sessions::{NewSession, SessionOpened, SessionQuota, SessionRecord};
+pub use sessions::{NewSession, SessionClass, SessionOpened, SessionQuota, SessionRecord};
 pub use share_links::ShareLinkRecord;
 pub use signin::{NewOidcFlow, NewSiwsNonce, NonceUse, OidcFlowRecord};
 

@@ -199,13 +199,15 @@ impl Store {
     /// Hold a request for its account's decision unless the account has
     /// `limit` requests pending already (undecided, unexpired at the
     /// request's `created_at`): false then, and nothing is written. The
-    /// count is in the insert's own statement.
+    /// count is in the insert's own statement, under the account's quota
+    /// lock (`in_quota_tx`).
     pub async fn insert_oauth_request(
         &self,
         r: &OAuthRequestRecord,
         limit: u32,
     ) -> Result<bool, StoreError> {
-        let inserted = on_pool!(&self.pool, |pool| {
+        let lock = format!("oauth-requests:{}", r.account_id);
+        let inserted = in_quota_tx!(&self.pool, &lock, |tx| {
             sqlx::query(
             "INSERT INTO oauth_requests (id, client_id, account_id, redirect_uri, code_challenge, \
              scope, resource, state, created_at, expires_at, decided_at, redirect_uri_named) \
@@ -226,7 +228,7 @@ impl Store {
         .bind(r.decided_at)
         .bind(r.redirect_uri_named)
         .bind(i64::from(limit))
-        .execute(pool)
+        .execute(&mut *tx)
         .await?
         .rows_affected()
         });

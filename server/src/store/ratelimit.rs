@@ -164,6 +164,34 @@ impl Store {
         }
     }
 
+    /// Give back `count` requests taken from `bucket` by a call that was
+    /// then refused elsewhere (another budget it also needs): the TAT moves
+    /// back as far as taking them moved it, so the bucket is as if they
+    /// had never been taken (a TAT in the past reads as a full bucket).
+    pub async fn give_back_rate_tokens(
+        &self,
+        bucket: &str,
+        rule: RateRule,
+        count: u32,
+    ) -> Result<(), StoreError> {
+        let back = rule.interval_ms() * i64::from(count);
+        match &self.pool {
+            Pool::Sqlite(_) => {
+                if let Some(tat) = self.local_limits.buckets().get_mut(bucket) {
+                    *tat -= back;
+                }
+            }
+            Pool::Postgres(pool) => {
+                sqlx::query("UPDATE rate_limits SET tat_ms = tat_ms - $2 WHERE bucket = $1")
+                    .bind(bucket)
+                    .bind(back)
+                    .execute(pool)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
     /// Whether `bucket` would admit `count` requests now, taking nothing.
     pub async fn rate_allows(
         &self,

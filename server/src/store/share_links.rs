@@ -2,9 +2,9 @@
 //! token is stored; a row is found by that hash and the domain decides,
 //! with the time it passes in, whether the link is still live. The one
 //! write that needs care is minting: the per-account limit is checked in
-//! the same statement that inserts, so two concurrent mints cannot both
-//! take the last free place on SQLite, and on PostgreSQL at most a rare
-//! race overshoots by one.
+//! the same statement that inserts, under the account's quota lock
+//! (`in_quota_tx`), so two concurrent mints cannot both take the last free
+//! place on either database.
 
 use super::{Pool, Store, StoreError};
 
@@ -37,7 +37,8 @@ impl Store {
         limit: u32,
         now: i64,
     ) -> Result<bool, StoreError> {
-        let done = on_pool!(&self.pool, |pool| sqlx::query(
+        let lock = format!("share-links:{}", link.account_id);
+        let done = in_quota_tx!(&self.pool, &lock, |tx| sqlx::query(
             "INSERT INTO share_links (id, token_hash, hint, account_id, wallet, chart_range, \
              denominate, created_at, expires_at, revoked_at) \
              SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, NULL \
@@ -55,7 +56,7 @@ impl Store {
         .bind(link.expires_at)
         .bind(now)
         .bind(i64::from(limit))
-        .execute(pool)
+        .execute(&mut *tx)
         .await?
         .rows_affected());
         Ok(done == 1)

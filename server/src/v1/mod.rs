@@ -32,7 +32,7 @@ use crate::{
     },
     auth::{self, PingResult, PrincipalView},
     error::AppError,
-    http::{Caller, JsonBody, paid_json, paid_json_kept},
+    http::{Caller, ClientAddr, JsonBody, paid_json, paid_json_kept},
     jobs::{self, GetJobArgs, JobView, ScanWalletArgs},
     ledger::{self, page::GetLedgerArgs},
     mcp::{
@@ -136,7 +136,7 @@ pub async fn quotes(
     tag = "scans",
     responses(
         (status = 202, description = "The job, running (see get_job)"),
-        (status = 400, description = "Bad body", body = ErrorBody),
+        (status = 400, description = "Bad body, or wrong_quote: the quote prices no scan (a read, a top-up)", body = ErrorBody),
         (status = 402, description = "Payment required (x402 challenge)", body = ErrorBody),
         (status = 404, description = "quote_not_found", body = ErrorBody),
         (status = 409, description = "job_already_running: the body's `job` names it", body = ErrorBody),
@@ -824,10 +824,23 @@ fn parameters(path: &str, schema: &Value) -> Value {
 pub async fn snapshots_create(
     State(state): State<AppState>,
     Caller(principal, presented): Caller,
+    ClientAddr(client): ClientAddr,
     JsonBody(body): JsonBody<Value>,
 ) -> Result<Response, Response> {
     let run = async {
         let args: crate::share::CreateSnapshotArgs = body_args("create_snapshot", body)?;
+        // A payment in the body verifies and settles on chain.
+        crate::http::charge_body_payment(
+            &state,
+            &principal,
+            &presented,
+            client.as_ref(),
+            crate::limits::costs::of_tool("create_snapshot"),
+            args.payment
+                .as_deref()
+                .is_some_and(|p| !p.trim().is_empty()),
+        )
+        .await?;
         crate::share::create_snapshot(&state.sharing(), &principal, args, &presented).await
     };
     run.await

@@ -73,6 +73,15 @@ async fn still_open(stream: &mut TcpStream, wait: Duration) -> bool {
         .is_err()
 }
 
+/// Whether `stream` is still open with nothing to read after `wait`;
+/// unlike [`still_open`], takes nothing of an answer that came.
+async fn quiet(stream: &TcpStream, wait: Duration) -> bool {
+    let mut buf = [0u8; 1];
+    tokio::time::timeout(wait, stream.peek(&mut buf))
+        .await
+        .is_err()
+}
+
 /// `GET /healthz` on a connection of its own from `local`; the status
 /// line, or `None` when the connection was closed without an answer.
 async fn healthz_from(app: &TestApp, local: [u8; 4]) -> Option<String> {
@@ -233,30 +242,74 @@ async fn a_keep_alive_connection_idle_past_the_idle_timeout_is_closed() {
     app.stop().await;
 }
 
+/// The head of a `tools/call` of `ping` over `/mcp` whose body is `body`
+/// (not sent), announcing its length.
+fn ping_head(body: &str) -> String {
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: ledger\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+         Content-Length: {}\r\n\r\n",
+        body.len()
+    )
+}
+
+const PING_BODY: &str =
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ping","arguments":{}}}"#;
+
 #[tokio::test]
-async fn a_request_still_arriving_outlives_both_timeouts() {
+async fn a_body_still_arriving_within_its_deadline_outlives_the_header_and_idle_timeouts() {
     let app = spawn(|c| {
         c.connections.header_timeout_ms = 200;
         c.connections.idle_timeout_ms = 200;
+        c.connections.body_timeout_ms = 10_000;
     })
     .await;
-    let body =
-        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ping","arguments":{}}}"#;
-    let (first, rest) = body.split_at(20);
+    let (first, rest) = PING_BODY.split_at(20);
     let mut stream = connect_from(&app, [127, 0, 0, 1]).await;
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: ledger\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nConnection: close\r\n\
-         Content-Length: {}\r\n\r\n{first}",
-        body.len()
-    );
+    let head = format!("{}{first}", ping_head(PING_BODY));
     stream.write_all(head.as_bytes()).await.unwrap();
-    // Longer than both timeouts, with the request in flight.
+    // Longer than both timeouts, with the request in flight: only the
+    // body's deadline, far off, bounds it.
     assert!(still_open(&mut stream, Duration::from_millis(800)).await);
     stream.write_all(rest.as_bytes()).await.unwrap();
     let answer = String::from_utf8_lossy(&until_closed(&mut stream).await).into_owned();
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.contains(r#""isError":false"#), "{answer}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_body_trickled_past_its_deadline_is_408_and_its_connection_closed() {
+    let app = spawn(|c| {
+        c.connections.header_timeout_ms = 200;
+        c.connections.idle_timeout_ms = 200;
+        c.connections.body_timeout_ms = 500;
+    })
+    .await;
+    let mut stream = connect_from(&app, [127, 0, 0, 1]).await;
+    stream
+        .write_all(ping_head(PING_BODY).as_bytes())
+        .await
+        .unwrap();
+    // One byte every 50 ms: each frame comes well within any per-frame
+    // timer, and the whole body would take over 4 s; its deadline is a
+    // total of 0.5 s from the end of the head.
+    let deadline = tokio::time::Instant::now() + BOUND;
+    let mut cut = false;
+    for byte in PING_BODY.as_bytes() {
+        if stream.write_all(&[*byte]).await.is_err()
+            || !quiet(&stream, Duration::from_millis(50)).await
+        {
+            cut = true;
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline);
+    }
+    assert!(cut, "a body trickled past its deadline was read whole");
+    let answer = String::from_utf8_lossy(&until_closed(&mut stream).await).into_owned();
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains(r#""code":"request_timeout""#), "{answer}");
+    assert!(answer.contains("connections.body_timeout_ms"), "{answer}");
     app.stop().await;
 }
 

@@ -291,11 +291,14 @@ async fn a_bearer_batch_dearer_than_a_whole_burst_is_refused_and_says_why() {
     assert_eq!(body["error"]["code"], -32600);
     let message = body["error"]["message"].as_str().unwrap();
     assert!(message.contains("costs 30 units"), "{message}");
-    // Nothing was spent: the whole burst is still there.
-    for _ in 0..2 {
-        let response = call_as(&app, &token, "quote_wallet", json!({})).await;
-        assert_eq!(response.status(), StatusCode::OK);
+    // Only the POST's admission unit was spent: nineteen are left, a
+    // quote's ten and nine pings.
+    let response = call_as(&app, &token, "quote_wallet", json!({})).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    for _ in 0..9 {
+        assert_eq!(ping_as(&app, &token).await.status(), StatusCode::OK);
     }
+    assert_rate_limited(ping_as(&app, &token).await, "this account may spend").await;
     app.stop().await;
 }
 
@@ -318,6 +321,201 @@ async fn the_bearers_of_one_address_share_its_budget() {
         "the bearers of this address may spend",
     )
     .await;
+    app.stop().await;
+}
+
+/// `GET /v1/ping` as `bearer` from client address `from`.
+async fn ping_from(app: &TestApp, bearer: &str, from: &str) -> reqwest::Response {
+    app.client
+        .get(app.url("/v1/ping"))
+        .bearer_auth(bearer)
+        .header("x-forwarded-for", from)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_refusal_by_the_addresss_budget_spends_none_of_the_accounts() {
+    let app = spawn(|c| {
+        account_budget_of_twenty(c);
+        c.rate_limit.bearer_ip_units_per_sec = 0.001;
+        c.rate_limit.bearer_ip_burst_units = 10;
+        c.trust_forwarded_for = true;
+    })
+    .await;
+    let (_, token) = account_token(&app).await;
+    for _ in 0..10 {
+        assert_eq!(
+            ping_from(&app, &token, "198.51.100.1").await.status(),
+            StatusCode::OK
+        );
+    }
+    for _ in 0..5 {
+        assert_rate_limited(
+            ping_from(&app, &token, "198.51.100.1").await,
+            "the bearers of this address may spend",
+        )
+        .await;
+    }
+    // The five refusals took nothing from the account: from another
+    // address it still has the other ten of its twenty units.
+    for i in 0..10 {
+        let response = ping_from(&app, &token, "198.51.100.2").await;
+        assert_eq!(response.status(), StatusCode::OK, "ping {i}");
+    }
+    assert_rate_limited(
+        ping_from(&app, &token, "198.51.100.3").await,
+        "this account may spend",
+    )
+    .await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_bearers_mcp_post_refused_before_its_body_is_read_is_still_charged() {
+    let app = spawn(account_budget_of_twenty).await;
+    let (_, token) = account_token(&app).await;
+    for _ in 0..10 {
+        // Not JSON by its media type: 415 before a byte is read.
+        let refused = app
+            .client
+            .post(app.url("/mcp"))
+            .bearer_auth(&token)
+            .header("content-type", "text/plain")
+            .body("{}")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+        // Not JSON by its bytes: -32700 before any call is known.
+        let auth = format!("Bearer {token}");
+        let unparsed = app.post_mcp_raw("{", &[("authorization", &auth)]).await;
+        assert_eq!(unparsed.status(), StatusCode::BAD_REQUEST);
+    }
+    assert_rate_limited(ping_as(&app, &token).await, "this account may spend").await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn every_delete_of_a_bearer_is_charged() {
+    let app = spawn(account_budget_of_twenty).await;
+    let (_, token) = account_token(&app).await;
+    for _ in 0..20 {
+        let ended = app
+            .client
+            .delete(app.url("/mcp"))
+            .bearer_auth(&token)
+            .header("mcp-session-id", "no-such-session")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(ended.status(), StatusCode::NOT_FOUND);
+    }
+    assert_rate_limited(ping_as(&app, &token).await, "this account may spend").await;
+    app.stop().await;
+}
+
+/// `n` distinct wallet addresses.
+fn wallets(n: u8) -> Vec<String> {
+    (1..=n)
+        .map(|i| bs58::encode([i; 32]).into_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_report_is_charged_for_each_wallet_and_more_as_a_pdf() {
+    let app = spawn(account_budget_of_twenty).await;
+    assert_eq!(costs::REPLAY_UNITS_PER_WALLET, 5);
+    assert_eq!(costs::PDF_UNITS, 5);
+    // Four wallets: 4 × 5 units, the whole budget, whatever it answers
+    // (none of them was ever scanned).
+    let (_, token) = account_token(&app).await;
+    let report = call_as(
+        &app,
+        &token,
+        "get_report",
+        json!({"wallets": wallets(4), "format": "json"}),
+    )
+    .await;
+    assert_eq!(report.status(), StatusCode::OK);
+    assert_rate_limited(ping_as(&app, &token).await, "this account may spend").await;
+    // REST: three wallets as a PDF, 3 × 5 + 5.
+    let (_, other) = account_token(&app).await;
+    let report = app
+        .client
+        .get(app.url("/v1/reports"))
+        .query(&[
+            ("wallets", wallets(3).join(",").as_str()),
+            ("format", "pdf"),
+        ])
+        .bearer_auth(&other)
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(report.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_rate_limited(ping_as(&app, &other).await, "this account may spend").await;
+    // The same three as JSON leave five units: five pings.
+    let (_, third) = account_token(&app).await;
+    let report = app
+        .client
+        .get(app.url("/v1/reports"))
+        .query(&[
+            ("wallets", wallets(3).join(",").as_str()),
+            ("format", "json"),
+        ])
+        .bearer_auth(&third)
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(report.status(), StatusCode::TOO_MANY_REQUESTS);
+    for _ in 0..5 {
+        assert_eq!(ping_as(&app, &third).await.status(), StatusCode::OK);
+    }
+    assert_rate_limited(ping_as(&app, &third).await, "this account may spend").await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_read_presenting_a_payment_costs_what_a_call_to_solana_rpc_does() {
+    let app = spawn(account_budget_of_twenty).await;
+    assert_eq!(costs::CHAIN_UNITS, 10);
+    let wallet = &wallets(1)[0];
+    // A payment argument (a stored read alone costs 2).
+    let (_, token) = account_token(&app).await;
+    let read = call_as(
+        &app,
+        &token,
+        "get_ledger",
+        json!({"address": wallet, "payment": "AAAA"}),
+    )
+    .await;
+    assert_eq!(read.status(), StatusCode::OK);
+    // An X-PAYMENT header on the REST twin.
+    let read = app
+        .client
+        .get(app.url(&format!("/v1/wallets/{wallet}/ledger")))
+        .bearer_auth(&token)
+        .header("x-payment", "AAAA")
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(read.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_rate_limited(ping_as(&app, &token).await, "this account may spend").await;
+    // A payment in a REST body: create_snapshot (a stored read too).
+    let (_, other) = account_token(&app).await;
+    for _ in 0..2 {
+        let minted = app
+            .client
+            .post(app.url("/v1/snapshots"))
+            .bearer_auth(&other)
+            .json(&json!({"address": wallet, "payment": "AAAA"}))
+            .send()
+            .await
+            .unwrap();
+        assert_ne!(minted.status(), StatusCode::TOO_MANY_REQUESTS);
+    }
+    assert_rate_limited(ping_as(&app, &other).await, "this account may spend").await;
     app.stop().await;
 }
 
@@ -508,10 +706,23 @@ async fn minting_beyond_the_token_quota_is_refused_on_the_keys_page() {
 }
 
 async fn initialize_as(app: &TestApp, bearer: Option<&str>) -> reqwest::Response {
+    initialize_from(app, bearer, None).await
+}
+
+/// `initialize` as `bearer` (none: anonymously), from client address
+/// `from` (an `X-Forwarded-For` the server trusts) when given.
+async fn initialize_from(
+    app: &TestApp,
+    bearer: Option<&str>,
+    from: Option<&str>,
+) -> reqwest::Response {
     let auth = bearer.map(|b| format!("Bearer {b}"));
     let mut headers = Vec::new();
     if let Some(auth) = &auth {
         headers.push(("authorization", auth.as_str()));
+    }
+    if let Some(from) = from {
+        headers.push(("x-forwarded-for", from));
     }
     app.post_mcp(
         &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
@@ -523,51 +734,190 @@ async fn initialize_as(app: &TestApp, bearer: Option<&str>) -> reqwest::Response
     .await
 }
 
-#[tokio::test]
-async fn mcp_sessions_beyond_the_accounts_quota_are_refused_until_one_ends() {
-    let app = spawn(|c| c.quota.mcp_sessions_per_account = 2).await;
-    let (account, first) = account_token(&app).await;
-    let second = another_token(&app, &account).await;
-    let opened = initialize_as(&app, Some(&first)).await;
+/// A session opened as `bearer` from `from`: its id.
+async fn session_from(app: &TestApp, bearer: Option<&str>, from: Option<&str>) -> String {
+    let opened = initialize_from(app, bearer, from).await;
     assert_eq!(opened.status(), StatusCode::OK);
-    let session = session_id(opened.headers()).unwrap();
+    session_id(opened.headers()).expect("Mcp-Session-Id")
+}
+
+/// The status of a `tools/list` in `session` as `bearer`: 200 while the
+/// session lives (and the call makes it the most recently used), 404 once
+/// it ended.
+async fn use_session(app: &TestApp, session: &str, bearer: Option<&str>) -> StatusCode {
+    let auth = bearer.map(|b| format!("Bearer {b}"));
+    let mut headers = vec![("mcp-session-id", session)];
+    if let Some(auth) = &auth {
+        headers.push(("authorization", auth.as_str()));
+    }
+    app.post_mcp(
+        &json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}),
+        &headers,
+    )
+    .await
+    .status()
+}
+
+/// Relaxed limits, client addresses from `X-Forwarded-For`, then
+/// `configure`, on a clock the test moves (so "least recently used" is
+/// exact): the app and its clock.
+async fn spawn_clocked(
+    configure: impl FnOnce(&mut Config) + Send + 'static,
+) -> (TestApp, ManualClock) {
+    let clock = ManualClock::new(1_700_000_000_000);
+    let app = spawn_with(Options {
+        clock: Arc::new(clock.clone()),
+        configure: Box::new(move |c| {
+            relaxed_limits(c);
+            c.trust_forwarded_for = true;
+            configure(c);
+        }),
+    })
+    .await;
+    (app, clock)
+}
+
+#[tokio::test]
+async fn anonymous_sessions_never_refuse_a_bearers_initialize() {
+    let (app, clock) = spawn_clocked(|c| {
+        c.quota.mcp_sessions_total = 2;
+        c.quota.mcp_anonymous_sessions_total = 2;
+        c.quota.mcp_anonymous_sessions_per_ip = 2;
+    })
+    .await;
+    // Anonymous callers from many addresses open more sessions than
+    // either total: each is served, the oldest anonymous ones ending.
+    for i in 0..5 {
+        clock.advance_ms(1_000);
+        session_from(&app, None, Some(&format!("198.51.100.{i}"))).await;
+    }
+    assert_eq!(app.state.store().count_sessions().await.unwrap(), 2);
+    let (_, token) = account_token(&app).await;
+    let opened = initialize_as(&app, Some(&token)).await;
     assert_eq!(
-        initialize_as(&app, Some(&second)).await.status(),
-        StatusCode::OK
+        opened.status(),
+        StatusCode::OK,
+        "anonymous sessions do not count"
     );
-    // The quota is the account's, across its tokens.
-    let refused = initialize_as(&app, Some(&second)).await;
-    assert!(session_id(refused.headers()).is_none());
-    assert_quota(refused, "quota.mcp_sessions_per_account", 2).await;
-    // Anonymous sessions and other accounts are not held to it.
-    assert_eq!(initialize_as(&app, None).await.status(), StatusCode::OK);
-    let (_, stranger) = account_token(&app).await;
+    assert!(session_id(opened.headers()).is_some());
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn an_address_over_its_anonymous_session_quota_ends_its_least_recently_used_session() {
+    let (app, clock) = spawn_clocked(|c| c.quota.mcp_anonymous_sessions_per_ip = 2).await;
+    let here = Some("198.51.100.1");
+    let first = session_from(&app, None, here).await;
+    clock.advance_ms(1_000);
+    let second = session_from(&app, None, here).await;
+    clock.advance_ms(1_000);
+    let elsewhere = session_from(&app, None, Some("198.51.100.2")).await;
+    clock.advance_ms(1_000);
+    // Used last, the first is no longer the least recently used.
+    assert_eq!(use_session(&app, &first, None).await, StatusCode::OK);
+    clock.advance_ms(1_000);
+    let third = session_from(&app, None, here).await;
     assert_eq!(
-        initialize_as(&app, Some(&stranger)).await.status(),
-        StatusCode::OK
+        use_session(&app, &second, None).await,
+        StatusCode::NOT_FOUND,
+        "the address's least recently used session ended"
     );
-    // Ending one makes room.
-    let ended = app
-        .client
-        .delete(app.url("/mcp"))
-        .bearer_auth(&first)
-        .header("mcp-session-id", &session)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(ended.status(), StatusCode::NO_CONTENT);
+    for kept in [&first, &third, &elsewhere] {
+        assert_eq!(use_session(&app, kept, None).await, StatusCode::OK);
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn anonymous_sessions_over_the_servers_anonymous_quota_end_the_least_recently_used_anywhere()
+{
+    let (app, clock) = spawn_clocked(|c| c.quota.mcp_anonymous_sessions_total = 2).await;
+    let oldest = session_from(&app, None, Some("198.51.100.1")).await;
+    clock.advance_ms(1_000);
+    let middle = session_from(&app, None, Some("198.51.100.2")).await;
+    clock.advance_ms(1_000);
+    let newest = session_from(&app, None, Some("198.51.100.3")).await;
     assert_eq!(
-        initialize_as(&app, Some(&first)).await.status(),
+        use_session(&app, &oldest, None).await,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(use_session(&app, &middle, None).await, StatusCode::OK);
+    assert_eq!(use_session(&app, &newest, None).await, StatusCode::OK);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn anonymous_sessions_idle_out_sooner_than_bearer_sessions() {
+    let (app, clock) = spawn_clocked(|c| {
+        c.mcp.anonymous_session_ttl_secs = 3_600;
+        c.mcp.session_ttl_secs = 86_400;
+    })
+    .await;
+    let (_, token) = account_token(&app).await;
+    let anonymous = session_from(&app, None, None).await;
+    let bearer = session_from(&app, Some(&token), None).await;
+    clock.advance_ms(3_600_000 + 1);
+    assert_eq!(
+        use_session(&app, &anonymous, None).await,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        use_session(&app, &bearer, Some(&token)).await,
         StatusCode::OK
     );
     app.stop().await;
 }
 
 #[tokio::test]
-async fn mcp_sessions_beyond_the_servers_quota_are_503_with_retry_after() {
+async fn an_accounts_session_over_its_quota_ends_its_least_recently_used_session() {
+    let (app, clock) = spawn_clocked(|c| c.quota.mcp_sessions_per_account = 2).await;
+    let (account, first) = account_token(&app).await;
+    let second = another_token(&app, &account).await;
+    let (_, stranger) = account_token(&app).await;
+    let strangers = session_from(&app, Some(&stranger), None).await;
+    clock.advance_ms(1_000);
+    let older = session_from(&app, Some(&first), None).await;
+    clock.advance_ms(1_000);
+    let newer = session_from(&app, Some(&second), None).await;
+    clock.advance_ms(1_000);
+    assert_eq!(
+        use_session(&app, &older, Some(&first)).await,
+        StatusCode::OK
+    );
+    clock.advance_ms(1_000);
+    // The quota is the account's, across its tokens: a third session
+    // opens and the account's least recently used (the second token's)
+    // ends.
+    let third = session_from(&app, Some(&second), None).await;
+    assert_eq!(
+        use_session(&app, &newer, Some(&second)).await,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        use_session(&app, &older, Some(&first)).await,
+        StatusCode::OK
+    );
+    assert_eq!(
+        use_session(&app, &third, Some(&second)).await,
+        StatusCode::OK
+    );
+    // Another account's session is not the account's to end.
+    assert_eq!(
+        use_session(&app, &strangers, Some(&stranger)).await,
+        StatusCode::OK
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn bearer_sessions_beyond_the_servers_quota_are_503_with_retry_after() {
     let app = spawn(|c| c.quota.mcp_sessions_total = 2).await;
     for _ in 0..2 {
-        assert_eq!(initialize_as(&app, None).await.status(), StatusCode::OK);
+        let (_, token) = account_token(&app).await;
+        assert_eq!(
+            initialize_as(&app, Some(&token)).await.status(),
+            StatusCode::OK
+        );
     }
     let (_, token) = account_token(&app).await;
     let refused = initialize_as(&app, Some(&token)).await;
@@ -577,6 +927,8 @@ async fn mcp_sessions_beyond_the_servers_quota_are_503_with_retry_after() {
     assert_eq!(body["code"], "unavailable", "{body}");
     let message = body["message"].as_str().unwrap();
     assert!(message.contains("quota.mcp_sessions_total"), "{message}");
+    // Anonymous sessions have a quota of their own.
+    assert_eq!(initialize_as(&app, None).await.status(), StatusCode::OK);
     app.stop().await;
 }
 

@@ -345,22 +345,19 @@ async fn delete_is_refused_cross_site_too() {
 }
 
 #[tokio::test]
-async fn ending_a_session_is_not_charged_to_the_anonymous_budget() {
+async fn ending_a_session_is_charged_to_the_anonymous_budget() {
     let (app, _clock) = limited_app().await;
     let (session, _) = app.initialize("2025-06-18").await;
-    for _ in 0..5 {
-        let response = app
-            .post_mcp(
-                &json!({"jsonrpc":"2.0","id":1,"method":"ping"}),
-                &[("mcp-session-id", session.as_str())],
-            )
-            .await;
-        assert_eq!(response.status(), StatusCode::OK);
+    let delete = || {
+        app.client
+            .delete(app.url("/mcp"))
+            .header("mcp-session-id", "no-such-session")
+            .send()
+    };
+    // The burst of six: initialize took one, four DELETEs take four.
+    for _ in 0..4 {
+        assert_eq!(delete().await.unwrap().status(), StatusCode::NOT_FOUND);
     }
-    let spent = app
-        .post_mcp(&json!({"jsonrpc":"2.0","id":1,"method":"ping"}), &[])
-        .await;
-    assert_eq!(spent.status(), StatusCode::TOO_MANY_REQUESTS);
     let ended = app
         .client
         .delete(app.url("/mcp"))
@@ -369,5 +366,9 @@ async fn ending_a_session_is_not_charged_to_the_anonymous_budget() {
         .await
         .unwrap();
     assert_eq!(ended.status(), StatusCode::NO_CONTENT);
+    // Spent: a DELETE is refused like any other request.
+    let refused = delete().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(refused.headers().contains_key("retry-after"));
     app.stop().await;
 }

@@ -910,9 +910,33 @@ async fn the_consent_page_names_the_client_where_it_returns_what_it_may_do_and_w
     app.stop().await;
 }
 
+/// A private-use scheme goes to whichever app on the device claimed it:
+/// what follows the scheme (`//claude.ai/cb`) is that app's to read, so
+/// the page names the scheme and says it is an app, never `claude.ai`.
+#[tokio::test]
+async fn the_consent_page_names_a_private_use_scheme_as_an_app_never_the_host_it_spells() {
+    const EVIL: &str = "com.evil.app://claude.ai/cb";
+    let (app, _) = spawn_default().await;
+    let mut browser = Browser::new();
+    sign_in(&mut browser, &app).await;
+    let client_id = register(&app, &[EVIL]).await;
+    let (_, challenge) = pkce();
+    let params = standard_params(&client_id, EVIL, &challenge);
+    let (_, _, html) = consent(&mut browser, &authorize_url(&app, &params)).await;
+    let at = html
+        .find("id=\"oauth-redirect\"")
+        .expect("the destination line");
+    let line = &html[at..at + html[at..].find("</p>").unwrap()];
+    assert!(line.contains("an app on this device"), "{line}");
+    assert!(line.contains("com.evil.app:"), "{line}");
+    assert!(!line.contains("<strong>claude.ai</strong>"), "{line}");
+    app.stop().await;
+}
+
 /// What `read` allows, as the consent page and the Keys page say it.
 const READ_WORDS: &str = "read your watched wallets, reports and positions (ledgers too), your \
-    payments, credit balance and share links; add, remove and label the wallets you watch";
+    payments, credit balance and share links; add and remove the wallets you watch, and label \
+    any address (your labels name it in your reports)";
 /// What `scan` allows.
 const SCAN_WORDS: &str = "start scans on your behalf; with read as well, spend your research \
     credits (follow the money), buy more with its own payment, and publish or revoke share links";

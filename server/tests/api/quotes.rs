@@ -249,7 +249,7 @@ async fn a_read_quote_says_it_is_paid_on_the_read_not_by_scan_wallet() {
     );
     // What the text used to send the caller to is indeed refused.
     let refused = app.call_tool("scan_wallet", json!({"quote_id": id})).await;
-    assert_eq!(refused["structuredContent"]["code"], "invalid_params");
+    assert_eq!(refused["structuredContent"]["code"], "wrong_quote");
 
     let full = app
         .call_tool("quote_wallet", json!({"address": WALLET}))

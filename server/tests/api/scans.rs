@@ -242,7 +242,7 @@ async fn quotes_must_exist_be_live_and_price_a_scan() {
             json!({"quote_id": quote(&app, "read").await}),
         )
         .await;
-    assert_eq!(read["structuredContent"]["code"], "invalid_params");
+    assert_eq!(read["structuredContent"]["code"], "wrong_quote");
     let stale = quote(&app, "full").await;
     clock.advance_ms(15 * 60 * 1000 + 1);
     let expired = app
@@ -257,6 +257,48 @@ async fn quotes_must_exist_be_live_and_price_a_scan() {
         .await
         .unwrap();
     assert_eq!(rest.status(), StatusCode::GONE);
+    app.stop().await;
+}
+
+/// A credit top-up's quote (its scope `topup`, its address an account)
+/// given to scan_wallet is the guide's `wrong_quote`, not an internal
+/// error: it is a real quote, for something else.
+#[tokio::test]
+async fn a_top_up_quote_given_to_scan_wallet_is_wrong_quote() {
+    let (app, _stand_in) = app(shared(0, Duration::ZERO), None).await;
+    let now = app.state.now_ms();
+    let account = server::accounts::create_account(app.state.store(), now, "topup")
+        .await
+        .unwrap();
+    let topup = server::store::QuoteRecord {
+        id: "q_01JTOPUPAAAAAAAAAAAAAAAAAA".to_owned(),
+        address: account.as_str().to_owned(),
+        scope: server::credits::topup::SCOPE.to_owned(),
+        tier: server::credits::topup::SCOPE.to_owned(),
+        price_micros: 5_000_000,
+        signatures: None,
+        created_at: now,
+        expires_at: now + 15 * 60 * 1000,
+    };
+    app.state.store().insert_quote(&topup).await.unwrap();
+    let refused = app
+        .call_tool("scan_wallet", json!({"quote_id": topup.id}))
+        .await;
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert_eq!(
+        refused["structuredContent"]["code"], "wrong_quote",
+        "{refused}"
+    );
+    let rest = app
+        .client
+        .post(app.url("/v1/scans"))
+        .json(&json!({"quote_id": topup.id}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.status(), StatusCode::BAD_REQUEST);
+    let body: Value = rest.json().await.unwrap();
+    assert_eq!(body["code"], "wrong_quote", "{body}");
     app.stop().await;
 }
 

@@ -596,6 +596,109 @@ async fn a_link_past_its_ttl_is_404_in_words_on_page_reads_and_card() {
     assert_eq!(listed["snapshots"], json!([]));
 }
 
+/// Share reads spend the anonymous budget of their client address, a card
+/// three requests' worth, before the link is even looked up (so guessing
+/// tokens is limited too): past it, 429 with `Retry-After` on the page, its
+/// reads and its card, while another address is still served.
+#[tokio::test]
+async fn share_reads_spend_the_anonymous_budget_and_a_card_three_times_a_page() {
+    assert_eq!(
+        (
+            server::site::share::PAGE_REQUESTS,
+            server::site::share::CARD_REQUESTS
+        ),
+        (1, 3)
+    );
+    let app = spawn_with(Options {
+        clock: std::sync::Arc::new(ManualClock::new(NOW_MS)),
+        configure: Box::new(|c| {
+            c.trust_forwarded_for = true;
+            c.rate_limit.anon_rps = 0.001;
+            c.rate_limit.anon_burst = Some(7);
+        }),
+    })
+    .await;
+    let from = |path: &str, ip: &'static str| {
+        app.client
+            .get(app.url(path))
+            .header("x-forwarded-for", ip)
+            .send()
+    };
+    let here = "198.51.100.7";
+    // Two cards and a page: the whole burst of seven.
+    for path in [
+        "/s/nosuchtoken/card.png",
+        "/s/nosuchtoken/card.png",
+        "/s/nosuchtoken",
+    ] {
+        assert_eq!(
+            from(path, here).await.unwrap().status(),
+            StatusCode::NOT_FOUND,
+            "{path}"
+        );
+    }
+    let page = from("/s/nosuchtoken", here).await.unwrap();
+    assert_eq!(page.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(page.headers().contains_key("retry-after"));
+    assert_noindex(&page);
+    assert!(page.text().await.unwrap().contains("Too many requests"));
+    let data = from("/s/nosuchtoken/report.json", here).await.unwrap();
+    assert_eq!(data.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(data.headers().contains_key("retry-after"));
+    let body: Value = data.json().await.unwrap();
+    assert_eq!(body["code"], "rate_limited", "{body}");
+    let card = from("/s/nosuchtoken/card.png", here).await.unwrap();
+    assert_eq!(card.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(card.headers().contains_key("retry-after"));
+    // Another address has its own budget.
+    assert_eq!(
+        from("/s/nosuchtoken", "198.51.100.8")
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::NOT_FOUND
+    );
+    app.stop().await;
+}
+
+/// A card is drawn once per link and view and kept a minute: the second
+/// fetch is served from the cache (the metrics count it), and one a
+/// minute later is drawn again.
+#[tokio::test]
+async fn a_card_is_drawn_once_a_minute_per_link_and_view() {
+    let (app, clock, _s, _p) = scanned(|c| {
+        c.metrics.listen = Some(std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
+    })
+    .await;
+    let (_, token) = owner(&app).await;
+    let minted = create(&app, &token, json!({"address": WALLET})).await;
+    let link = minted["token"].as_str().unwrap().to_owned();
+    let cards = |scrape: &str| {
+        (
+            crate::helpers::sample(scrape, "ledger_cache_hits_total{cache=\"share_cards\"}"),
+            crate::helpers::sample(scrape, "ledger_cache_misses_total{cache=\"share_cards\"}"),
+        )
+    };
+    let first = get(&app, &format!("/s/{link}/card.png")).await;
+    assert_eq!(first.status(), StatusCode::OK);
+    let first = first.bytes().await.unwrap();
+    let second = get(&app, &format!("/s/{link}/card.png")).await;
+    assert_eq!(second.status(), StatusCode::OK);
+    assert_eq!(second.bytes().await.unwrap(), first);
+    assert_eq!(cards(&app.scrape().await), (Some(1.0), Some(1.0)));
+    clock.advance_ms(server::share::card::CARD_TTL_MS);
+    assert_eq!(
+        get(&app, &format!("/s/{link}/card.png")).await.status(),
+        StatusCode::OK
+    );
+    assert_eq!(
+        cards(&app.scrape().await),
+        (Some(1.0), Some(2.0)),
+        "drawn again"
+    );
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn an_unknown_token_is_404_in_words() {
     let (app, _clock, _s, _p) = scanned(|_| {}).await;
