@@ -3,7 +3,10 @@
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex, PoisonError},
+    sync::{
+        Arc, Mutex, PoisonError,
+        atomic::{AtomicU64, Ordering},
+    },
 };
 
 use bytes::Bytes;
@@ -222,7 +225,11 @@ const MAX_KEPT_PAGES: usize = 4096;
 /// page a new query would make. Pages filtered by `min_usd_value` are not
 /// kept (they may read several batches, each with its own valuer).
 #[derive(Default)]
-pub struct PageCache(Mutex<KeptPages>);
+pub struct PageCache {
+    pages: Mutex<KeptPages>,
+    /// Pages answered from here (tests and benchmarks watch it).
+    hits: AtomicU64,
+}
 
 #[derive(Default)]
 struct KeptPages {
@@ -232,7 +239,12 @@ struct KeptPages {
 
 impl PageCache {
     fn lock(&self) -> std::sync::MutexGuard<'_, KeptPages> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.pages.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How many pages were answered from here so far.
+    pub fn hits(&self) -> u64 {
+        self.hits.load(Ordering::Relaxed)
     }
 
     fn get(&self, key: &PageKey) -> Option<Arc<KeptPage>> {
@@ -359,6 +371,7 @@ async fn kept_page(
     {
         let valuer = reads.valuer(kept.mints.clone(), kept.span).await?;
         if valuer.fingerprint() == kept.fingerprint {
+            cache.hits.fetch_add(1, Ordering::Relaxed);
             return Ok((kept, payment));
         }
     }

@@ -54,6 +54,11 @@ impl Breaker {
         }
     }
 
+    /// How long it stays open once opened.
+    pub fn cool_down_ms(&self) -> i64 {
+        self.cool_down_ms
+    }
+
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         // A panic while holding this lock leaves a valid state behind.
         self.state
@@ -89,14 +94,18 @@ impl Breaker {
         *self.state() = State::Closed { failures: 0 };
     }
 
-    /// An admitted call failed.
-    pub fn failed(&self, now: UnixMillis) {
+    /// An admitted call failed. True when this failure opened the breaker
+    /// for a new cool-down (the threshold reached, or the probe failed):
+    /// the one moment worth a warning. A call admitted before the breaker
+    /// opened and failing after only pushes the cool-down's end.
+    pub fn failed(&self, now: UnixMillis) -> bool {
         let mut state = self.state();
-        let failures = match *state {
-            State::Closed { failures } => failures.saturating_add(1),
-            // The probe failed, or the call was admitted before the
-            // breaker opened: open (again) from now.
-            State::Open { .. } | State::HalfOpen { .. } => self.threshold,
+        let (failures, was_open) = match *state {
+            State::Closed { failures } => (failures.saturating_add(1), false),
+            // The probe failed: open again from now, a new cool-down.
+            State::HalfOpen { .. } => (self.threshold, false),
+            // A call admitted before the breaker opened: open from now.
+            State::Open { .. } => (self.threshold, true),
         };
         *state = if failures >= self.threshold {
             State::Open {
@@ -105,6 +114,7 @@ impl Breaker {
         } else {
             State::Closed { failures }
         };
+        failures >= self.threshold && !was_open
     }
 }
 
@@ -131,6 +141,25 @@ mod tests {
         assert!(b.admit(2_000));
         b.succeeded();
         assert!(b.admit(2_000) && b.admit(2_000), "closed again");
+    }
+
+    #[test]
+    fn only_the_failure_that_opens_it_says_so_once_per_cool_down() {
+        let b = Breaker::new(2, 1_000);
+        // Three calls admitted while closed, all failing (as concurrent
+        // requests do): the second opens it, the third only pushes the end.
+        for _ in 0..3 {
+            assert!(b.admit(0));
+        }
+        assert!(!b.failed(0), "one failure of two: still closed");
+        assert!(b.failed(0), "the threshold: opened");
+        assert!(!b.failed(10), "already open: not a new cool-down");
+        assert!(!b.admit(500));
+        assert!(b.admit(1_010), "the probe");
+        assert!(b.failed(1_010), "the probe failed: a new cool-down");
+        assert!(b.admit(2_010));
+        b.succeeded();
+        assert!(!b.failed(2_010), "closed again: one failure of two");
     }
 
     #[test]

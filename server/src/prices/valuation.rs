@@ -15,6 +15,13 @@
 //! ranges is valued without asking the database; anything else (a gap, or
 //! buckets that have not closed) goes the way it always did, and what it
 //! reads is added to the cache.
+//!
+//! While the series' source rests after failing (its breaker is open),
+//! nothing can be fetched, so a gap is not asked of it again on every read:
+//! one look at the stored ranges says whether the database holds anything
+//! the cache lacks (closes are stored only with their range), and only then
+//! are closes read. So the valuer of an unchanged span keeps its
+//! fingerprint and a page kept from it is served (docs/prices.md).
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -80,11 +87,25 @@ fn add_range(ranges: &[(i64, i64)], (from, to): (i64, i64)) -> Vec<(i64, i64)> {
 /// The stored closes this process has read, per mint and granularity.
 /// One per store (`Store::memo`).
 #[derive(Debug, Default)]
-pub struct SeriesCache(Mutex<HashMap<Granularity, HashMap<String, Arc<Snapshot>>>>);
+pub struct SeriesCache {
+    series: Mutex<HashMap<Granularity, HashMap<String, Arc<Snapshot>>>>,
+    /// Times closes were read from the database (tests and benchmarks
+    /// watch it: a span the cache answers reads none).
+    database_reads: AtomicU64,
+}
 
 impl SeriesCache {
+    /// How many times closes were read from the database so far.
+    pub fn database_reads(&self) -> u64 {
+        self.database_reads.load(Ordering::Relaxed)
+    }
+
+    fn counted_read(&self) {
+        self.database_reads.fetch_add(1, Ordering::Relaxed);
+    }
+
     fn get(&self, mint: &str, granularity: Granularity) -> Arc<Snapshot> {
-        self.0
+        self.series
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(&granularity)
@@ -104,7 +125,7 @@ impl SeriesCache {
         ranges: &[(i64, i64)],
         closes: BTreeMap<i64, Decimal>,
     ) -> Arc<Snapshot> {
-        let mut all = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut all = self.series.lock().unwrap_or_else(PoisonError::into_inner);
         let series = all.entry(granularity).or_default();
         let current = series
             .get(mint)
@@ -196,6 +217,9 @@ async fn closes(
     let cache = store.memo().get::<SeriesCache>();
     let closed_end = granularity.floor(now.div_euclid(1000));
     let known = cache.get(mint, granularity);
+    let resting = prices
+        .history_source(mint)
+        .filter(|source| source.is_open(now));
     let (snapshot, read) = if known.covers(start, end.min(closed_end)) {
         // Only buckets that have not closed can be missing here; nothing
         // stores those, but read them as the database has them.
@@ -203,9 +227,43 @@ async fn closes(
         let read = if known.covers(open_from, end) {
             BTreeMap::new()
         } else {
+            cache.counted_read();
             series::load(store, mint, granularity, open_from, end).await?
         };
         (known, read)
+    } else if resting.is_some() {
+        // The source rests: `ensure` could only fail at once (the breaker
+        // warned when it opened). Closes are stored only with the range
+        // they were asked for, in one transaction
+        // (`Store::store_price_range`), so when every stored range over
+        // the span is already final here the cache holds every stored
+        // close of it and nothing is read; anything new (a backfill,
+        // another instance) is read and merged as it always was.
+        let ranges = store
+            .price_ranges(mint, granularity.secs(), start, end)
+            .await?;
+        if allow_job && !series::gaps(start, end.min(closed_end), &ranges).is_empty() {
+            // What `ensure` reports for a gap: the series' running backfill.
+            if let Some(job) = store
+                .running_job_for(&series::series_key(mint, granularity))
+                .await?
+            {
+                *backfill_job_id = Some(job.id);
+            }
+        }
+        let all_known = ranges
+            .iter()
+            .all(|&(a, b)| known.covers(a.max(start), b.min(end)));
+        if all_known {
+            (known, BTreeMap::new())
+        } else {
+            cache.counted_read();
+            let closes = series::load(store, mint, granularity, start, end).await?;
+            (
+                cache.merge(mint, granularity, (start, end), &ranges, closes),
+                BTreeMap::new(),
+            )
+        }
     } else {
         match series::ensure(
             store,
@@ -221,6 +279,10 @@ async fn closes(
             Ok(series::Filled::Backfilling(job)) => *backfill_job_id = Some(job),
             Ok(series::Filled::Complete) => {}
             Err(super::PriceError::Store(e)) => return Err(e),
+            // An outage is warned of once per cool-down, by the breaker.
+            Err(err) if err.breaker_reports() => {
+                tracing::debug!(mint, error = %err, "price series unavailable; legs stay unpriced");
+            }
             Err(err) => {
                 tracing::warn!(mint, error = %err, "price series unavailable; legs stay unpriced");
             }
@@ -228,6 +290,7 @@ async fn closes(
         let ranges = store
             .price_ranges(mint, granularity.secs(), start, end)
             .await?;
+        cache.counted_read();
         let closes = series::load(store, mint, granularity, start, end).await?;
         (
             cache.merge(mint, granularity, (start, end), &ranges, closes),

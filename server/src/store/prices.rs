@@ -56,7 +56,10 @@ impl Store {
     }
 
     /// Store fetched closes and mark `[range_start, range_end)` as asked,
-    /// in one transaction. Points already stored are left as they are.
+    /// in one transaction. Points already stored are left as they are, and
+    /// points outside the range are not stored: every stored close lies in
+    /// a stored range, which lets a reader that knows the ranges know it
+    /// has every close (`prices::valuation`).
     pub async fn store_price_range(
         &self,
         mint: &str,
@@ -65,9 +68,12 @@ impl Store {
         points: &[(i64, String)],
         source: &str,
     ) -> Result<(), StoreError> {
+        let inside = points
+            .iter()
+            .filter(|(start, _)| (range.0..range.1).contains(start));
         on_pool!(&self.pool, |pool| {
             let mut tx = pool.begin().await?;
-            for (start, close) in points {
+            for (start, close) in inside {
                 sqlx::query(
                     "INSERT INTO price_points (mint, granularity, bucket_start, close, source) \
                      VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",

@@ -614,3 +614,142 @@ async fn kept_answers_are_sent_gzipped_to_a_caller_that_accepts_it() {
     }
     app.stop().await;
 }
+
+/// Counts the WARN events of the price code (`server::prices…`) on the
+/// thread it is the default subscriber of: a `#[tokio::test]` runs the
+/// server's tasks on its one thread, so those are the server's.
+#[derive(Clone, Default)]
+struct PriceWarnings(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl PriceWarnings {
+    fn count(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for PriceWarnings {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        let meta = event.metadata();
+        if *meta.level() == tracing::Level::WARN && meta.target().starts_with("server::prices") {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+}
+
+#[tokio::test]
+async fn while_the_price_source_rests_a_kept_page_is_served_and_the_outage_warned_once_per_cool_down()
+ {
+    use std::sync::atomic::Ordering::SeqCst;
+
+    use server::{clock::ManualClock, ledger::page::PageCache, prices::valuation::SeriesCache};
+    use tracing_subscriber::layer::SubscriberExt as _;
+
+    let warnings = PriceWarnings::default();
+    let _log =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(warnings.clone()));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let clock = ManualClock::new(now);
+    let cool_down_ms = 60_000;
+    let prices = crate::price_standin::start().await;
+    prices.counters.failing.store(true, SeqCst);
+    let stand_in = crate::standin::start(shared(0, Duration::ZERO)).await;
+    let (rpc, price_url) = (stand_in.url.clone(), prices.url.clone());
+    let app = crate::helpers::spawn_with(crate::helpers::Options {
+        clock: std::sync::Arc::new(clock.clone()),
+        configure: Box::new(move |c| {
+            crate::helpers::relaxed_limits(c);
+            crate::price_standin::configure(c, &price_url);
+            c.prices.breaker_failures = 1;
+            c.prices.breaker_cooldown_secs = 60;
+            c.solana.rpc_url = rpc;
+            c.solana.retry_base_ms = 1;
+            c.solana.batch_size = 4;
+            c.worker.in_process = true;
+            c.worker.poll_ms = 20;
+        }),
+    })
+    .await;
+    let job = scan_to_end(&app, "full").await;
+    assert_eq!(job["status"], "completed");
+    let pages = app.state.store().memo().get::<PageCache>();
+    let series = app.state.store().memo().get::<SeriesCache>();
+
+    // The first read asks the source, which fails: the breaker opens (one
+    // warning) and the page is made with its SOL legs unpriced.
+    let made = rest_page(&app, "limit=50").await;
+    let sol: Vec<&Value> = made["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["mint"] == "sol")
+        .collect();
+    assert!(!sol.is_empty());
+    assert!(sol.iter().all(|e| e["priced"] == false), "{made}");
+    assert_eq!(
+        warnings.count(),
+        1,
+        "the outage is warned of when the breaker opens"
+    );
+
+    // During the cool-down the same page is the kept one: nothing is asked
+    // of the source, no close is read from the database, nothing logged.
+    let (hits, reads, asked) = (
+        pages.hits(),
+        series.database_reads(),
+        prices.counters.total(),
+    );
+    for _ in 0..3 {
+        assert_eq!(rest_page(&app, "limit=50").await, made);
+    }
+    assert_eq!(pages.hits(), hits + 3, "served from the page cache");
+    assert_eq!(series.database_reads(), reads, "no close read again");
+    assert_eq!(
+        prices.counters.total(),
+        asked,
+        "the resting source is not asked"
+    );
+    assert_eq!(warnings.count(), 1, "one warning for the whole cool-down");
+
+    // The cool-down ends; the probe fails: a new cool-down, one more warning.
+    clock.advance_ms(cool_down_ms + 1);
+    assert_eq!(rest_page(&app, "limit=50").await, made);
+    assert!(prices.counters.total() > asked, "the probe went out");
+    let asked = prices.counters.total();
+    assert_eq!(rest_page(&app, "limit=50").await, made);
+    assert_eq!(prices.counters.total(), asked);
+    assert_eq!(warnings.count(), 2, "one warning per cool-down");
+
+    // The source comes back: the first read after the cool-down stores its
+    // closes and answers a fresh page, never the kept unpriced one.
+    prices.counters.failing.store(false, SeqCst);
+    clock.advance_ms(cool_down_ms + 1);
+    let fresh = rest_page(&app, "limit=50").await;
+    let mut priced = 0;
+    for e in fresh["entries"].as_array().unwrap() {
+        if e["mint"] != "sol" {
+            continue;
+        }
+        let t = unix(e);
+        let close: rust_decimal::Decimal = crate::price_standin::close_at(t - t.rem_euclid(3600))
+            .parse()
+            .unwrap();
+        let amount = rust_decimal::Decimal::from_i128_with_scale(
+            e["amount"].as_str().unwrap().parse().unwrap(),
+            9,
+        );
+        assert_eq!(e["priced"], true, "{e}");
+        let usd: rust_decimal::Decimal = e["usd_value"].as_str().unwrap().parse().unwrap();
+        assert_eq!(usd, (amount * close).round_dp(6), "{e}");
+        priced += 1;
+    }
+    assert_eq!(priced, sol.len());
+    assert_eq!(
+        warnings.count(),
+        2,
+        "a source that answers is not warned of"
+    );
+    app.stop().await;
+}
