@@ -40,7 +40,8 @@ enum State {
 pub struct Breaker {
     threshold: u32,
     cool_down_ms: i64,
-    state: Mutex<State>,
+    /// The state, and how many times it has opened (each a new rest).
+    state: Mutex<(State, u64)>,
 }
 
 impl Breaker {
@@ -50,7 +51,7 @@ impl Breaker {
         Self {
             threshold: threshold.max(1),
             cool_down_ms: cool_down_ms.max(0),
-            state: Mutex::new(State::Closed { failures: 0 }),
+            state: Mutex::new((State::Closed { failures: 0 }, 0)),
         }
     }
 
@@ -59,7 +60,7 @@ impl Breaker {
         self.cool_down_ms
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+    fn state(&self) -> std::sync::MutexGuard<'_, (State, u64)> {
         // A panic while holding this lock leaves a valid state behind.
         self.state
             .lock()
@@ -68,7 +69,8 @@ impl Breaker {
 
     /// May a call go out now? Taking the half-open probe is part of asking.
     pub fn admit(&self, now: UnixMillis) -> bool {
-        let mut state = self.state();
+        let mut guard = self.state();
+        let state = &mut guard.0;
         match *state {
             State::Closed { .. } => true,
             State::Open { until } if now < until => false,
@@ -82,16 +84,25 @@ impl Breaker {
 
     /// Whether calls fail fast now, without taking the probe.
     pub fn is_open(&self, now: UnixMillis) -> bool {
-        match *self.state() {
+        self.rest(now).is_some()
+    }
+
+    /// While calls fail fast: which rest this is (a number that changes
+    /// each time the breaker opens, the probe's failure included), so
+    /// what was learnt during one rest can be told from the next.
+    pub fn rest(&self, now: UnixMillis) -> Option<u64> {
+        let (state, openings) = *self.state();
+        let open = match state {
             State::Closed { .. } => false,
             State::Open { until } => now < until,
             State::HalfOpen { since } => now < since + self.cool_down_ms,
-        }
+        };
+        open.then_some(openings)
     }
 
     /// An admitted call answered.
     pub fn succeeded(&self) {
-        *self.state() = State::Closed { failures: 0 };
+        self.state().0 = State::Closed { failures: 0 };
     }
 
     /// An admitted call failed. True when this failure opened the breaker
@@ -99,7 +110,8 @@ impl Breaker {
     /// the one moment worth a warning. A call admitted before the breaker
     /// opened and failing after only pushes the cool-down's end.
     pub fn failed(&self, now: UnixMillis) -> bool {
-        let mut state = self.state();
+        let mut guard = self.state();
+        let (state, openings) = &mut *guard;
         let (failures, was_open) = match *state {
             State::Closed { failures } => (failures.saturating_add(1), false),
             // The probe failed: open again from now, a new cool-down.
@@ -114,7 +126,11 @@ impl Breaker {
         } else {
             State::Closed { failures }
         };
-        failures >= self.threshold && !was_open
+        let opened = failures >= self.threshold && !was_open;
+        if opened {
+            *openings += 1;
+        }
+        opened
     }
 }
 
@@ -160,6 +176,23 @@ mod tests {
         assert!(b.admit(2_010));
         b.succeeded();
         assert!(!b.failed(2_010), "closed again: one failure of two");
+    }
+
+    #[test]
+    fn each_opening_is_a_rest_of_its_own() {
+        let b = Breaker::new(1, 1_000);
+        assert_eq!(b.rest(0), None, "closed");
+        assert!(b.admit(0) && b.admit(0));
+        b.failed(0);
+        let first = b.rest(0).unwrap();
+        b.failed(10);
+        assert_eq!(b.rest(500), Some(first), "a late failure is the same rest");
+        assert!(b.admit(1_010), "the probe");
+        assert_eq!(b.rest(1_010), Some(first), "still resting while it is out");
+        b.failed(1_010);
+        let second = b.rest(1_010).unwrap();
+        assert_ne!(second, first, "the failed probe starts another rest");
+        assert_eq!(b.rest(2_010), None, "over");
     }
 
     #[test]

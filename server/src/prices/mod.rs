@@ -582,6 +582,12 @@ impl HistorySource {
         self.0.breaker.is_open(now)
     }
 
+    /// Which rest of its breaker `now` falls in, if it is open
+    /// ([`breaker::Breaker::rest`]).
+    pub fn rest(&self, now: UnixMillis) -> Option<u64> {
+        self.0.breaker.rest(now)
+    }
+
     /// Closes of the buckets starting in `[from, to)`, oldest first.
     pub async fn candles(
         &self,

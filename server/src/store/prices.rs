@@ -101,7 +101,22 @@ impl Store {
             .await?;
             tx.commit().await?;
         });
+        self.memo()
+            .get::<PriceWrites>()
+            .0
+            .fetch_add(1, std::sync::atomic::Ordering::Release);
         Ok(())
+    }
+
+    /// How many price ranges this process has stored through this store:
+    /// a reader that learnt something of the series can tell whether this
+    /// process has stored anything since (another instance's writes it
+    /// cannot see here).
+    pub fn price_writes(&self) -> u64 {
+        self.memo()
+            .get::<PriceWrites>()
+            .0
+            .load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// The ranges already asked of a source that overlap `[from, to)`.
@@ -200,3 +215,7 @@ impl Store {
         .await?))
     }
 }
+
+/// The count behind [`Store::price_writes`], kept in the store's memo.
+#[derive(Default)]
+struct PriceWrites(std::sync::atomic::AtomicU64);
