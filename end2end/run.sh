@@ -105,11 +105,10 @@ CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 if [ ! -x "$CHROMIUM" ]; then
     [ "$CHROMIUM" = /usr/bin/chromium ] || die "CHROMIUM=$CHROMIUM is not executable"
     log "installing Debian's chromium"
-    SUDO=()
-    [ "$(id -u)" -eq 0 ] || SUDO=(sudo)
-    export DEBIAN_FRONTEND=noninteractive
-    "${SUDO[@]}" apt-get update -qq >"$RUN_DIR/apt.log" 2>&1 || { cat "$RUN_DIR/apt.log" >&2; die "apt-get update failed"; }
-    "${SUDO[@]}" apt-get install -y -qq --no-install-recommends chromium >>"$RUN_DIR/apt.log" 2>&1 ||
+    # apt_get waits for another package manager's lock instead of failing.
+    . "$ROOT/.ci/lib.sh"
+    apt_get update -qq >"$RUN_DIR/apt.log" 2>&1 || { cat "$RUN_DIR/apt.log" >&2; die "apt-get update failed"; }
+    apt_get install -y -qq --no-install-recommends chromium >>"$RUN_DIR/apt.log" 2>&1 ||
         { cat "$RUN_DIR/apt.log" >&2; die "apt-get install chromium failed"; }
 fi
 export CHROMIUM

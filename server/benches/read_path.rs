@@ -19,6 +19,12 @@
 //! measurement, which the other load on a shared machine does not inflate
 //! the way it does latency. Needs `wrk` on the PATH; loopback only,
 //! bounded in time.
+//!
+//! `READ_PRICES=down` measures a price outage instead: the SOL series is
+//! not stored, so valuing a page needs the source, which is down (the
+//! closed port): its breaker opens and the reads go on during its
+//! cool-downs, with their legs unpriced. The run also counts the server
+//! log's `WARN` lines (one per cool-down expected, not one per request).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -30,7 +36,7 @@ use std::{
 };
 
 use server::config::DatabaseConfig;
-use support::{WALLET, env_usize, seed_wallet};
+use support::{WALLET, env_usize, seed_wallet, seed_wallet_legs};
 
 /// What wrk measured, and the server's CPU over it.
 #[derive(Clone, Debug)]
@@ -163,6 +169,11 @@ fn main() {
     let secs = env_usize("BENCH_SECS", 10);
     let warmup = env_usize("BENCH_WARMUP_SECS", 2);
     let rounds = env_usize("BENCH_ROUNDS", 3).max(1);
+    let prices_down = match std::env::var("READ_PRICES").as_deref() {
+        Ok("down") => true,
+        Ok("stored") | Err(_) => false,
+        Ok(other) => panic!("READ_PRICES is stored (the default) or down, not {other:?}"),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -183,10 +194,19 @@ fn main() {
             .await
             .unwrap();
         let seeding = Instant::now();
-        seed_wallet(&store, legs, end).await;
+        if prices_down {
+            seed_wallet_legs(&store, legs, end).await;
+        } else {
+            seed_wallet(&store, legs, end).await;
+        }
         eprintln!(
-            "seeded {} legs and the SOL series in {:.1} s",
+            "seeded {} legs{} in {:.1} s",
             store.count_legs(WALLET).await.unwrap(),
+            if prices_down {
+                " (no SOL series: the price source is down)"
+            } else {
+                " and the SOL series"
+            },
             seeding.elapsed().as_secs_f64()
         );
         store.close().await;
@@ -194,7 +214,8 @@ fn main() {
 
     let port = free_port();
     let base = format!("http://127.0.0.1:{port}");
-    let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
+    let log_path = dir.path().join("server.log");
+    let log = std::fs::File::create(&log_path).unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_ledger"));
     for (key, _) in std::env::vars() {
         if key.starts_with("LEDGER_") {
@@ -250,9 +271,12 @@ fn main() {
         let (mut page, page_bytes) = get(ledger.clone()).await;
         let entries = page["entries"].as_array().unwrap();
         assert_eq!(entries.len(), 100);
-        assert!(
-            entries.iter().any(|e| e["priced"] == true),
-            "SOL legs are priced"
+        assert_eq!(
+            entries
+                .iter()
+                .any(|e| e["mint"] == "sol" && e["priced"] == true),
+            !prices_down,
+            "SOL legs are priced unless the source is down"
         );
         for _ in 0..(legs / 200) {
             let cursor = page["next_cursor"].as_str().unwrap().to_owned();
@@ -324,4 +348,15 @@ fn main() {
         );
     }
     drop(server);
+    let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+    let warnings = log.lines().filter(|l| l.contains(" WARN ")).count();
+    let requests: f64 = all
+        .iter()
+        .flatten()
+        .map(|m| m.rps * secs as f64)
+        .sum::<f64>();
+    println!(
+        "prices {}; server log: {warnings} WARN lines over about {requests:.0} measured requests",
+        if prices_down { "down" } else { "stored" }
+    );
 }

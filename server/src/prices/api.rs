@@ -244,8 +244,8 @@ pub async fn get_price_history(
         .map_err(|e| match e {
             super::PriceError::Store(e) => AppError::from(e),
             other => {
-                // An open breaker was logged when it opened.
-                if !matches!(other, super::PriceError::Open(_)) {
+                // An outage is logged once, when it opens the breaker.
+                if !other.breaker_reports() {
                     tracing::warn!(error = %other, "price history source failed");
                 }
                 AppError::new(

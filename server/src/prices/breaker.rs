@@ -40,7 +40,8 @@ enum State {
 pub struct Breaker {
     threshold: u32,
     cool_down_ms: i64,
-    state: Mutex<State>,
+    /// The state, and how many times it has opened (each a new rest).
+    state: Mutex<(State, u64)>,
 }
 
 impl Breaker {
@@ -50,11 +51,16 @@ impl Breaker {
         Self {
             threshold: threshold.max(1),
             cool_down_ms: cool_down_ms.max(0),
-            state: Mutex::new(State::Closed { failures: 0 }),
+            state: Mutex::new((State::Closed { failures: 0 }, 0)),
         }
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+    /// How long it stays open once opened.
+    pub fn cool_down_ms(&self) -> i64 {
+        self.cool_down_ms
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, (State, u64)> {
         // A panic while holding this lock leaves a valid state behind.
         self.state
             .lock()
@@ -63,7 +69,8 @@ impl Breaker {
 
     /// May a call go out now? Taking the half-open probe is part of asking.
     pub fn admit(&self, now: UnixMillis) -> bool {
-        let mut state = self.state();
+        let mut guard = self.state();
+        let state = &mut guard.0;
         match *state {
             State::Closed { .. } => true,
             State::Open { until } if now < until => false,
@@ -77,26 +84,40 @@ impl Breaker {
 
     /// Whether calls fail fast now, without taking the probe.
     pub fn is_open(&self, now: UnixMillis) -> bool {
-        match *self.state() {
+        self.rest(now).is_some()
+    }
+
+    /// While calls fail fast: which rest this is (a number that changes
+    /// each time the breaker opens, the probe's failure included), so
+    /// what was learnt during one rest can be told from the next.
+    pub fn rest(&self, now: UnixMillis) -> Option<u64> {
+        let (state, openings) = *self.state();
+        let open = match state {
             State::Closed { .. } => false,
             State::Open { until } => now < until,
             State::HalfOpen { since } => now < since + self.cool_down_ms,
-        }
+        };
+        open.then_some(openings)
     }
 
     /// An admitted call answered.
     pub fn succeeded(&self) {
-        *self.state() = State::Closed { failures: 0 };
+        self.state().0 = State::Closed { failures: 0 };
     }
 
-    /// An admitted call failed.
-    pub fn failed(&self, now: UnixMillis) {
-        let mut state = self.state();
-        let failures = match *state {
-            State::Closed { failures } => failures.saturating_add(1),
-            // The probe failed, or the call was admitted before the
-            // breaker opened: open (again) from now.
-            State::Open { .. } | State::HalfOpen { .. } => self.threshold,
+    /// An admitted call failed. True when this failure opened the breaker
+    /// for a new cool-down (the threshold reached, or the probe failed):
+    /// the one moment worth a warning. A call admitted before the breaker
+    /// opened and failing after only pushes the cool-down's end.
+    pub fn failed(&self, now: UnixMillis) -> bool {
+        let mut guard = self.state();
+        let (state, openings) = &mut *guard;
+        let (failures, was_open) = match *state {
+            State::Closed { failures } => (failures.saturating_add(1), false),
+            // The probe failed: open again from now, a new cool-down.
+            State::HalfOpen { .. } => (self.threshold, false),
+            // A call admitted before the breaker opened: open from now.
+            State::Open { .. } => (self.threshold, true),
         };
         *state = if failures >= self.threshold {
             State::Open {
@@ -105,6 +126,11 @@ impl Breaker {
         } else {
             State::Closed { failures }
         };
+        let opened = failures >= self.threshold && !was_open;
+        if opened {
+            *openings += 1;
+        }
+        opened
     }
 }
 
@@ -131,6 +157,42 @@ mod tests {
         assert!(b.admit(2_000));
         b.succeeded();
         assert!(b.admit(2_000) && b.admit(2_000), "closed again");
+    }
+
+    #[test]
+    fn only_the_failure_that_opens_it_says_so_once_per_cool_down() {
+        let b = Breaker::new(2, 1_000);
+        // Three calls admitted while closed, all failing (as concurrent
+        // requests do): the second opens it, the third only pushes the end.
+        for _ in 0..3 {
+            assert!(b.admit(0));
+        }
+        assert!(!b.failed(0), "one failure of two: still closed");
+        assert!(b.failed(0), "the threshold: opened");
+        assert!(!b.failed(10), "already open: not a new cool-down");
+        assert!(!b.admit(500));
+        assert!(b.admit(1_010), "the probe");
+        assert!(b.failed(1_010), "the probe failed: a new cool-down");
+        assert!(b.admit(2_010));
+        b.succeeded();
+        assert!(!b.failed(2_010), "closed again: one failure of two");
+    }
+
+    #[test]
+    fn each_opening_is_a_rest_of_its_own() {
+        let b = Breaker::new(1, 1_000);
+        assert_eq!(b.rest(0), None, "closed");
+        assert!(b.admit(0) && b.admit(0));
+        b.failed(0);
+        let first = b.rest(0).unwrap();
+        b.failed(10);
+        assert_eq!(b.rest(500), Some(first), "a late failure is the same rest");
+        assert!(b.admit(1_010), "the probe");
+        assert_eq!(b.rest(1_010), Some(first), "still resting while it is out");
+        b.failed(1_010);
+        let second = b.rest(1_010).unwrap();
+        assert_ne!(second, first, "the failed probe starts another rest");
+        assert_eq!(b.rest(2_010), None, "over");
     }
 
     #[test]

@@ -142,6 +142,13 @@ impl PriceError {
             PriceError::Open(_) | PriceError::Store(_) => false,
         }
     }
+
+    /// Whether the source's breaker has accounted for this error: an outage
+    /// (warned once, when it opens the breaker) or a call refused while it
+    /// is open. Callers log the others; these would repeat on every read.
+    pub fn breaker_reports(&self) -> bool {
+        self.is_outage() || matches!(self, PriceError::Open(_))
+    }
 }
 
 async fn http_get(
@@ -488,7 +495,7 @@ impl Prices {
                     out.extend(found);
                 }
                 Err(err) => {
-                    if !matches!(err, PriceError::Open(_)) {
+                    if !err.breaker_reports() {
                         tracing::warn!(source = source.name().as_str(), error = %err, "spot price failed");
                     }
                     unavailable.extend(wanted.iter().filter(|m| source.covers(m)).cloned());
@@ -540,13 +547,19 @@ impl Guarded {
         let result = call.await;
         match &result {
             Ok(_) => self.breaker.succeeded(),
+            // One warning per cool-down: when this failure opens the
+            // breaker. Failures before that, and calls refused while it is
+            // open, would otherwise log on every read during an outage.
             Err(err) if err.is_outage() => {
-                self.breaker.failed(now);
-                if self.breaker.is_open(now) {
+                if self.breaker.failed(now) {
                     tracing::warn!(
                         source = self.source.name().as_str(),
+                        error = %err,
+                        cool_down_secs = self.breaker.cool_down_ms() / 1000,
                         "price source failing: not asked until its cool-down ends"
                     );
+                } else {
+                    tracing::debug!(source = self.source.name().as_str(), error = %err, "price source call failed");
                 }
             }
             Err(_) => {}
@@ -567,6 +580,12 @@ impl HistorySource {
     /// Whether its breaker is open at `now` (calls would fail at once).
     pub fn is_open(&self, now: UnixMillis) -> bool {
         self.0.breaker.is_open(now)
+    }
+
+    /// Which rest of its breaker `now` falls in, if it is open
+    /// ([`breaker::Breaker::rest`]).
+    pub fn rest(&self, now: UnixMillis) -> Option<u64> {
+        self.0.breaker.rest(now)
     }
 
     /// Closes of the buckets starting in `[from, to)`, oldest first.

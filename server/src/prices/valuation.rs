@@ -15,6 +15,13 @@
 //! ranges is valued without asking the database; anything else (a gap, or
 //! buckets that have not closed) goes the way it always did, and what it
 //! reads is added to the cache.
+//!
+//! While the series' source rests after failing (its breaker is open),
+//! nothing can be fetched, so a gap is not asked of it again on every read:
+//! one look at the stored ranges says whether the database holds anything
+//! the cache lacks (closes are stored only with their range), and only then
+//! are closes read. So the valuer of an unchanged span keeps its
+//! fingerprint and a page kept from it is served (docs/prices.md).
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -80,11 +87,78 @@ fn add_range(ranges: &[(i64, i64)], (from, to): (i64, i64)) -> Vec<(i64, i64)> {
 /// The stored closes this process has read, per mint and granularity.
 /// One per store (`Store::memo`).
 #[derive(Debug, Default)]
-pub struct SeriesCache(Mutex<HashMap<Granularity, HashMap<String, Arc<Snapshot>>>>);
+pub struct SeriesCache {
+    series: Mutex<HashMap<Granularity, HashMap<String, Arc<Snapshot>>>>,
+    /// Per series, what was checked against the database during the
+    /// current rest of its source ([`Rested`]).
+    rests: Mutex<HashMap<(Granularity, String), Rested>>,
+    /// Times closes were read from the database (tests and benchmarks
+    /// watch it: a span the cache answers reads none).
+    database_reads: AtomicU64,
+}
+
+/// Spans of one series found to hold nothing the snapshot lacks, during
+/// one rest of its source (`HistorySource::rest`) and with no price range
+/// stored by this process since (`Store::price_writes`): until either
+/// changes, a read over them needs neither the source nor the database.
+#[derive(Debug)]
+struct Rested {
+    rest: (u64, u64),
+    spans: Vec<(i64, i64)>,
+}
 
 impl SeriesCache {
+    /// How many times closes were read from the database so far.
+    pub fn database_reads(&self) -> u64 {
+        self.database_reads.load(Ordering::Relaxed)
+    }
+
+    fn counted_read(&self) {
+        self.database_reads.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Whether `[from, to)` was checked during `rest` ([`Rested`]).
+    fn checked(
+        &self,
+        mint: &str,
+        granularity: Granularity,
+        rest: (u64, u64),
+        from: i64,
+        to: i64,
+    ) -> bool {
+        self.rests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&(granularity, mint.to_owned()))
+            .is_some_and(|r| r.rest == rest && series::gaps(from, to, &r.spans).is_empty())
+    }
+
+    /// `[from, to)` was checked during `rest`.
+    fn mark_checked(
+        &self,
+        mint: &str,
+        granularity: Granularity,
+        rest: (u64, u64),
+        span: (i64, i64),
+    ) {
+        let mut rests = self.rests.lock().unwrap_or_else(PoisonError::into_inner);
+        let entry = rests
+            .entry((granularity, mint.to_owned()))
+            .or_insert_with(|| Rested {
+                rest,
+                spans: Vec::new(),
+            });
+        if entry.rest != rest {
+            *entry = Rested {
+                rest,
+                spans: Vec::new(),
+            };
+        }
+        entry.spans = add_range(&entry.spans, span);
+    }
+
     fn get(&self, mint: &str, granularity: Granularity) -> Arc<Snapshot> {
-        self.0
+        self.series
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(&granularity)
@@ -104,7 +178,7 @@ impl SeriesCache {
         ranges: &[(i64, i64)],
         closes: BTreeMap<i64, Decimal>,
     ) -> Arc<Snapshot> {
-        let mut all = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut all = self.series.lock().unwrap_or_else(PoisonError::into_inner);
         let series = all.entry(granularity).or_default();
         let current = series
             .get(mint)
@@ -191,11 +265,16 @@ async fn closes(
     (start, end): (i64, i64),
     now: UnixMillis,
     allow_job: bool,
-    backfill_job_id: &mut Option<String>,
+    // Where to say which backfill fills the series; None when the caller
+    // has no use for it (then a resting source costs no job lookup).
+    backfill_job_id: Option<&mut Option<String>>,
 ) -> Result<Closes, crate::store::StoreError> {
     let cache = store.memo().get::<SeriesCache>();
     let closed_end = granularity.floor(now.div_euclid(1000));
     let known = cache.get(mint, granularity);
+    let resting = prices
+        .history_source(mint)
+        .and_then(|source| source.rest(now));
     let (snapshot, read) = if known.covers(start, end.min(closed_end)) {
         // Only buckets that have not closed can be missing here; nothing
         // stores those, but read them as the database has them.
@@ -203,9 +282,59 @@ async fn closes(
         let read = if known.covers(open_from, end) {
             BTreeMap::new()
         } else {
+            cache.counted_read();
             series::load(store, mint, granularity, open_from, end).await?
         };
         (known, read)
+    } else if let Some(rest) = resting.map(|r| (r, store.price_writes()))
+        && backfill_job_id.is_none()
+        && cache.checked(mint, granularity, rest, start, end)
+    {
+        // Checked during this rest, and nothing stored since by this
+        // process: what the database holds over the span is in the cache.
+        (known, BTreeMap::new())
+    } else if let Some(rest) = resting.map(|r| (r, store.price_writes())) {
+        // The source rests: `ensure` could only fail at once (the breaker
+        // warned when it opened). Closes are stored only with the range
+        // they were asked for, in one transaction
+        // (`Store::store_price_range`), so when every stored range over
+        // the span is already final here the cache holds every stored
+        // close of it and nothing is read; anything new (a backfill,
+        // another instance) is read and merged as it always was. The span
+        // is then known checked for the rest of this rest (the count of
+        // writes is read before the ranges, so a write during the check
+        // is seen next time); another instance's writes during it are
+        // read when it ends.
+        let ranges = store
+            .price_ranges(mint, granularity.secs(), start, end)
+            .await?;
+        let remember = backfill_job_id.is_none();
+        if let Some(report) = backfill_job_id
+            && allow_job
+            && !series::gaps(start, end.min(closed_end), &ranges).is_empty()
+        {
+            // What `ensure` reports for a gap: the series' running backfill.
+            if let Some(job) = store
+                .running_job_for(&series::series_key(mint, granularity))
+                .await?
+            {
+                *report = Some(job.id);
+            }
+        }
+        let all_known = ranges
+            .iter()
+            .all(|&(a, b)| known.covers(a.max(start), b.min(end)));
+        let snapshot = if all_known {
+            known
+        } else {
+            cache.counted_read();
+            let closes = series::load(store, mint, granularity, start, end).await?;
+            cache.merge(mint, granularity, (start, end), &ranges, closes)
+        };
+        if remember {
+            cache.mark_checked(mint, granularity, rest, (start, end));
+        }
+        (snapshot, BTreeMap::new())
     } else {
         match series::ensure(
             store,
@@ -218,9 +347,17 @@ async fn closes(
         )
         .await
         {
-            Ok(series::Filled::Backfilling(job)) => *backfill_job_id = Some(job),
+            Ok(series::Filled::Backfilling(job)) => {
+                if let Some(report) = backfill_job_id {
+                    *report = Some(job);
+                }
+            }
             Ok(series::Filled::Complete) => {}
             Err(super::PriceError::Store(e)) => return Err(e),
+            // An outage is warned of once per cool-down, by the breaker.
+            Err(err) if err.breaker_reports() => {
+                tracing::debug!(mint, error = %err, "price series unavailable; legs stay unpriced");
+            }
             Err(err) => {
                 tracing::warn!(mint, error = %err, "price series unavailable; legs stay unpriced");
             }
@@ -228,6 +365,7 @@ async fn closes(
         let ranges = store
             .price_ranges(mint, granularity.secs(), start, end)
             .await?;
+        cache.counted_read();
         let closes = series::load(store, mint, granularity, start, end).await?;
         (
             cache.merge(mint, granularity, (start, end), &ranges, closes),
@@ -264,7 +402,8 @@ pub struct Valuer {
     spot: HashMap<String, Decimal>,
     /// The start of that hour (unix seconds); `i64::MAX` when unused.
     open_from: i64,
-    /// A backfill job started to complete a series, if any.
+    /// A backfill job started to complete a series, if any (said only by
+    /// [`Valuer::prepare_with`]).
     pub backfill_job_id: Option<String>,
 }
 
@@ -279,17 +418,30 @@ impl Valuer {
         span: (i64, i64),
         now: UnixMillis,
     ) -> Result<Self, crate::store::StoreError> {
-        Self::prepare_with(store, prices, mints, span, now, Hourly::InlineOnly).await
+        Self::prepare_inner(store, prices, mints, span, now, Hourly::InlineOnly, false).await
     }
 
-    /// [`Valuer::prepare`] with a say over the hourly series.
+    /// [`Valuer::prepare`] with a say over the hourly series, and
+    /// [`Valuer::backfill_job_id`] filled in.
     pub async fn prepare_with(
+        store: &Store,
+        prices: &Prices,
+        mints: Vec<String>,
+        span: (i64, i64),
+        now: UnixMillis,
+        hourly: Hourly,
+    ) -> Result<Self, crate::store::StoreError> {
+        Self::prepare_inner(store, prices, mints, span, now, hourly, true).await
+    }
+
+    async fn prepare_inner(
         store: &Store,
         prices: &Prices,
         mints: Vec<String>,
         (from, to): (i64, i64),
         now: UnixMillis,
         hourly: Hourly,
+        report_jobs: bool,
     ) -> Result<Self, crate::store::StoreError> {
         let mut valuer = Valuer {
             open_from: i64::MAX,
@@ -325,7 +477,7 @@ impl Valuer {
                     (start, end),
                     now,
                     allow_job,
-                    &mut valuer.backfill_job_id,
+                    report_jobs.then_some(&mut valuer.backfill_job_id),
                 )
                 .await?;
                 match granularity {

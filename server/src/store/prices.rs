@@ -56,7 +56,10 @@ impl Store {
     }
 
     /// Store fetched closes and mark `[range_start, range_end)` as asked,
-    /// in one transaction. Points already stored are left as they are.
+    /// in one transaction. Points already stored are left as they are, and
+    /// points outside the range are not stored: every stored close lies in
+    /// a stored range, which lets a reader that knows the ranges know it
+    /// has every close (`prices::valuation`).
     pub async fn store_price_range(
         &self,
         mint: &str,
@@ -65,9 +68,12 @@ impl Store {
         points: &[(i64, String)],
         source: &str,
     ) -> Result<(), StoreError> {
+        let inside = points
+            .iter()
+            .filter(|(start, _)| (range.0..range.1).contains(start));
         on_pool!(&self.pool, |pool| {
             let mut tx = pool.begin().await?;
-            for (start, close) in points {
+            for (start, close) in inside {
                 sqlx::query(
                     "INSERT INTO price_points (mint, granularity, bucket_start, close, source) \
                      VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
@@ -95,7 +101,22 @@ impl Store {
             .await?;
             tx.commit().await?;
         });
+        self.memo()
+            .get::<PriceWrites>()
+            .0
+            .fetch_add(1, std::sync::atomic::Ordering::Release);
         Ok(())
+    }
+
+    /// How many price ranges this process has stored through this store:
+    /// a reader that learnt something of the series can tell whether this
+    /// process has stored anything since (another instance's writes it
+    /// cannot see here).
+    pub fn price_writes(&self) -> u64 {
+        self.memo()
+            .get::<PriceWrites>()
+            .0
+            .load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// The ranges already asked of a source that overlap `[from, to)`.
@@ -194,3 +215,7 @@ impl Store {
         .await?))
     }
 }
+
+/// The count behind [`Store::price_writes`], kept in the store's memo.
+#[derive(Default)]
+struct PriceWrites(std::sync::atomic::AtomicU64);

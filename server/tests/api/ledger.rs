@@ -614,3 +614,276 @@ async fn kept_answers_are_sent_gzipped_to_a_caller_that_accepts_it() {
     }
     app.stop().await;
 }
+
+/// The source's cool-down in [`scanned_with_prices_down`].
+const COOL_DOWN_MS: i64 = 60_000;
+
+/// A scanned wallet whose server's price stand-in answers 503 to
+/// everything (until a test says otherwise), with a breaker that opens at
+/// the first failure for [`COOL_DOWN_MS`], on a hand-driven clock.
+async fn scanned_with_prices_down() -> (
+    TestApp,
+    crate::standin::StandIn,
+    crate::price_standin::PriceStandIn,
+    server::clock::ManualClock,
+) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let clock = server::clock::ManualClock::new(now);
+    let prices = crate::price_standin::start().await;
+    prices
+        .counters
+        .failing
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let stand_in = crate::standin::start(shared(0, Duration::ZERO)).await;
+    let (rpc, price_url) = (stand_in.url.clone(), prices.url.clone());
+    let app = crate::helpers::spawn_with(crate::helpers::Options {
+        clock: std::sync::Arc::new(clock.clone()),
+        configure: Box::new(move |c| {
+            crate::helpers::relaxed_limits(c);
+            crate::price_standin::configure(c, &price_url);
+            c.prices.breaker_failures = 1;
+            c.prices.breaker_cooldown_secs = (COOL_DOWN_MS / 1000) as u64;
+            c.solana.rpc_url = rpc;
+            c.solana.retry_base_ms = 1;
+            c.solana.batch_size = 4;
+            c.worker.in_process = true;
+            c.worker.poll_ms = 20;
+        }),
+    })
+    .await;
+    let job = scan_to_end(&app, "full").await;
+    assert_eq!(job["status"], "completed");
+    (app, stand_in, prices, clock)
+}
+
+/// The SOL entries of a page.
+fn sol_entries(page: &Value) -> Vec<Value> {
+    page["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["mint"] == "sol")
+        .cloned()
+        .collect()
+}
+
+/// `amount` lamports at `close` USD per SOL, as the ledger writes it.
+fn usd_at(entry: &Value, close: rust_decimal::Decimal) -> String {
+    let amount = rust_decimal::Decimal::from_i128_with_scale(
+        entry["amount"].as_str().unwrap().parse().unwrap(),
+        9,
+    );
+    (amount * close).round_dp(6).normalize().to_string()
+}
+
+#[tokio::test]
+async fn while_the_price_source_rests_closes_stored_here_count_at_once_and_another_instances_when_the_rest_ends()
+ {
+    let (app, _s, _prices, clock) = scanned_with_prices_down().await;
+    let made = rest_page(&app, "limit=50").await;
+    let sol = sol_entries(&made);
+    assert!(!sol.is_empty());
+    assert!(sol.iter().all(|e| e["priced"] == false), "{made}");
+    assert_eq!(rest_page(&app, "limit=50").await, made, "kept");
+
+    // Another instance on the same database stores daily closes of $100
+    // while this one's source rests: this process reads them when the
+    // rest ends (at most one cool-down later), not before.
+    let times: Vec<i64> = sol.iter().map(unix).collect();
+    let first_day = times.iter().min().unwrap().div_euclid(86_400) * 86_400;
+    let end = (times.iter().max().unwrap().div_euclid(86_400) + 1) * 86_400;
+    let closes: Vec<(i64, String)> = (first_day..end)
+        .step_by(86_400)
+        .map(|d| (d, "100".to_owned()))
+        .collect();
+    let other = server::store::Store::connect(
+        &app.state.config().database_url,
+        &server::config::DatabaseConfig::default(),
+    )
+    .await
+    .unwrap();
+    other
+        .store_price_range("sol", 86_400, (first_day, end), &closes, "coinbase")
+        .await
+        .unwrap();
+    other.close().await;
+    assert_eq!(rest_page(&app, "limit=50").await, made);
+    clock.advance_ms(COOL_DOWN_MS + 1);
+    // The source is still down (the probe fails), but the rest the span
+    // was checked in is over: the stored closes are read.
+    let daily = rest_page(&app, "limit=50").await;
+    assert_eq!(sol_entries(&daily).len(), sol.len());
+    for e in sol_entries(&daily) {
+        assert_eq!(
+            e["usd_value"],
+            usd_at(&e, rust_decimal::Decimal::from(100)),
+            "{e}"
+        );
+    }
+
+    // During the new rest, hourly closes stored through this process's
+    // own store (a backfill here) count on the very next read.
+    for &t in &times {
+        let hour = t - t.rem_euclid(3600);
+        app.state
+            .store()
+            .store_price_range(
+                "sol",
+                3600,
+                (hour, hour + 3600),
+                &[(hour, "200".to_owned())],
+                "coinbase",
+            )
+            .await
+            .unwrap();
+    }
+    let hourly = rest_page(&app, "limit=50").await;
+    assert_eq!(sol_entries(&hourly).len(), sol.len());
+    for e in sol_entries(&hourly) {
+        assert_eq!(
+            e["usd_value"],
+            usd_at(&e, rust_decimal::Decimal::from(200)),
+            "{e}"
+        );
+    }
+    app.stop().await;
+}
+
+/// Counts the WARN events of the price code (`server::prices…`) on the
+/// thread it is the default subscriber of: a `#[tokio::test]` runs the
+/// server's tasks on its one thread, so those are the server's.
+#[derive(Clone, Default)]
+struct PriceWarnings(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl PriceWarnings {
+    fn count(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Count on this thread until the guard is dropped. tracing caches per
+    /// call site whether anyone listens, and while one dispatcher is
+    /// registered it asks only the thread that first reaches the site: a
+    /// parallel test with no subscriber would cache "never" and this count
+    /// would miss events (tracing-core 0.1.36, tokio-rs/tracing#3611). An
+    /// idle second dispatcher held alongside keeps every decision on the
+    /// path that asks all live dispatchers, the layer answers "sometimes"
+    /// so each event asks again, and the rebuild repairs sites cached
+    /// before.
+    fn install(&self) -> (tracing::subscriber::DefaultGuard, tracing::Dispatch) {
+        use tracing_subscriber::layer::SubscriberExt as _;
+        let anchor = tracing::Dispatch::new(tracing_subscriber::registry());
+        let guard =
+            tracing::subscriber::set_default(tracing_subscriber::registry().with(self.clone()));
+        tracing::callsite::rebuild_interest_cache();
+        (guard, anchor)
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for PriceWarnings {
+    fn register_callsite(
+        &self,
+        _: &'static tracing::Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
+        tracing::subscriber::Interest::sometimes()
+    }
+
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        let meta = event.metadata();
+        if *meta.level() == tracing::Level::WARN && meta.target().starts_with("server::prices") {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+}
+
+#[tokio::test]
+async fn while_the_price_source_rests_a_kept_page_is_served_and_the_outage_warned_once_per_cool_down()
+ {
+    use std::sync::atomic::Ordering::SeqCst;
+
+    use server::{ledger::page::PageCache, prices::valuation::SeriesCache};
+
+    let warnings = PriceWarnings::default();
+    let _log = warnings.install();
+    let (app, _s, prices, clock) = scanned_with_prices_down().await;
+    let pages = app.state.store().memo().get::<PageCache>();
+    let series = app.state.store().memo().get::<SeriesCache>();
+
+    // The first read asks the source, which fails: the breaker opens (one
+    // warning) and the page is made with its SOL legs unpriced.
+    let made = rest_page(&app, "limit=50").await;
+    let sol: Vec<&Value> = made["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["mint"] == "sol")
+        .collect();
+    assert!(!sol.is_empty());
+    assert!(sol.iter().all(|e| e["priced"] == false), "{made}");
+    assert_eq!(
+        warnings.count(),
+        1,
+        "the outage is warned of when the breaker opens"
+    );
+
+    // During the cool-down the same page is the kept one: nothing is asked
+    // of the source, no close is read from the database, nothing logged.
+    let (hits, reads, asked) = (
+        pages.stats().hits(),
+        series.database_reads(),
+        prices.counters.total(),
+    );
+    for _ in 0..3 {
+        assert_eq!(rest_page(&app, "limit=50").await, made);
+    }
+    assert_eq!(pages.stats().hits(), hits + 3, "served from the page cache");
+    assert_eq!(series.database_reads(), reads, "no close read again");
+    assert_eq!(
+        prices.counters.total(),
+        asked,
+        "the resting source is not asked"
+    );
+    assert_eq!(warnings.count(), 1, "one warning for the whole cool-down");
+
+    // The cool-down ends; the probe fails: a new cool-down, one more warning.
+    clock.advance_ms(COOL_DOWN_MS + 1);
+    assert_eq!(rest_page(&app, "limit=50").await, made);
+    assert!(prices.counters.total() > asked, "the probe went out");
+    let asked = prices.counters.total();
+    assert_eq!(rest_page(&app, "limit=50").await, made);
+    assert_eq!(prices.counters.total(), asked);
+    assert_eq!(warnings.count(), 2, "one warning per cool-down");
+
+    // The source comes back: the first read after the cool-down stores its
+    // closes and answers a fresh page, never the kept unpriced one.
+    prices.counters.failing.store(false, SeqCst);
+    clock.advance_ms(COOL_DOWN_MS + 1);
+    let fresh = rest_page(&app, "limit=50").await;
+    let mut priced = 0;
+    for e in fresh["entries"].as_array().unwrap() {
+        if e["mint"] != "sol" {
+            continue;
+        }
+        let t = unix(e);
+        let close: rust_decimal::Decimal = crate::price_standin::close_at(t - t.rem_euclid(3600))
+            .parse()
+            .unwrap();
+        let amount = rust_decimal::Decimal::from_i128_with_scale(
+            e["amount"].as_str().unwrap().parse().unwrap(),
+            9,
+        );
+        assert_eq!(e["priced"], true, "{e}");
+        let usd: rust_decimal::Decimal = e["usd_value"].as_str().unwrap().parse().unwrap();
+        assert_eq!(usd, (amount * close).round_dp(6), "{e}");
+        priced += 1;
+    }
+    assert_eq!(priced, sol.len());
+    assert_eq!(
+        warnings.count(),
+        2,
+        "a source that answers is not warned of"
+    );
+    app.stop().await;
+}

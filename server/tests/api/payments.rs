@@ -1235,9 +1235,38 @@ async fn payments_off_keeps_every_paid_tool_free() {
     assert_eq!(read["isError"], false);
 }
 
+/// The real `x402pay` binary: `X402PAY_BIN` when set, else the workspace's
+/// `x402pay` package built into the target directory this test runs from.
+/// It is a package of its own, so Cargo does not build it for the server's
+/// tests; the `cargo build` here is a no-op once it is up to date.
+fn x402pay_bin() -> &'static std::path::Path {
+    static BIN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(bin) = std::env::var_os("X402PAY_BIN") {
+            return bin.into();
+        }
+        // <target>/<profile>/deps/api-<hash>
+        let exe = std::env::current_exe().unwrap();
+        let profile = exe.parent().and_then(|deps| deps.parent()).unwrap();
+        let target = profile.parent().unwrap();
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut build = std::process::Command::new(cargo);
+        build
+            .args(["build", "--quiet", "-p", "x402pay", "--bin", "x402pay"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("CARGO_TARGET_DIR", target);
+        if profile.file_name().is_some_and(|p| p == "release") {
+            build.arg("--release");
+        }
+        let status = build.status().unwrap();
+        assert!(status.success(), "cargo build -p x402pay: {status}");
+        profile.join("x402pay")
+    })
+}
+
 /// Run the real `x402pay` binary.
 fn x402pay(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_x402pay"))
+    let out = std::process::Command::new(x402pay_bin())
         .args(args)
         .env_remove("X402PAY_KEYFILE")
         .env_remove("X402PAY_BEARER")

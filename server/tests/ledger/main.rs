@@ -1,4 +1,4 @@
-//! The decoder against recorded mainnet transactions (../shared/fixtures):
+//! The decoder against recorded mainnet transactions (tests/fixtures/solana):
 //! every transaction, for every wallet it touches, in both encodings,
 //! conserves (SPEC S4); and the legs of known transactions read right.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

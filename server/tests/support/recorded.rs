@@ -1,13 +1,11 @@
-//! Where the recorded Solana mainnet responses live: `shared/` beside the
-//! repository, or `LEDGER_SHARED_DIR` when the checkout sits elsewhere
-//! (`.ci/test` sets it from the clone's origin).
+//! Where the recorded Solana mainnet responses live: in the repository,
+//! under `server/tests/fixtures/solana/staketaxcsv` (their README says what
+//! they are, where they come from and their licence), so a clone anywhere
+//! runs the tests that read them.
 
 use std::path::PathBuf;
 
-/// `shared/fixtures/solana/staketaxcsv`.
+/// `server/tests/fixtures/solana/staketaxcsv`.
 pub fn staketaxcsv() -> PathBuf {
-    std::env::var_os("LEDGER_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
-        .join("fixtures/solana/staketaxcsv")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/solana/staketaxcsv")
 }

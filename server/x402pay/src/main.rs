@@ -3,10 +3,12 @@
 //!
 //! `mcp-payment` turns a challenge and a keypair into the payment value;
 //! `mcp-call` does the whole exchange against an MCP endpoint. It is a client
-//! and stands apart from the server's library: `payment` builds the x402
-//! `exact` transaction, `mcp` speaks Streamable HTTP, `call` runs and prints
-//! the exchange, `args` parses the Go-style flags. Exit status: 0 ok, 1
-//! refused or failed, 2 bad usage (docs/x402pay.md).
+//! and a package of its own, apart from the server (none of its modules,
+//! none of its heavy dependencies), so that `cargo install --locked --path
+//! server/x402pay` builds it alone in a few minutes: `payment` builds the
+//! x402 `exact` transaction, `mcp` speaks Streamable HTTP, `call` runs and
+//! prints the exchange, `args` parses the Go-style flags. Exit status: 0 ok,
+//! 1 refused or failed, 2 bad usage (docs/x402pay.md).
 
 mod args;
 mod call;

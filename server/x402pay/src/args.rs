@@ -35,7 +35,10 @@ payment flags:
   -no-compute-budget omit both compute budget instructions
   -legacy            build a legacy message instead of v0
 
-exit status: 0 ok; 1 refused, tool error, unpaid challenge or transport failure; 2 usage";
+exit status: 0 ok; 1 refused, tool error, unpaid challenge or transport failure; 2 usage
+
+install (from a clone of Ledger's repository; Rust 1.95 or newer, a few minutes):
+  cargo install --locked --path server/x402pay";
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
