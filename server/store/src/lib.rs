@@ -102,7 +102,25 @@ pub use sessions::{NewSession, SessionClass, SessionOpened, SessionQuota, Sessio
 pub use share_links::ShareLinkRecord;
 pub use signin::{NewOidcFlow, NewSiwsNonce, NonceUse, OidcFlowRecord};
 
-use crate::config::DatabaseConfig;
+/// The database pool's settings (`[database]` in the configuration; the
+/// server's `config` re-exports this type).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DatabaseConfig {
+    /// Connection pool size.
+    pub max_connections: u32,
+    /// SQLite busy timeout, milliseconds.
+    pub busy_timeout_ms: u64,
+}
+
+impl Default for DatabaseConfig {
+    fn default() -> Self {
+        Self {
+            max_connections: 16,
+            busy_timeout_ms: 5_000,
+        }
+    }
+}
 
 /// A storage failure. Rendered to callers as a generic internal error.
 #[derive(Debug, thiserror::Error)]
@@ -144,8 +162,8 @@ pub struct Store {
     memo: Arc<Memo>,
 }
 
-static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
-static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
 
 impl Store {
     /// Connect to `url` without migrating.

@@ -3,7 +3,7 @@
 //! mint, granularity, bucket start); re-writing it is a no-op.
 
 use super::{JobRecord, Pool, Store, StoreError};
-use crate::clock::UnixMillis;
+use ledger_core::clock::UnixMillis;
 
 /// One stored bucket close.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
