@@ -696,7 +696,6 @@ pub struct WorkerConfig {
     pub poll_ms: u64,
 }
 
-
 impl Default for Config {
     fn default() -> Self {
         Self {
@@ -771,7 +770,6 @@ impl Default for WorkerConfig {
         }
     }
 }
-
 
 /// Why the configuration could not be loaded.
 #[derive(Debug, thiserror::Error)]
