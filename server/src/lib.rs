@@ -22,6 +22,7 @@ pub mod access;
 pub mod accounts;
 pub mod analytics;
 pub mod auth;
+pub mod caches;
 pub mod cli;
 pub mod config;
 pub mod credits;
