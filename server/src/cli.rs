@@ -213,7 +213,8 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
             let public_url = config.public_url();
             let metrics_listener = startup::bind_metrics(&config).await?;
             let grace = std::time::Duration::from_secs(config.shutdown_grace_secs);
-            let metrics = startup::metrics_for(&config, &store);
+            let caches = std::sync::Arc::new(crate::caches::Caches::default());
+            let metrics = startup::metrics_for(&config, &caches);
             let rpc = crate::solana::RpcClient::instrumented(
                 config.solana.rpc_settings(),
                 metrics.clone(),
@@ -228,6 +229,7 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
                 store: store.clone(),
                 clock: Arc::new(SystemClock),
                 config,
+                caches,
                 metrics,
             });
             let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);

@@ -11,26 +11,30 @@
 
 #![recursion_limit = "256"]
 
+// The pure domain and the storage are crates of their own (server/core,
+// server/store), so the compiler keeps their direction: core <- store <-
+// server. They are re-exported under their old module names, so every
+// module of this crate names a type one way.
+pub use ledger_core::{basis, clock, ids, params, values};
+pub use ledger_store as store;
+
 pub mod access;
 pub mod accounts;
 pub mod analytics;
 pub mod auth;
-pub mod basis;
+pub mod caches;
 pub mod cli;
-pub mod clock;
 pub mod config;
 pub mod credits;
 pub mod discovery;
 pub mod error;
 pub mod graph;
 pub mod http;
-pub mod ids;
 pub mod jobs;
 pub mod ledger;
 pub mod limits;
 pub mod mcp;
 pub mod oauth;
-pub mod params;
 pub mod payments;
 pub mod portal;
 pub mod prices;
@@ -41,8 +45,6 @@ pub mod site;
 pub mod solana;
 pub mod startup;
 pub mod state;
-pub mod store;
 pub mod telemetry;
 pub mod v1;
-pub mod values;
 pub mod worker;

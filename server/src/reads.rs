@@ -7,6 +7,7 @@
 
 use crate::{
     auth::{Action, Principal},
+    caches::Caches,
     error::AppError,
     payments::{self, PayArgs, PaymentBlock, Paywall, Presented},
     prices::{Prices, valuation::Valuer},
@@ -15,11 +16,13 @@ use crate::{
 };
 
 /// What a paid read needs: the paywall (and through it the store and the
-/// clock) and the price sources.
+/// clock), the price sources and the read caches.
 #[derive(Clone, Copy)]
 pub struct Reads<'a> {
     pub paywall: Paywall<'a>,
     pub prices: &'a Prices,
+    /// The kept pages, replays, legs and price series reads go through.
+    pub caches: &'a Caches,
 }
 
 /// The route and tool a read is served as: the challenge names both.
@@ -74,7 +77,15 @@ impl<'a> Reads<'a> {
     ) -> Result<Valuer, AppError> {
         Ok(match span {
             Some(span) => {
-                Valuer::prepare(self.store(), self.prices, mints, span, self.now_ms()).await?
+                Valuer::prepare(
+                    self.store(),
+                    self.prices,
+                    &self.caches.series,
+                    mints,
+                    span,
+                    self.now_ms(),
+                )
+                .await?
             }
             None => Valuer::default(),
         })

@@ -23,6 +23,7 @@ use tokio::{net::TcpListener, sync::watch};
 use tower_http::{catch_panic::CatchPanicLayer, trace::TraceLayer};
 
 use crate::{
+    caches::Caches,
     clock::Clock,
     config::Config,
     discovery,
@@ -72,16 +73,14 @@ async fn bind(addr: SocketAddr) -> Result<TcpListener, StartupError> {
 }
 
 /// The metrics `config` asks for: off without `metrics.listen`; else with
-/// the kept-answer caches of `store` read at each scrape.
-pub fn metrics_for(config: &Config, store: &Store) -> Metrics {
+/// the kept-answer `caches` read at each scrape.
+pub fn metrics_for(config: &Config, caches: &Caches) -> Metrics {
     if config.metrics.listen.is_none() {
         return Metrics::off();
     }
-    let pages = store.memo().get::<crate::ledger::page::PageCache>();
-    let positions = store
-        .memo()
-        .get::<crate::analytics::positions::ReplayCache>();
-    let cards = store.memo().get::<crate::share::card::CardCache>();
+    let pages = caches.pages.clone();
+    let positions = caches.positions.clone();
+    let cards = caches.cards.clone();
     Metrics::builder()
         .cache(
             "ledger_pages",
@@ -161,7 +160,8 @@ impl Application {
         let listener = bind(config.listen).await?;
         let metrics_listener = bind_metrics(&config).await?;
         let limits = Limits::from_config(&config);
-        let metrics = metrics_for(&config, &store);
+        let caches = Arc::new(Caches::default());
+        let metrics = metrics_for(&config, &caches);
         let local = listener.local_addr().map_err(|source| StartupError::Bind {
             addr: config.listen,
             source,
@@ -182,6 +182,7 @@ impl Application {
             store,
             clock,
             config,
+            caches,
             metrics,
         });
         let state = AppState::new(services, site::leptos_options(local), hydrate);

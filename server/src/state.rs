@@ -35,6 +35,8 @@ pub struct Parts {
     pub clock: Arc<dyn Clock>,
     /// The Prometheus metrics (off unless `metrics.listen` is set).
     pub metrics: Metrics,
+    /// The read path's caches, each with its invalidation rule.
+    pub caches: Arc<crate::caches::Caches>,
 }
 
 impl Services {
@@ -68,6 +70,11 @@ impl Services {
 
     pub fn now_ms(&self) -> i64 {
         self.0.clock.now_ms()
+    }
+
+    /// The read path's caches.
+    pub fn caches(&self) -> &crate::caches::Caches {
+        &self.0.caches
     }
 
     pub fn metrics(&self) -> &Metrics {
@@ -104,6 +111,7 @@ impl Services {
         crate::reads::Reads {
             paywall: self.paywall(),
             prices: &self.0.prices,
+            caches: &self.0.caches,
         }
     }
 

@@ -70,7 +70,7 @@ pub(crate) async fn scanned_legs(
     // Read before the legs: legs written after this bump it, so legs kept
     // under it are every leg of that version (or more).
     let version = store.ledger_version(address.as_str()).await?;
-    let cache = store.memo().get::<LegsCache>();
+    let cache = &reads.caches.legs;
     if let Some(legs) = cache.get(address.as_str(), version) {
         return Ok(legs);
     }

@@ -257,7 +257,7 @@ async fn replayed(
     // Read before the legs: legs written after this bump it, so a replay
     // kept under it has every leg of that version (or more).
     let version = store.ledger_version(address.as_str()).await?;
-    let cache = store.memo().get::<ReplayCache>();
+    let cache = &reads.caches.positions;
     let key = (address.as_str().to_owned(), method, exclude_spam);
     if let Some(kept) = cache.get(&key).filter(|k| k.version == version) {
         let valuer = reads.valuer(kept.mints.clone(), kept.span).await?;

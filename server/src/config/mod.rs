@@ -7,6 +7,7 @@
 //! a table and its key (`mcp.session_ttl_secs` is `LEDGER_MCP__SESSION_TTL_SECS`).
 //! docs/configuration.md is the table of every key; a test keeps it in step.
 
+pub use ledger_store::DatabaseConfig;
 use std::{
     net::SocketAddr,
     path::{Path, PathBuf},
@@ -695,15 +696,6 @@ pub struct WorkerConfig {
     pub poll_ms: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct DatabaseConfig {
-    /// Connection pool size.
-    pub max_connections: u32,
-    /// SQLite busy timeout, milliseconds.
-    pub busy_timeout_ms: u64,
-}
-
 impl Default for Config {
     fn default() -> Self {
         Self {
@@ -775,15 +767,6 @@ impl Default for WorkerConfig {
             maintenance_interval_secs: 60,
             lease_secs: 60,
             poll_ms: 500,
-        }
-    }
-}
-
-impl Default for DatabaseConfig {
-    fn default() -> Self {
-        Self {
-            max_connections: 16,
-            busy_timeout_ms: 5_000,
         }
     }
 }

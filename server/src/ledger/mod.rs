@@ -1,20 +1,8 @@
-//! The ledger: every transaction of a wallet's history becomes legs, one
-//! signed movement of one asset each, and per transaction and per asset the
-//! legs sum exactly to the wallet's balance change (SPEC S3, S4).
-//!
-//! [`tx`] reads a `getTransaction` result in either encoding into one
-//! shape; [`decode`] turns it into legs for a wallet; [`model`] holds the
-//! types; [`page`] reads a stored ledger back a page at a time, with
-//! [`cursor`]s that cannot be forged. Nothing here knows of HTTP or of the
-//! RPC client; decoding is pure functions over JSON values, tested against
-//! recorded mainnet transactions.
+//! The ledger as the server uses it: the pure model, decoder and cursors
+//! live in the core crate ([`ledger_core::ledger`]) and are re-exported here
+//! so every module names them one way; [`page`] is the paid read of a
+//! stored ledger a page at a time.
 
-pub mod cursor;
-pub mod decode;
-pub mod model;
+pub use ledger_core::ledger::*;
+
 pub mod page;
-pub mod tx;
-
-pub use decode::{balance_changes, legs, sum_by_asset};
-pub use model::{Counterparty, CounterpartyKind, Direction, Leg, OperationType, SOL};
-pub use tx::{TxError, TxView};

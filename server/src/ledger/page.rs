@@ -217,7 +217,7 @@ const MAX_KEPT_BYTES: usize = 32 << 20;
 /// At most this many pages are kept.
 const MAX_KEPT_PAGES: usize = 4096;
 
-/// Pages kept (one per store, `store.memo()`) by [`PageKey`]. A page is
+/// Pages kept (`Caches::pages`) by [`PageKey`]. A page is
 /// served again only while its wallet's ledger version and its valuer's
 /// fingerprint are those it was made with, so a kept page is exactly the
 /// page a new query would make. Pages filtered by `min_usd_value` are not
@@ -346,7 +346,7 @@ async fn kept_page(
     let with_counterparties = args.include_counterparties.unwrap_or(false);
     let floor = args.min_usd_value.map(crate::params::MinUsd::decimal);
     let store = reads.store();
-    let cache = store.memo().get::<PageCache>();
+    let cache = &reads.caches.pages;
     let key: PageKey = (
         address.to_string(),
         digest.clone(),

@@ -84,8 +84,8 @@ fn add_range(ranges: &[(i64, i64)], (from, to): (i64, i64)) -> Vec<(i64, i64)> {
     out
 }
 
-/// The stored closes this process has read, per mint and granularity.
-/// One per store (`Store::memo`).
+/// The stored closes this process has read, per mint and granularity
+/// (`Caches::series`).
 #[derive(Debug, Default)]
 pub struct SeriesCache {
     series: Mutex<HashMap<Granularity, HashMap<String, Arc<Snapshot>>>>,
@@ -260,6 +260,7 @@ impl Closes {
 async fn closes(
     store: &Store,
     prices: &Prices,
+    cache: &SeriesCache,
     mint: &str,
     granularity: Granularity,
     (start, end): (i64, i64),
@@ -269,7 +270,6 @@ async fn closes(
     // has no use for it (then a resting source costs no job lookup).
     backfill_job_id: Option<&mut Option<String>>,
 ) -> Result<Closes, crate::store::StoreError> {
-    let cache = store.memo().get::<SeriesCache>();
     let closed_end = granularity.floor(now.div_euclid(1000));
     let known = cache.get(mint, granularity);
     let resting = prices
@@ -414,11 +414,22 @@ impl Valuer {
     pub async fn prepare(
         store: &Store,
         prices: &Prices,
+        series: &SeriesCache,
         mints: Vec<String>,
         span: (i64, i64),
         now: UnixMillis,
     ) -> Result<Self, crate::store::StoreError> {
-        Self::prepare_inner(store, prices, mints, span, now, Hourly::InlineOnly, false).await
+        Self::prepare_inner(
+            store,
+            prices,
+            series,
+            mints,
+            span,
+            now,
+            Hourly::InlineOnly,
+            false,
+        )
+        .await
     }
 
     /// [`Valuer::prepare`] with a say over the hourly series, and
@@ -426,17 +437,20 @@ impl Valuer {
     pub async fn prepare_with(
         store: &Store,
         prices: &Prices,
+        series: &SeriesCache,
         mints: Vec<String>,
         span: (i64, i64),
         now: UnixMillis,
         hourly: Hourly,
     ) -> Result<Self, crate::store::StoreError> {
-        Self::prepare_inner(store, prices, mints, span, now, hourly, true).await
+        Self::prepare_inner(store, prices, series, mints, span, now, hourly, true).await
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn prepare_inner(
         store: &Store,
         prices: &Prices,
+        series: &SeriesCache,
         mints: Vec<String>,
         (from, to): (i64, i64),
         now: UnixMillis,
@@ -472,6 +486,7 @@ impl Valuer {
                 let closes = closes(
                     store,
                     prices,
+                    series,
                     &key,
                     granularity,
                     (start, end),

@@ -34,7 +34,7 @@ const MAX_KEPT_CARDS: usize = 256;
 /// What a card is drawn for: the link (by its id) and its view.
 pub type CardKey = (String, ChartRange, Denomination);
 
-/// Drawn cards kept (one cache per store, `store.memo()`) by [`CardKey`],
+/// Drawn cards kept (`Caches::cards`) by [`CardKey`],
 /// each served for [`CARD_TTL_MS`] after it was drawn, then drawn again.
 /// Only what the link check lets through reaches it: a revoked or expired
 /// link is refused before the cache is asked, so it never outlives its

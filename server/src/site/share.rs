@@ -15,7 +15,7 @@
 //! share), weighted by its work ([`CARD_REQUESTS`]): a page reads the
 //! wallet's legs and a card draws a PNG, and anyone with the link may ask.
 //! Over it is 429 with `Retry-After`, before the link is even looked up.
-//! A drawn card is kept a minute per link and view (`share::card::CardCache`),
+//! A drawn card is kept a minute per link and view (`Caches::cards`),
 //! asked only once the link is checked live.
 
 use axum::{
@@ -266,7 +266,7 @@ pub async fn card(
     };
     // Asked only now, the link checked live: a kept card never outlives
     // its link's revocation or expiry.
-    let cards = state.store().memo().get::<share::card::CardCache>();
+    let cards = &state.services().caches().cards;
     let key = (link.id.clone(), link.range, link.denominate);
     if let Some(png) = cards.get(&key, state.now_ms()) {
         return respond(StatusCode::OK, "image/png", png);

@@ -803,13 +803,11 @@ async fn while_the_price_source_rests_a_kept_page_is_served_and_the_outage_warne
  {
     use std::sync::atomic::Ordering::SeqCst;
 
-    use server::{ledger::page::PageCache, prices::valuation::SeriesCache};
-
     let warnings = PriceWarnings::default();
     let _log = warnings.install();
     let (app, _s, prices, clock) = scanned_with_prices_down().await;
-    let pages = app.state.store().memo().get::<PageCache>();
-    let series = app.state.store().memo().get::<SeriesCache>();
+    let pages = app.state.services().caches().pages.clone();
+    let series = app.state.services().caches().series.clone();
 
     // The first read asks the source, which fails: the breaker opens (one
     // warning) and the page is made with its SOL legs unpriced.

@@ -7,7 +7,7 @@
 //! `UPDATE`s, so two racing requests cannot both win.
 
 use super::{Pool, Store, StoreError};
-use crate::clock::UnixMillis;
+use ledger_core::clock::UnixMillis;
 
 /// One client row.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]

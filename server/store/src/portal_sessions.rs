@@ -6,7 +6,7 @@
 //! before the maintenance pass deletes it.
 
 use super::{Pool, Store, StoreError};
-use crate::clock::UnixMillis;
+use ledger_core::clock::UnixMillis;
 
 impl Store {
     /// Insert a new session; false when the id hash is taken (the caller

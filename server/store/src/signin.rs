@@ -6,7 +6,7 @@
 //! sign-ins of the last few minutes without a sweeper job.
 
 use super::{Pool, Store, StoreError};
-use crate::clock::UnixMillis;
+use ledger_core::clock::UnixMillis;
 
 /// A nonce handed out by a SIWS challenge.
 #[derive(Clone, Debug, PartialEq, Eq)]

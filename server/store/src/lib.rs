@@ -14,9 +14,9 @@
 //! the database lock.
 //!
 //! A `Store` also remembers what cannot change once read (`memo`): server
-//! secrets, which wallets have been scanned, settled receipts; and it keeps
-//! the caches of the layers above ([`Memo`]), so the paid read path asks
-//! the database only for what a request really needs.
+//! secrets, which wallets have been scanned, settled receipts, so the paid
+//! read path asks the database only for what a request really needs. The
+//! caches of the layers above are theirs (the server's `Caches`).
 
 /// Run `$body` with `$conn` bound to the store's pool, whichever database it
 /// is. The body is type-checked once per driver, so one query text and one
@@ -89,7 +89,6 @@ use sqlx::{
 pub use accounts::{IdentityRecord, TokenRecord, WatchRow};
 pub use credits::{ActionRow, Begun, Credited, MovementRow, NewAction, NewCredit};
 pub use jobs::{Created, JobProgress, JobRecord, LedgerQuery, LegRow, NewScanJob, TransactionLegs};
-pub use memo::Memo;
 pub use oauth::{
     ConnectedClientRow, OAuthClientRecord, OAuthEventRow, OAuthGrantRecord, OAuthRequestRecord,
     OAuthTokenRecord, OAuthTokenWithGrant,
@@ -102,7 +101,25 @@ pub use sessions::{NewSession, SessionClass, SessionOpened, SessionQuota, Sessio
 pub use share_links::ShareLinkRecord;
 pub use signin::{NewOidcFlow, NewSiwsNonce, NonceUse, OidcFlowRecord};
 
-use crate::config::DatabaseConfig;
+/// The database pool's settings (`[database]` in the configuration; the
+/// server's `config` re-exports this type).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DatabaseConfig {
+    /// Connection pool size.
+    pub max_connections: u32,
+    /// SQLite busy timeout, milliseconds.
+    pub busy_timeout_ms: u64,
+}
+
+impl Default for DatabaseConfig {
+    fn default() -> Self {
+        Self {
+            max_connections: 16,
+            busy_timeout_ms: 5_000,
+        }
+    }
+}
 
 /// A storage failure. Rendered to callers as a generic internal error.
 #[derive(Debug, thiserror::Error)]
@@ -141,11 +158,13 @@ pub struct Store {
     pool: Pool,
     local_limits: ratelimit::LocalLimiter,
     known: Arc<memo::Known>,
-    memo: Arc<Memo>,
+    /// Price ranges this process stored through this store
+    /// ([`Store::price_writes`]); shared by the store's clones.
+    price_writes: Arc<std::sync::atomic::AtomicU64>,
 }
 
-static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
-static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
 
 impl Store {
     /// Connect to `url` without migrating.
@@ -187,7 +206,7 @@ impl Store {
             pool,
             local_limits: ratelimit::LocalLimiter::default(),
             known: Arc::default(),
-            memo: Arc::default(),
+            price_writes: Arc::default(),
         })
     }
 
@@ -206,11 +225,6 @@ impl Store {
             Pool::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await?,
         }
         Ok(())
-    }
-
-    /// The caches kept for this database by the layers above the store.
-    pub fn memo(&self) -> &Memo {
-        &self.memo
     }
 
     pub fn dialect(&self) -> Dialect {

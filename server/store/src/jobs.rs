@@ -12,7 +12,7 @@
 use std::collections::HashSet;
 
 use super::{Dialect, Pool, Store, StoreError};
-use crate::{clock::UnixMillis, ledger::Leg};
+use ledger_core::{clock::UnixMillis, ledger::Leg};
 
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct JobRecord {
@@ -97,7 +97,7 @@ pub struct TransactionLegs<'a> {
 
 impl<'a> TransactionLegs<'a> {
     /// A decoded transaction and its legs for the wallet.
-    pub fn new(view: &'a crate::ledger::TxView, legs: &'a [Leg]) -> Self {
+    pub fn new(view: &'a ledger_core::ledger::TxView, legs: &'a [Leg]) -> Self {
         Self {
             signature: &view.signature,
             slot: view.slot,

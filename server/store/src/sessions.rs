@@ -14,7 +14,7 @@
 //! same way; only the server-wide quota of bearer sessions refuses.
 
 use super::{Pool, Store, StoreError};
-use crate::clock::UnixMillis;
+use ledger_core::clock::UnixMillis;
 
 /// What `initialize` records.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -10,7 +10,7 @@
 //! a balance below zero. Each movement line records the balance it left.
 
 use super::{Pool, Store, StoreError};
-use crate::clock::UnixMillis;
+use ledger_core::clock::UnixMillis;
 
 /// One line of an account's credit ledger.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]

@@ -2,7 +2,7 @@
 //! paywall. A quote is immutable once written.
 
 use super::{Pool, Store, StoreError};
-use crate::clock::UnixMillis;
+use ledger_core::clock::UnixMillis;
 
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct QuoteRecord {

@@ -14,7 +14,7 @@ use std::{
 };
 
 use super::{Pool, Store, StoreError};
-use crate::clock::UnixMillis;
+use ledger_core::clock::UnixMillis;
 
 /// A limit: `per_second` sustained, `burst` at once.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -5,7 +5,7 @@
 //! this file: rows carry its SHA-256 and its display prefix only.
 
 use super::{Pool, Store, StoreError};
-use crate::clock::UnixMillis;
+use ledger_core::clock::UnixMillis;
 
 /// One identity row. `issuer` is `''` for a Solana wallet.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]

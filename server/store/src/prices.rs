@@ -3,7 +3,7 @@
 //! mint, granularity, bucket start); re-writing it is a no-op.
 
 use super::{JobRecord, Pool, Store, StoreError};
-use crate::clock::UnixMillis;
+use ledger_core::clock::UnixMillis;
 
 /// One stored bucket close.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
@@ -101,9 +101,7 @@ impl Store {
             .await?;
             tx.commit().await?;
         });
-        self.memo()
-            .get::<PriceWrites>()
-            .0
+        self.price_writes
             .fetch_add(1, std::sync::atomic::Ordering::Release);
         Ok(())
     }
@@ -113,10 +111,7 @@ impl Store {
     /// process has stored anything since (another instance's writes it
     /// cannot see here).
     pub fn price_writes(&self) -> u64 {
-        self.memo()
-            .get::<PriceWrites>()
-            .0
-            .load(std::sync::atomic::Ordering::Acquire)
+        self.price_writes.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// The ranges already asked of a source that overlap `[from, to)`.
@@ -215,7 +210,3 @@ impl Store {
         .await?))
     }
 }
-
-/// The count behind [`Store::price_writes`], kept in the store's memo.
-#[derive(Default)]
-struct PriceWrites(std::sync::atomic::AtomicU64);

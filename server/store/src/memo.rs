@@ -7,15 +7,12 @@
 //! again), and the wallet and expiry of a settled payment's receipt (set
 //! when it settles, never changed). Only what was read from the database is
 //! remembered, never an absence, so another instance on the same database
-//! creating the fact is seen on the next call. [`Memo`] keeps one cache of
-//! each type for the layers above the store (the price series valuation
-//! reads, the positions replays), so each lives exactly as long as the
-//! `Store` it was built from and two servers in one process never share one.
+//! creating the fact is seen on the next call. The caches of the layers
+//! above (kept pages, replays, price series) are the server's `Caches`.
 
 use std::{
-    any::{Any, TypeId},
     collections::{HashMap, HashSet},
-    sync::{Arc, Mutex, MutexGuard, PoisonError},
+    sync::{Mutex, MutexGuard, PoisonError},
 };
 
 /// The most entries one set of [`Known`] facts holds before it starts
@@ -79,44 +76,9 @@ impl Known {
     }
 }
 
-/// One value of each type `T: Default`, made on first use: the caches the
-/// layers above keep per database ([`crate::store::Store::memo`]).
-#[derive(Default)]
-pub struct Memo(Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>);
-
-impl Memo {
-    /// The `T` of this store, made with `T::default()` the first time.
-    pub fn get<T: Any + Default + Send + Sync>(&self) -> Arc<T> {
-        let any = lock(&self.0)
-            .entry(TypeId::of::<T>())
-            .or_insert_with(|| Arc::new(T::default()) as Arc<dyn Any + Send + Sync>)
-            .clone();
-        // The entry for `TypeId::of::<T>()` only ever holds a `T`.
-        any.downcast::<T>().unwrap_or_else(|_| unreachable!())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[derive(Default)]
-    struct Counter(std::sync::atomic::AtomicU32);
-
-    #[test]
-    fn one_value_per_type() {
-        let memo = Memo::default();
-        memo.get::<Counter>()
-            .0
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        assert_eq!(
-            memo.get::<Counter>()
-                .0
-                .load(std::sync::atomic::Ordering::Relaxed),
-            1
-        );
-        assert!(memo.get::<Mutex<Vec<u8>>>().lock().unwrap().is_empty());
-    }
 
     #[test]
     fn facts_are_bounded() {

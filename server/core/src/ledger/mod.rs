@@ -1,0 +1,20 @@
+//! The ledger: every transaction of a wallet's history becomes legs, one
+//! signed movement of one asset each, and per transaction and per asset the
+//! legs sum exactly to the wallet's balance change (SPEC S3, S4).
+//!
+//! [`tx`] reads a `getTransaction` result in either encoding into one
+//! shape; [`decode`] turns it into legs for a wallet; [`model`] holds the
+//! types; [`cursor`]s page a stored ledger and cannot be forged. Nothing
+//! here knows of HTTP, the RPC client or the database; decoding is pure
+//! functions over JSON values, tested against recorded mainnet
+//! transactions. Reading a stored ledger back a page at a time is the
+//! server's paid-read use case.
+
+pub mod cursor;
+pub mod decode;
+pub mod model;
+pub mod tx;
+
+pub use decode::{balance_changes, legs, sum_by_asset};
+pub use model::{Counterparty, CounterpartyKind, Direction, Leg, OperationType, SOL};
+pub use tx::{TxError, TxView};

@@ -1,0 +1,43 @@
+//! The caches of the read path, as named fields of one value made with the
+//! services and handed to the contexts that read through them (`Reads`,
+//! the share card handler, the metrics). Each keeps what a database read or
+//! a replay already made, and each says below what makes an entry stale:
+//! none of them can serve an answer that a fresh read would not give.
+//! One `Caches` per `Services`, so two servers in one process (tests,
+//! benchmarks) never share an entry.
+
+use std::sync::Arc;
+
+use crate::{
+    analytics::{LegsCache, positions::ReplayCache},
+    ledger::page::PageCache,
+    prices::valuation::SeriesCache,
+    share::card::CardCache,
+};
+
+/// Every cache of the read path.
+#[derive(Default)]
+pub struct Caches {
+    /// Ledger pages by wallet, filters and cursor. Invalidation: an entry
+    /// is served only while its wallet's ledger version (bumped by every
+    /// write of legs) and its valuer's price fingerprint are those it was
+    /// made with; bounded in bytes and pages, it starts over when full.
+    pub pages: Arc<PageCache>,
+    /// `get_positions` answers by wallet, method and spam choice.
+    /// Invalidation: the same two keys as `pages` (ledger version and
+    /// price fingerprint); bounded in answers and bytes.
+    pub positions: Arc<ReplayCache>,
+    /// Each wallet's legs at its latest ledger version read. Invalidation:
+    /// a newer ledger version replaces the entry; bounded in legs in total,
+    /// oldest wallet first out.
+    pub legs: Arc<LegsCache>,
+    /// Stored daily and hourly closes per mint. Invalidation: only closed
+    /// buckets are kept, and a closed bucket's close never changes once
+    /// stored; a span is re-read when a price range was stored since or the
+    /// source's rest ended.
+    pub series: Arc<SeriesCache>,
+    /// Drawn share-page cards by link and view. Invalidation: served for a
+    /// minute after drawing (`share::card::CARD_TTL_MS`), then drawn again;
+    /// a revoked or expired link is refused before the cache is asked.
+    pub cards: Arc<CardCache>,
+}
