@@ -158,6 +158,7 @@ impl Application {
         let payments =
             crate::payments::Runtime::load(&config.x402).map_err(StartupError::Payments)?;
         let store = Store::open(&config.database_url, &config.database).await?;
+        let migrations = store.applied_migrations().await?;
         let listener = bind(config.listen).await?;
         let metrics_listener = bind_metrics(&config).await?;
         let limits = Limits::from_config(&config);
@@ -183,6 +184,7 @@ impl Application {
             clock,
             config,
             metrics,
+            migrations,
         });
         let state = AppState::new(services, site::leptos_options(local), hydrate);
         Ok(Self {

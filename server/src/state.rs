@@ -35,6 +35,10 @@ pub struct Parts {
     pub clock: Arc<dyn Clock>,
     /// The Prometheus metrics (off unless `metrics.listen` is set).
     pub metrics: Metrics,
+    /// Migrations applied when this process opened the store: `/healthz`
+    /// reports it without asking the database, so liveness never depends on
+    /// the database answering.
+    pub migrations: i64,
 }
 
 impl Services {
@@ -72,6 +76,11 @@ impl Services {
 
     pub fn metrics(&self) -> &Metrics {
         &self.0.metrics
+    }
+
+    /// Migrations applied when the store was opened (read once at startup).
+    pub fn migrations(&self) -> i64 {
+        self.0.migrations
     }
 
     /// The rate limits, at this instant.
