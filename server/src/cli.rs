@@ -210,6 +210,7 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
         Command::Accounts { .. } | Command::Tokens { .. } | Command::Credits { .. } => {}
         Command::Worker => {
             let store = Store::open(&config.database_url, &config.database).await?;
+            let migrations = store.applied_migrations().await?;
             let public_url = config.public_url();
             let metrics_listener = startup::bind_metrics(&config).await?;
             let grace = std::time::Duration::from_secs(config.shutdown_grace_secs);
@@ -231,6 +232,7 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
                 config,
                 caches,
                 metrics,
+                migrations,
             });
             let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
             let metrics_server = metrics_listener.map(|listener| {

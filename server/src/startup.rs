@@ -157,6 +157,7 @@ impl Application {
         let payments =
             crate::payments::Runtime::load(&config.x402).map_err(StartupError::Payments)?;
         let store = Store::open(&config.database_url, &config.database).await?;
+        let migrations = store.applied_migrations().await?;
         let listener = bind(config.listen).await?;
         let metrics_listener = bind_metrics(&config).await?;
         let limits = Limits::from_config(&config);
@@ -184,6 +185,7 @@ impl Application {
             config,
             caches,
             metrics,
+            migrations,
         });
         let state = AppState::new(services, site::leptos_options(local), hydrate);
         Ok(Self {

@@ -37,6 +37,10 @@ pub struct Parts {
     pub metrics: Metrics,
     /// The read path's caches, each with its invalidation rule.
     pub caches: Arc<crate::caches::Caches>,
+    /// Migrations applied when this process opened the store: `/healthz`
+    /// reports it without asking the database, so liveness never depends on
+    /// the database answering.
+    pub migrations: i64,
 }
 
 impl Services {
@@ -79,6 +83,11 @@ impl Services {
 
     pub fn metrics(&self) -> &Metrics {
         &self.0.metrics
+    }
+
+    /// Migrations applied when the store was opened (read once at startup).
+    pub fn migrations(&self) -> i64 {
+        self.0.migrations
     }
 
     /// The rate limits, at this instant.

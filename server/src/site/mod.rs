@@ -79,15 +79,20 @@ async fn asset(site_root: Option<&PathBuf>, path: &str) -> Option<(Vec<u8>, Stri
 /// The fallback for every request no route claimed: under a JSON surface
 /// (`/v1`, `/mcp`, `/.well-known`, the OAuth paths) our JSON 404, whatever
 /// the path holds (a raw `/v1/jobs/../..` included); else a static asset,
-/// else the portal's not-found page.
+/// else the portal's not-found page. HEAD is answered as GET is, headers
+/// and status alike (the router drops the body): link checkers and
+/// monitors ask HEAD, and a 404 for an asset that exists, or a not-found
+/// page without its HTML headers, would mislead them.
 pub async fn fallback(State(state): State<AppState>, request: Request) -> Response {
     if let Some(not_found) = crate::http::unrouted(request.uri().path()) {
         return not_found;
     }
     let path = request.uri().path().trim_start_matches('/').to_owned();
-    if request.method() == axum::http::Method::GET
-        && let Some((bytes, mime)) = asset(state.config().site_root.as_ref(), &path).await
-    {
+    let read = matches!(
+        *request.method(),
+        axum::http::Method::GET | axum::http::Method::HEAD
+    );
+    if read && let Some((bytes, mime)) = asset(state.config().site_root.as_ref(), &path).await {
         let mut response = Response::new(Body::from(bytes));
         if let Ok(value) = HeaderValue::from_str(&mime) {
             response.headers_mut().insert(header::CONTENT_TYPE, value);
@@ -102,7 +107,7 @@ pub async fn fallback(State(state): State<AppState>, request: Request) -> Respon
             .insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
         return response;
     }
-    if request.method() != axum::http::Method::GET {
+    if !read {
         return StatusCode::NOT_FOUND.into_response();
     }
     let handler = leptos_axum::render_app_to_stream_with_context(

@@ -234,7 +234,7 @@ impl Store {
         }
     }
 
-    /// A round trip to the database, for `/healthz`.
+    /// A round trip to the database, for `/readyz`.
     pub async fn ping(&self) -> Result<(), StoreError> {
         on_pool!(&self.pool, |pool| sqlx::query("SELECT 1")
             .execute(pool)
@@ -243,7 +243,8 @@ impl Store {
         Ok(())
     }
 
-    /// The number of migrations applied, for `/healthz` and `ledger migrate`.
+    /// The number of migrations applied, read at startup for `/healthz` and by
+    /// `ledger migrate`.
     pub async fn applied_migrations(&self) -> Result<i64, StoreError> {
         let sql = "SELECT COUNT(*) FROM _sqlx_migrations WHERE success";
         let count: i64 = on_pool!(&self.pool, |pool| sqlx::query_scalar(sql)

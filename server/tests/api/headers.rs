@@ -2,7 +2,7 @@
 //! same four pages: a Leptos page (`/`), a page a handler renders itself
 //! (`/signin`), the not-found page and a live share page (`/s/{token}`).
 //! `site::headers` sets them in one layer; these prove no kind of page
-//! escapes it.
+//! escapes it, asked with GET or with HEAD.
 
 use reqwest::{StatusCode, header::HeaderMap};
 use serde_json::json;
@@ -191,6 +191,35 @@ async fn every_inline_script_carries_the_nonce_its_policy_names() {
             );
         }
         assert!(inline >= 1, "{path}: the hydration bootstrap is inline");
+    }
+    app.stop().await;
+}
+
+/// HEAD answers what GET does, without the body: an embedded asset is 200
+/// with its type (it was 404), and the not-found page is HTML with its
+/// security headers (it was a bare 404 with neither type nor policy).
+#[tokio::test]
+async fn head_answers_as_get_does() {
+    let app = crate::helpers::spawn_app().await;
+    for path in ["/favicon.svg", "/style/ledger.css", "/no/such/page", "/"] {
+        let get = app.client.get(app.url(path)).send().await.unwrap();
+        let head = app.client.head(app.url(path)).send().await.unwrap();
+        assert_eq!(head.status(), get.status(), "{path}");
+        for name in ["content-type", "x-content-type-options", "referrer-policy"] {
+            assert_eq!(
+                head.headers().get(name),
+                get.headers().get(name),
+                "{name} on {path}"
+            );
+        }
+        for name in ["content-security-policy", "x-frame-options"] {
+            assert_eq!(
+                head.headers().contains_key(name),
+                get.headers().contains_key(name),
+                "{name} on {path}"
+            );
+        }
+        assert!(head.bytes().await.unwrap().is_empty(), "{path}");
     }
     app.stop().await;
 }

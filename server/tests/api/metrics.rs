@@ -1,6 +1,7 @@
 //! What an operator sees: the Prometheus metrics on their own listener
 //! (off by default), with route labels that are templates, never paths; and
-//! `/readyz`, which fails while the database is unreachable.
+//! the probes: `/readyz` fails while the database is unreachable, `/healthz`
+//! (liveness) does not.
 
 use std::{net::SocketAddr, time::Duration};
 
@@ -273,16 +274,30 @@ async fn scans_count_rpc_calls_and_credits_per_method_jobs_and_cache_hits() {
 }
 
 #[tokio::test]
-async fn readiness_fails_while_the_database_is_unreachable() {
+async fn liveness_holds_and_readiness_fails_while_the_database_is_unreachable() {
     let app = spawn_app().await;
     let ready = app.client.get(app.url("/readyz")).send().await.unwrap();
     assert_eq!(ready.status(), StatusCode::OK);
     assert_eq!(ready.json::<Value>().await.unwrap()["status"], "ready");
+    let live: Value = app
+        .client
+        .get(app.url("/healthz"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     // The pool closed: no query reaches the database any more.
     app.state.store().close().await;
     let unready = app.client.get(app.url("/readyz")).send().await.unwrap();
     assert_eq!(unready.status(), StatusCode::SERVICE_UNAVAILABLE);
     let body: Value = unready.json().await.unwrap();
     assert_eq!(body["code"], "unavailable", "{body}");
+    // Liveness asks the database nothing: the process still serves, so an
+    // orchestrator must not restart it; its body is what it was.
+    let alive = app.client.get(app.url("/healthz")).send().await.unwrap();
+    assert_eq!(alive.status(), StatusCode::OK);
+    assert_eq!(alive.json::<Value>().await.unwrap(), live);
     app.stop().await;
 }
