@@ -36,6 +36,7 @@ pub mod portal;
 pub mod prices;
 pub mod reads;
 pub mod reports;
+pub mod routes;
 pub mod share;
 pub mod site;
 pub mod solana;

@@ -64,12 +64,12 @@ pub async fn list_payments(
     account: &AccountId,
 ) -> Result<Vec<PaymentView>, AccountsError> {
     let secret = store.server_secret("receipts").await?;
-    Ok(store
+    store
         .payments_for_account(account.as_str(), PAYMENTS_LISTED)
         .await?
         .into_iter()
         .map(|p| view(secret.as_bytes(), p))
-        .collect::<Result<_, _>>()?)
+        .collect()
 }
 
 fn view(secret: &[u8], p: PaymentRecord) -> Result<PaymentView, AccountsError> {

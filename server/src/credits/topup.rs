@@ -28,7 +28,7 @@ use crate::{
 };
 
 const RESOURCE: Resource<'static> = Resource {
-    path: "/v1/credits",
+    path: crate::routes::CREDITS_TOPUP.path,
     tool: "POST /v1/credits",
 };
 

@@ -193,7 +193,7 @@ pub async fn start_scan(
         &quote,
         &presented,
         Resource {
-            path: "/v1/scans",
+            path: crate::routes::SCANS.path,
             tool: "scan_wallet",
         },
     )

@@ -479,18 +479,18 @@ pub async fn quoted_wallet(
     })
 }
 
-/// [`authorize_read`] for the REST route `/v1/wallets/{wallet}/{route}`
-/// and its MCP tool `tool`, with what the call's arguments and headers
-/// presented.
+/// [`authorize_read`] for the wallet's REST route `route`
+/// (`/v1/wallets/{address}/…`) and its MCP tool `tool`, with what the
+/// call's arguments and headers presented.
 pub async fn authorize_wallet_read(
     pw: &Paywall<'_>,
     principal: &Principal,
     wallet: &WalletAddress,
     presented: &Presented,
-    route: &str,
+    route: crate::routes::RestRoute,
     tool: &str,
 ) -> Result<Option<PaymentBlock>, AppError> {
-    let path = format!("/v1/wallets/{wallet}/{route}");
+    let path = route.for_wallet(wallet.as_str());
     authorize_read(
         pw,
         principal,

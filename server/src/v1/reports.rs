@@ -16,13 +16,14 @@ use crate::{
     error::AppError,
     http::Caller,
     reports::{self, GetReportArgs, ReportFile},
+    routes,
     state::AppState,
 };
 
 /// A report over up to 20 scanned wallets: the REST twin of `get_report`.
 #[utoipa::path(
     get,
-    path = "/v1/reports",
+    path = routes::REPORTS.path,
     tag = "ledger",
     responses(
         (status = 200, description = "The report: application/json (the report object), text/csv (csv, positions_csv, 8949, koinly, cointracker) or application/pdf, as an attachment"),
