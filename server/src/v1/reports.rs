@@ -46,7 +46,7 @@ pub async fn report(
 /// report object as JSON (not the tool's linked or CSV descriptions) or a
 /// file of the format asked for.
 pub(super) fn document(doc: &mut Value) {
-    let Some(ok) = doc["paths"]["/v1/reports"]["get"]["responses"]
+    let Some(ok) = doc["paths"][routes::REPORTS.path]["get"]["responses"]
         .get_mut("200")
         .and_then(Value::as_object_mut)
     else {
