@@ -44,18 +44,35 @@ pub enum ReadGrant {
     ShareLink,
 }
 
-/// Why a presented credential did not cover the read: the `error` code a
-/// challenge carries and the reason in words.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Refusal {
-    pub code: &'static str,
-    pub why: &'static str,
+/// Why a presented credential did not cover the read: each the `error`
+/// code a challenge carries and the reason in words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// A share link reads its one wallet only.
+    LinkNotForWallet,
+    /// The receipt's payment covers another wallet.
+    ReceiptNotForWallet,
+    /// The receipt is malformed, unknown or expired.
+    InvalidReceipt,
 }
 
-const INVALID_RECEIPT: Refusal = Refusal {
-    code: "invalid_receipt",
-    why: "the receipt is unknown or expired",
-};
+impl Refusal {
+    pub fn code(self) -> &'static str {
+        match self {
+            Refusal::LinkNotForWallet => "link_not_for_wallet",
+            Refusal::ReceiptNotForWallet => "receipt_not_for_wallet",
+            Refusal::InvalidReceipt => "invalid_receipt",
+        }
+    }
+
+    pub fn why(self) -> &'static str {
+        match self {
+            Refusal::LinkNotForWallet => "the share link shows another wallet",
+            Refusal::ReceiptNotForWallet => "the receipt covers another wallet",
+            Refusal::InvalidReceipt => "the receipt is unknown or expired",
+        }
+    }
+}
 
 impl Access<'_> {
     /// Whether `principal`, presenting `receipt`, may read `wallet` without
@@ -74,10 +91,7 @@ impl Access<'_> {
             return Ok(if &link.wallet == wallet {
                 Ok(ReadGrant::ShareLink)
             } else {
-                Err(Some(Refusal {
-                    code: "link_not_for_wallet",
-                    why: "the share link shows another wallet",
-                }))
+                Err(Some(Refusal::LinkNotForWallet))
             });
         }
         if self.payments_off {
@@ -102,11 +116,8 @@ impl Access<'_> {
         Ok(
             match grant.filter(|(_, expires)| expires.is_none_or(|e| e > self.now_ms)) {
                 Some((covered, _)) if covered == wallet.as_str() => Ok(ReadGrant::Receipt),
-                Some(_) => Err(Some(Refusal {
-                    code: "receipt_not_for_wallet",
-                    why: "the receipt covers another wallet",
-                })),
-                None => Err(Some(INVALID_RECEIPT)),
+                Some(_) => Err(Some(Refusal::ReceiptNotForWallet)),
+                None => Err(Some(Refusal::InvalidReceipt)),
             },
         )
     }

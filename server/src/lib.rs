@@ -40,6 +40,7 @@ pub mod portal;
 pub mod prices;
 pub mod reads;
 pub mod reports;
+pub mod routes;
 pub mod share;
 pub mod site;
 pub mod solana;

@@ -11,6 +11,7 @@ use crate::{
     error::AppError,
     payments::{self, PayArgs, PaymentBlock, Paywall, Presented},
     prices::{Prices, valuation::Valuer},
+    routes::RestRoute,
     solana::WalletAddress,
     store::Store,
 };
@@ -28,8 +29,8 @@ pub struct Reads<'a> {
 /// The route and tool a read is served as: the challenge names both.
 #[derive(Clone, Copy, Debug)]
 pub struct ReadKind {
-    /// The last segment of `/v1/wallets/{address}/{route}`.
-    pub route: &'static str,
+    /// The wallet's REST route (`/v1/wallets/{address}/…`).
+    pub route: RestRoute,
     pub tool: &'static str,
 }
 

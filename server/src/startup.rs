@@ -1,5 +1,6 @@
 //! Building and running the server: open the store, bind, wire every route
-//! (in [`router`], the one place routes are declared), serve until a
+//! (in [`router`], the one place routes are wired; the REST routes come
+//! declared with their OpenAPI operations from `v1::router`), serve until a
 //! shutdown signal, then let in-flight requests finish. Connections are
 //! accepted, timed and capped by [`connections`]; the metrics, when on,
 //! are served on their own listener by [`metrics_router`].
@@ -16,7 +17,7 @@ use axum::{
     http::{HeaderValue, StatusCode, header},
     middleware::Next,
     response::{IntoResponse, Response},
-    routing::{delete, get, post},
+    routing::{get, post},
 };
 use leptos_axum::LeptosRoutes;
 use tokio::{net::TcpListener, sync::watch};
@@ -340,38 +341,11 @@ pub fn router(state: AppState) -> Router {
                 .delete(mcp::transport::delete_account),
         )
         .merge(oauth_public_router())
-        .route("/healthz", get(v1::health))
-        .route("/readyz", get(v1::ready))
-        .route("/v1/ping", get(v1::ping))
-        .route("/v1/quotes", post(v1::quotes))
-        .route("/v1/scans", post(v1::scans))
-        .route("/v1/jobs/{job_id}", get(v1::job))
-        .route("/v1/wallets/{address}/ledger", get(v1::ledger))
-        .route("/v1/payments", get(v1::payments_list))
-        .route("/v1/wallets", get(v1::wallets_list).post(v1::wallets_add))
-        .route("/v1/wallets/{address}", delete(v1::wallets_remove))
-        .route("/v1/labels", post(v1::labels_set))
-        .route("/v1/wallets/{address}/positions", get(v1::wallet_positions))
-        .route(
-            "/v1/wallets/{address}/value-history",
-            get(v1::wallet_value_history),
-        )
-        .route("/v1/wallets/{address}/flows", get(v1::wallet_flows))
-        .route("/v1/graph/expand", post(v1::graph_expand))
-        .route("/v1/graph/funder", post(v1::graph_funder))
-        .route("/v1/credits", get(v1::credits_get).post(v1::credits_topup))
-        .route("/v1/reports", get(v1::reports::report))
-        .route(
-            "/v1/snapshots",
-            get(v1::snapshots_list).post(v1::snapshots_create),
-        )
-        .route("/v1/snapshots/{token}", delete(v1::snapshots_revoke))
+        // The REST API, each route registered with its OpenAPI operation.
+        .merge(v1::router())
         .route("/s/{token}", get(site::share::page))
         .route("/s/{token}/card.png", get(site::share::card))
         .route("/s/{token}/report.json", get(site::share::data))
-        .route("/v1/prices", get(v1::prices))
-        .route("/v1/prices/history", get(v1::price_history))
-        .route("/v1/openapi.json", get(v1::openapi))
         .route("/llms.txt", get(discovery::llms_txt))
         .route(
             "/.well-known/mcp/server-card.json",

@@ -9,7 +9,7 @@
 use super::{AccountId, AccountsError};
 use crate::{
     ids,
-    payments::receipt::Receipt,
+    payments::{PaymentStatus, receipt::Receipt},
     store::{PaymentRecord, Store},
     values::rfc3339,
 };
@@ -64,20 +64,22 @@ pub async fn list_payments(
     account: &AccountId,
 ) -> Result<Vec<PaymentView>, AccountsError> {
     let secret = store.server_secret("receipts").await?;
-    Ok(store
+    store
         .payments_for_account(account.as_str(), PAYMENTS_LISTED)
         .await?
         .into_iter()
         .map(|p| view(secret.as_bytes(), p))
-        .collect())
+        .collect()
 }
 
-fn view(secret: &[u8], p: PaymentRecord) -> PaymentView {
-    let receipt = (p.status == "settled")
+fn view(secret: &[u8], p: PaymentRecord) -> Result<PaymentView, AccountsError> {
+    let status =
+        PaymentStatus::of_record(&p).map_err(|err| AccountsError::Corrupt(err.to_string()))?;
+    let receipt = (status == PaymentStatus::Settled)
         .then(|| Receipt::of_message_hex(secret, &p.message_hash))
         .flatten()
         .map(|r| r.as_str().to_owned());
-    PaymentView {
+    Ok(PaymentView {
         receipt,
         payment_id: p.id,
         quote_id: p.quote_id,
@@ -88,5 +90,5 @@ fn view(secret: &[u8], p: PaymentRecord) -> PaymentView {
         network: p.network,
         transaction: p.signature,
         created_at: rfc3339(p.created_at),
-    }
+    })
 }

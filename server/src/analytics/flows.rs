@@ -263,7 +263,7 @@ pub async fn get_flows(
     let top = args.top.unwrap_or(DEFAULT_TOP);
     // Every argument is checked; only now may the call be paid for.
     let kind = ReadKind {
-        route: "flows",
+        route: crate::routes::FLOWS,
         tool: "get_flows",
     };
     let payment = reads

@@ -247,7 +247,7 @@ async fn replayed(
     let exclude_spam = args.exclude_spam.unwrap_or(true);
     // Every argument is checked; only now may the call be paid for.
     let kind = ReadKind {
-        route: "positions",
+        route: crate::routes::POSITIONS,
         tool: "get_positions",
     };
     let payment = reads

@@ -257,7 +257,7 @@ pub async fn get_value_history(
     }
     // Every argument is checked; only now may the call be paid for.
     let kind = ReadKind {
-        route: "value-history",
+        route: crate::routes::VALUE_HISTORY,
         tool: "get_value_history",
     };
     let payment = reads

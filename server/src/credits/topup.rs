@@ -2,9 +2,10 @@
 //! through the same quote, verify and settle path as every paid call.
 //!
 //! Without a payment the route prices the amount as a quote of scope
-//! `topup` whose address is the account (so the challenge, and the payment
-//! that answers it, can only credit that account) and answers the 402
-//! challenge. With the payment and that quote, `payments::settle::settle`
+//! [`Scope::TopUp`] whose address is the account (so the challenge, and the
+//! payment that answers it, can only credit that account) and answers the
+//! 402 challenge. With the payment and that quote,
+//! `payments::settle_or_refuse` (the path reads and scans take too)
 //! verifies and settles it exactly once; the credit is a movement whose
 //! reference is the payment's id, so presenting the payment again (a
 //! replay answers the first settlement) never credits twice. A payment
@@ -21,15 +22,13 @@ use crate::{
     auth::Principal,
     config::PaymentsMode,
     error::{AppError, Code},
-    payments::{self, PaymentBlock, Paywall, Presented, Resource, settle},
+    payments::{self, PaymentBlock, Paywall, Presented, Refusal, Resource, Scope, WrongQuote},
     store::QuoteRecord,
     values::Usd,
 };
 
-/// The quote scope of a top-up.
-pub const SCOPE: &str = "topup";
 const RESOURCE: Resource<'static> = Resource {
-    path: "/v1/credits",
+    path: crate::routes::CREDITS_TOPUP.path,
     tool: "POST /v1/credits",
 };
 
@@ -125,51 +124,32 @@ pub async fn top_up(
         Some(id) => pw.store.quote(&id).await?,
         None => None,
     };
-    let refuse = |code: &str, why: &str| {
-        let (code, why) = (code.to_owned(), why.to_owned());
-        async move {
-            let quote = new_quote(pw, account, amount).await?;
-            tracing::info!(quote = %quote.id, code, why, "top-up payment refused");
-            Err::<TopUp, AppError>(payments::challenge(
-                pw,
-                &quote,
-                &RESOURCE,
-                Some((&code, &why)),
-            ))
+    // The caller names the quote: anything but this account's top-up of
+    // this amount is refused, never taken.
+    let checked = match quote {
+        Some(q)
+            if Scope::parse(&q.scope) == Some(Scope::TopUp)
+                && q.address == account.as_str()
+                && u64::try_from(q.price_micros).ok() == Some(amount.micros()) =>
+        {
+            if q.expires_at < pw.now_ms() {
+                Err(Refusal::QuoteExpired)
+            } else {
+                Ok(q)
+            }
         }
+        _ => Err(Refusal::WrongQuote(WrongQuote::NotThisTopUp)),
     };
-    let Some(quote) = quote.filter(|q| {
-        q.scope == SCOPE
-            && q.address == account.as_str()
-            && u64::try_from(q.price_micros).ok() == Some(amount.micros())
-    }) else {
-        return refuse(
-            "wrong_quote",
-            "quote_id must name the top-up challenge this route answered for this account and amount",
-        )
-        .await;
+    let settled = match checked {
+        Ok(q) => payments::settle_or_refuse(pw, &payment, &q).await?,
+        Err(refusal) => Err(refusal),
     };
-    if quote.expires_at < pw.now_ms() {
-        return refuse("quote_expired", "the quote expired").await;
-    }
-    let settled = match settle::settle(pw, &payment, &quote, settle::Entitlement::Read).await {
+    let settled = match settled {
         Ok(settled) => settled,
-        Err(settle::SettleError::Refused(r)) => return refuse(r.code(), &r.to_string()).await,
-        Err(settle::SettleError::QuoteAlreadyPaid) => {
-            return refuse(
-                "quote_already_paid",
-                "another payment for this quote is settled or being settled; a quote is paid once",
-            )
-            .await;
+        Err(refusal) => {
+            let quote = new_quote(pw, account, amount).await?;
+            return Err(payments::refuse(pw, &quote, &RESOURCE, Some(&refusal)));
         }
-        Err(settle::SettleError::PayerBusy) => {
-            return refuse(
-                "payer_has_pending_payment",
-                "another payment from this payer is still being settled",
-            )
-            .await;
-        }
-        Err(settle::SettleError::App(err)) => return Err(err),
     };
     let credited = credits.top_up(account, amount, &settled.record.id).await?;
     let balance = credits.balance(account).await?;
@@ -195,8 +175,8 @@ async fn new_quote(
     let quote = QuoteRecord {
         id: crate::ids::new_id("q_", now),
         address: account.as_str().to_owned(),
-        scope: SCOPE.to_owned(),
-        tier: SCOPE.to_owned(),
+        scope: Scope::TopUp.as_str().to_owned(),
+        tier: Scope::TopUp.as_str().to_owned(),
         price_micros: i64::try_from(amount.micros()).unwrap_or(i64::MAX),
         signatures: None,
         created_at: now,

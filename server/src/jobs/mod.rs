@@ -174,7 +174,7 @@ pub async fn start_scan(
     // scope is no scan scope at all) is the guide's `wrong_quote`: the
     // caller passed a real quote for another purpose.
     let scope = match Scope::parse(&quote.scope) {
-        Some(scope) if scope != Scope::Read => scope,
+        Some(scope) if scope.is_scan() => scope,
         _ => {
             return Err(AppError::new(
                 Code::WrongQuote,
@@ -193,7 +193,7 @@ pub async fn start_scan(
         &quote,
         &presented,
         Resource {
-            path: "/v1/scans",
+            path: crate::routes::SCANS.path,
             tool: "scan_wallet",
         },
     )

@@ -28,7 +28,7 @@ use crate::{
 
 /// The paywall names this read so.
 const READ: ReadKind = ReadKind {
-    route: "ledger",
+    route: crate::routes::LEDGER,
     tool: "get_ledger",
 };
 

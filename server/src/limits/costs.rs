@@ -15,6 +15,8 @@
 //! verifying and settling the payment is one (`isBlockhashValid`,
 //! `simulateTransaction`, sending it).
 
+use crate::routes::{self, RestRoute};
+
 /// A class of call, by its upstream work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cost {
@@ -117,69 +119,51 @@ pub struct Row {
     pub cost: Cost,
 }
 
-const fn tool(name: &'static str, method: &'static str, path: &'static str, cost: Cost) -> Row {
+const fn tool(name: &'static str, route: RestRoute, cost: Cost) -> Row {
     Row {
         tool: Some(name),
-        method,
-        path,
+        method: route.method,
+        path: route.path,
         cost,
     }
 }
 
 /// Every tool and priced route. A route not listed costs [`Cost::Local`].
 pub const TABLE: [Row; 19] = [
-    tool("ping", "GET", "/v1/ping", Cost::Local),
-    tool("get_job", "GET", "/v1/jobs/{job_id}", Cost::Local),
-    tool("list_wallets", "GET", "/v1/wallets", Cost::Local),
-    tool("add_wallet", "POST", "/v1/wallets", Cost::Local),
-    tool("set_address_label", "POST", "/v1/labels", Cost::Local),
+    tool("ping", routes::PING, Cost::Local),
+    tool("get_job", routes::JOB, Cost::Local),
+    tool("list_wallets", routes::WALLETS_LIST, Cost::Local),
+    tool("add_wallet", routes::WALLETS_ADD, Cost::Local),
+    tool("set_address_label", routes::LABELS, Cost::Local),
+    tool("revoke_snapshot", routes::SNAPSHOTS_REVOKE, Cost::Local),
+    tool("get_ledger", routes::LEDGER, Cost::StoredRead),
+    tool("get_flows", routes::FLOWS, Cost::StoredRead),
     tool(
-        "revoke_snapshot",
-        "DELETE",
-        "/v1/snapshots/{token}",
-        Cost::Local,
-    ),
-    tool(
-        "get_ledger",
-        "GET",
-        "/v1/wallets/{address}/ledger",
+        "create_snapshot",
+        routes::SNAPSHOTS_CREATE,
         Cost::StoredRead,
     ),
-    tool(
-        "get_flows",
-        "GET",
-        "/v1/wallets/{address}/flows",
-        Cost::StoredRead,
-    ),
-    tool("create_snapshot", "POST", "/v1/snapshots", Cost::StoredRead),
-    tool("get_prices", "GET", "/v1/prices", Cost::PriceSource),
+    tool("get_prices", routes::PRICES, Cost::PriceSource),
     tool(
         "get_price_history",
-        "GET",
-        "/v1/prices/history",
+        routes::PRICE_HISTORY,
         Cost::PriceSource,
     ),
-    tool(
-        "get_positions",
-        "GET",
-        "/v1/wallets/{address}/positions",
-        Cost::PriceSource,
-    ),
+    tool("get_positions", routes::POSITIONS, Cost::PriceSource),
     tool(
         "get_value_history",
-        "GET",
-        "/v1/wallets/{address}/value-history",
+        routes::VALUE_HISTORY,
         Cost::PriceSource,
     ),
-    tool("get_report", "GET", "/v1/reports", Cost::Replay),
-    tool("quote_wallet", "POST", "/v1/quotes", Cost::Chain),
-    tool("scan_wallet", "POST", "/v1/scans", Cost::Chain),
-    tool("expand_graph", "POST", "/v1/graph/expand", Cost::Chain),
-    tool("find_first_funder", "POST", "/v1/graph/funder", Cost::Chain),
+    tool("get_report", routes::REPORTS, Cost::Replay),
+    tool("quote_wallet", routes::QUOTES, Cost::Chain),
+    tool("scan_wallet", routes::SCANS, Cost::Chain),
+    tool("expand_graph", routes::GRAPH_EXPAND, Cost::Chain),
+    tool("find_first_funder", routes::GRAPH_FUNDER, Cost::Chain),
     Row {
         tool: None,
-        method: "POST",
-        path: "/v1/credits",
+        method: routes::CREDITS_TOPUP.method,
+        path: routes::CREDITS_TOPUP.path,
         cost: Cost::Chain,
     },
 ];

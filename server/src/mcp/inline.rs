@@ -17,11 +17,7 @@ use serde_json::{Value, json};
 
 /// The REST route that answers the same as a tool: where a linked result
 /// is read in full.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RestRoute {
-    pub method: &'static str,
-    pub path: &'static str,
-}
+pub use crate::routes::RestRoute;
 
 /// Results up to 256 KiB of JSON are inline; larger ones are linked.
 pub const INLINE_LIMIT: usize = 256 * 1024;

@@ -14,12 +14,13 @@ use serde_json::{Value, json};
 
 use super::{
     inline::{self, INLINE_LIMIT},
-    registry::{Annotations, RestRoute, Tier, ToolDef, ToolMeta, ToolOutput},
+    registry::{Annotations, Tier, ToolDef, ToolMeta, ToolOutput},
 };
 use crate::{
     error::AppError,
     payments::PaymentBlock,
-    reports::{self, Format, GetReportArgs, ROUTE, Report},
+    reports::{self, Format, GetReportArgs, Report},
+    routes,
 };
 
 /// A CSV-family report, described (its text is the next content item).
@@ -77,10 +78,7 @@ pub fn get_report() -> ToolDef {
                 receipt covers every wallet it was paid for.",
             tier: Tier::PaidCachedRead,
             annotations: Annotations::READ_OPEN_WORLD,
-            rest: Some(RestRoute {
-                method: "GET",
-                path: ROUTE,
-            }),
+            rest: Some(routes::REPORTS),
         },
         |ctx, args: GetReportArgs, raw: Value| async move {
             let receipt_arg = args.pay.receipt.clone();
@@ -115,7 +113,7 @@ fn answer(
     let size = bytes.len();
     let (structured, link, text) = if format == Format::Pdf || size > INLINE_LIMIT {
         let receipt = payment.as_ref().map(|p| p.receipt.as_str()).or(receipt_arg);
-        let uri = inline::rest_uri(public_url, ROUTE, raw, receipt)
+        let uri = inline::rest_uri(public_url, routes::REPORTS.path, raw, receipt)
             .ok_or_else(|| AppError::internal("report link", &"no URI"))?;
         let message = format!(
             "The report is {} of {}; GET {uri} downloads it (with the account's bearer, or \

@@ -2,11 +2,12 @@
 //! adapters over `crate::graph`, paid from research credits. Their
 //! descriptions are the client guide's, word for word.
 
-use super::registry::{Annotations, RestRoute, Tier, ToolDef, ToolMeta};
+use super::registry::{Annotations, Tier, ToolDef, ToolMeta};
 use crate::graph::{
     ExpandGraphArgs, GraphExpansion,
     funder::{FindFirstFunderArgs, FirstFunder},
 };
+use crate::routes;
 
 /// Charges credits (so not read-only), reads the chain when live, and is
 /// idempotent under its action_id.
@@ -70,10 +71,7 @@ pub fn expand_graph() -> ToolDef {
             description: EXPAND_GRAPH_DESCRIPTION,
             tier: Tier::PaidCredits,
             annotations: RESEARCH,
-            rest: Some(RestRoute {
-                method: "POST",
-                path: "/v1/graph/expand",
-            }),
+            rest: Some(routes::GRAPH_EXPAND),
         },
         |g: &GraphExpansion| {
             let hub = g
@@ -117,10 +115,7 @@ pub fn find_first_funder() -> ToolDef {
             description: FIND_FIRST_FUNDER_DESCRIPTION,
             tier: Tier::PaidCredits,
             annotations: RESEARCH,
-            rest: Some(RestRoute {
-                method: "POST",
-                path: "/v1/graph/funder",
-            }),
+            rest: Some(routes::GRAPH_FUNDER),
         },
         |f: &FirstFunder| {
             let found = match &f.first_inbound {

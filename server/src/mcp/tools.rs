@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::registry::{Annotations, Registry, RestRoute, Tier, ToolDef, ToolMeta};
+use super::registry::{Annotations, Registry, Tier, ToolDef, ToolMeta};
 use crate::{
     accounts::api::{
         self as account_api, AddWalletArgs, AddressLabel, ListWalletsArgs, SetAddressLabelArgs,
@@ -23,6 +23,7 @@ use crate::{
     },
     payments::{self, Quote, QuoteWalletArgs},
     prices::api::{GetPriceHistoryArgs, GetPricesArgs, PriceHistory, PricesView},
+    routes,
 };
 
 /// Every tool this server offers.
@@ -76,10 +77,7 @@ fn get_ledger() -> ToolDef {
                 get_job, then read. While the server runs with payments off, reads are free.",
             tier: Tier::PaidCachedRead,
             annotations: Annotations::READ,
-            rest: Some(RestRoute {
-                method: "GET",
-                path: "/v1/wallets/{address}/ledger",
-            }),
+            rest: Some(routes::LEDGER),
         },
         |page: &LedgerPage| {
             let more = match &page.next_cursor {
@@ -110,10 +108,7 @@ fn get_positions() -> ToolDef {
                 like get_ledger.",
             tier: Tier::PaidCachedRead,
             annotations: Annotations::READ_OPEN_WORLD,
-            rest: Some(RestRoute {
-                method: "GET",
-                path: "/v1/wallets/{address}/positions",
-            }),
+            rest: Some(routes::POSITIONS),
         },
         |p: &Positions| {
             format!(
@@ -159,10 +154,7 @@ fn get_value_history() -> ToolDef {
                 cached read, paid for like get_ledger.",
             tier: Tier::PaidCachedRead,
             annotations: Annotations::READ_OPEN_WORLD,
-            rest: Some(RestRoute {
-                method: "GET",
-                path: "/v1/wallets/{address}/value-history",
-            }),
+            rest: Some(routes::VALUE_HISTORY),
         },
         |h: &ValueHistory| {
             let last = h.points.last().map(|p| {
@@ -226,10 +218,7 @@ fn get_flows() -> ToolDef {
                 mint. Paid cached read, paid for like get_ledger.",
             tier: Tier::PaidCachedRead,
             annotations: Annotations::READ_OPEN_WORLD,
-            rest: Some(RestRoute {
-                method: "GET",
-                path: "/v1/wallets/{address}/flows",
-            }),
+            rest: Some(routes::FLOWS),
         },
         |f: &Flows| {
             format!(
@@ -265,10 +254,7 @@ fn get_prices() -> ToolDef {
                 mint's price source did not answer: try again later.",
             tier: Tier::Free,
             annotations: Annotations::READ_OPEN_WORLD,
-            rest: Some(RestRoute {
-                method: "GET",
-                path: "/v1/prices",
-            }),
+            rest: Some(routes::PRICES),
         },
         |view: &PricesView| {
             let parts: Vec<String> = view
@@ -300,10 +286,7 @@ fn get_price_history() -> ToolDef {
                 backfill_job_id names it, read again later.",
             tier: Tier::Free,
             annotations: Annotations::READ_OPEN_WORLD,
-            rest: Some(RestRoute {
-                method: "GET",
-                path: "/v1/prices/history",
-            }),
+            rest: Some(routes::PRICE_HISTORY),
         },
         |h: &PriceHistory| {
             let tail = match &h.backfill_job_id {
@@ -376,10 +359,7 @@ fn scan_wallet() -> ToolDef {
                 with payments off, scans are free.",
             tier: Tier::Paid,
             annotations: Annotations::CREATE_FROM_CHAIN,
-            rest: Some(RestRoute {
-                method: "POST",
-                path: "/v1/scans",
-            }),
+            rest: Some(routes::SCANS),
         },
         job_summary,
         |ctx, args: ScanWalletArgs| async move {
@@ -399,10 +379,7 @@ fn get_job() -> ToolDef {
                 scan was started on (the receipt argument); anything else is not_found.",
             tier: Tier::Free,
             annotations: Annotations::READ,
-            rest: Some(RestRoute {
-                method: "GET",
-                path: "/v1/jobs/{job_id}",
-            }),
+            rest: Some(routes::JOB),
         },
         job_summary,
         |ctx, args: GetJobArgs| async move {
@@ -428,10 +405,7 @@ fn quote_wallet() -> ToolDef {
                 minutes.",
             tier: Tier::Free,
             annotations: Annotations::CREATE_FROM_CHAIN,
-            rest: Some(RestRoute {
-                method: "POST",
-                path: "/v1/quotes",
-            }),
+            rest: Some(routes::QUOTES),
         },
         |q: &Quote| {
             let size = q
@@ -485,10 +459,7 @@ fn list_wallets() -> ToolDef {
                 size. Free; needs an account (an mcp or api key), not anonymous.",
             tier: Tier::FreeAccountOnly,
             annotations: Annotations::READ,
-            rest: Some(RestRoute {
-                method: "GET",
-                path: "/v1/wallets",
-            }),
+            rest: Some(routes::WALLETS_LIST),
         },
         |w: &Wallets| match w.wallets.len() {
             0 => "Your account watches no wallet yet: add one with add_wallet.".to_owned(),
@@ -524,10 +495,7 @@ fn add_wallet() -> ToolDef {
                 (owner reads). Free; needs an account.",
             tier: Tier::FreeAccountOnly,
             annotations: Annotations::WRITE_OWN,
-            rest: Some(RestRoute {
-                method: "POST",
-                path: "/v1/wallets",
-            }),
+            rest: Some(routes::WALLETS_ADD),
         },
         |w: &WalletView| {
             let scan = match &w.last_scan {
@@ -556,10 +524,7 @@ fn set_address_label() -> ToolDef {
                 wallet's shared chain data is untouched. Free; needs an account.",
             tier: Tier::FreeAccountOnly,
             annotations: Annotations::WRITE_OWN,
-            rest: Some(RestRoute {
-                method: "POST",
-                path: "/v1/labels",
-            }),
+            rest: Some(routes::LABELS),
         },
         |l: &AddressLabel| {
             if l.removed {
@@ -597,10 +562,7 @@ fn create_snapshot() -> ToolDef {
                 TTL unless revoked. Free; needs an account.",
             tier: Tier::FreeAccountOnly,
             annotations: Annotations::WRITE_OWN,
-            rest: Some(RestRoute {
-                method: "POST",
-                path: "/v1/snapshots",
-            }),
+            rest: Some(routes::SNAPSHOTS_CREATE),
         },
         |s: &crate::share::SnapshotView| {
             format!(
@@ -634,10 +596,7 @@ fn revoke_snapshot() -> ToolDef {
                 card answer not_found from then on. Free; needs an account.",
             tier: Tier::FreeAccountOnly,
             annotations: Annotations::WRITE_OWN,
-            rest: Some(RestRoute {
-                method: "DELETE",
-                path: "/v1/snapshots/{token}",
-            }),
+            rest: Some(routes::SNAPSHOTS_REVOKE),
         },
         |r: &crate::share::RevokedSnapshot| {
             format!(
@@ -664,10 +623,7 @@ fn ping() -> ToolDef {
             description: "Answers ok with the principal this session's credential resolves to. Free.",
             tier: Tier::Free,
             annotations: Annotations::READ,
-            rest: Some(RestRoute {
-                method: "GET",
-                path: "/v1/ping",
-            }),
+            rest: Some(routes::PING),
         },
         |out: &PingResult| {
             let who = match &out.principal {

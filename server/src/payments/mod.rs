@@ -7,6 +7,7 @@
 
 pub mod quote;
 pub mod receipt;
+pub mod refusal;
 pub mod settle;
 pub mod verify;
 pub mod view;
@@ -15,7 +16,8 @@ pub mod x402;
 pub use crate::values::Usd;
 pub use quote::{Quote, Scope};
 pub use receipt::Receipt;
-pub use settle::Runtime;
+pub use refusal::{Refusal, WrongQuote};
+pub use settle::{Entitlement, PaymentStatus, Runtime};
 pub use view::{PaymentsModeView, PaymentsView};
 pub use x402::PaymentBlock;
 
@@ -31,7 +33,7 @@ use crate::{
     config::{PaymentsMode, PricingConfig, X402Config},
     error::{AppError, Code},
     solana::{RpcClient, WalletAddress},
-    store::{JobRecord, PaymentRecord, QuoteRecord, Store},
+    store::{JobRecord, JobStatus, PaymentRecord, QuoteRecord, Store},
 };
 
 /// What pricing, challenging and settling need, and nothing more: the
@@ -81,6 +83,30 @@ pub struct QuoteWalletArgs {
     pub scope: Option<Scope>,
 }
 
+/// A stored word this server never writes (a quote's scope, a payment's
+/// entitlement or status): an internal error, never read as a default.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{column} holds {text:?}, which this server never writes")]
+pub struct UnknownText {
+    pub column: &'static str,
+    pub text: String,
+}
+
+impl UnknownText {
+    pub fn new(column: &'static str, text: &str) -> Self {
+        Self {
+            column,
+            text: text.to_owned(),
+        }
+    }
+}
+
+impl From<UnknownText> for AppError {
+    fn from(err: UnknownText) -> Self {
+        AppError::internal("stored payment text", &err)
+    }
+}
+
 impl From<quote::QuoteError> for AppError {
     fn from(err: quote::QuoteError) -> Self {
         match err {
@@ -92,6 +118,9 @@ impl From<quote::QuoteError> for AppError {
                 )
             }
             quote::QuoteError::Store(e) => AppError::internal("quote store", &e),
+            quote::QuoteError::NotPriced(scope) => {
+                AppError::invalid_params(format!("scope: quote_wallet prices no {scope} quote"))
+            }
         }
     }
 }
@@ -195,32 +224,36 @@ pub struct Resource<'a> {
     pub tool: &'a str,
 }
 
+/// What paying `quote` takes; `None` when payments cannot be taken.
 fn requirement(
     pw: &Paywall<'_>,
     quote: &QuoteRecord,
     resource: &Resource<'_>,
-) -> Option<x402::Requirement> {
-    let (fee_payer, treasury) = pw.runtime.ready()?;
+) -> Result<Option<x402::Requirement>, UnknownText> {
+    let Some((fee_payer, treasury)) = pw.runtime.ready() else {
+        return Ok(None);
+    };
     use solana_signer::Signer;
     let config = pw.x402;
-    let what = match quote.scope.as_str() {
-        "read" => "read".to_owned(),
-        scope => format!("{scope} scan"),
+    let scope = Scope::of_column(&quote.scope)?;
+    let what = match scope.entitlement() {
+        // A research-credit top-up names the account it credits, not a wallet.
+        Entitlement::TopUp => None,
+        Entitlement::Read => Some("read".to_owned()),
+        Entitlement::Scan => Some(format!("{scope} scan")),
     };
-    // A research-credit top-up names the account it credits, not a wallet.
-    let description = if quote.scope == crate::credits::topup::SCOPE {
-        format!(
+    let description = match what {
+        None => format!(
             "Research credits: a top-up of {} USD for account {}. Credited once the payment settles; no refunds.",
             Usd::from_micros(u64::try_from(quote.price_micros).unwrap_or(0)),
             x402::short(&quote.address)
-        )
-    } else {
-        format!(
+        ),
+        Some(what) => format!(
             "Wallet reporting: {what} of {}. No refunds; a scan that fails on our side re-runs free with its receipt.",
             x402::short(&quote.address)
-        )
+        ),
     };
-    Some(x402::Requirement {
+    Ok(Some(x402::Requirement {
         network: config.network.clone(),
         asset: config.asset.clone(),
         decimals: config.asset_decimals,
@@ -231,7 +264,7 @@ fn requirement(
         resource: resource.path.to_owned(),
         description,
         quote_id: quote.id.clone(),
-    })
+    }))
 }
 
 /// `payment_required` with the challenge for `quote`; `refused` names why
@@ -240,21 +273,24 @@ pub fn challenge(
     pw: &Paywall<'_>,
     quote: &QuoteRecord,
     resource: &Resource<'_>,
-    refused: Option<(&str, &str)>,
+    refused: Option<&Refusal>,
 ) -> AppError {
-    let Some(req) = requirement(pw, quote, resource) else {
+    let req = match requirement(pw, quote, resource) {
+        Ok(req) => req,
+        Err(unknown) => return unknown.into(),
+    };
+    let Some(req) = req else {
         let mut err = not_configured();
-        if let Some((code, _)) = refused
-            && code != "payments_not_configured"
-        {
-            err = err.with("refused", json!(code));
+        if let Some(refusal) = refused {
+            err = err.with("refused", json!(refusal.code()));
         }
         return err;
     };
     let price = Usd::from_micros(u64::try_from(quote.price_micros).unwrap_or(0));
-    let error = refused.map(|(code, _)| code);
+    let error = refused.map(Refusal::code);
     let message = match refused {
-        Some((code, why)) => {
+        Some(refusal) => {
+            let (code, why) = (refusal.code(), refusal.why());
             // `why` says what was wrong, never what to do: this sentence
             // says that once (nothing charged, pay the fresh challenge).
             format!(
@@ -264,9 +300,11 @@ pub fn challenge(
         None => "payment required".to_owned(),
     };
     let mut text = x402::challenge_text(&req, resource.tool, &price.to_string());
-    if let Some((code, why)) = refused {
+    if let Some(refusal) = refused {
         text = format!(
-            "payment_required: the payment was refused ({code}: {why}); nothing was charged. {}",
+            "payment_required: the payment was refused ({}: {}); nothing was charged. {}",
+            refusal.code(),
+            refusal.why(),
             text.trim_start_matches("payment_required: ")
         );
     }
@@ -298,35 +336,20 @@ async fn fresh_read_quote(
         .ok_or_else(|| AppError::internal("fresh quote", &"vanished"))
 }
 
-/// Why a presented payment or receipt was not taken: the `error` code and
-/// the reason in words.
-type Refused = (String, String);
-
-fn refused(code: &str, why: &str) -> Refused {
-    (code.to_owned(), why.to_owned())
-}
-
-/// Settle `payment` for `quote`: the settled payment, or why it was
-/// refused (answered with a fresh challenge), or a failure that is nobody's
-/// fault (answered as it is).
-async fn settle_or_refuse(
+/// Settle `payment` for `quote`, whatever it buys (a read, a scan, a
+/// top-up): the settled payment, or why it was refused (answered with a
+/// fresh challenge), or a failure that is nobody's fault (answered as it
+/// is). The one place a settlement's outcome becomes a refusal.
+pub async fn settle_or_refuse(
     pw: &Paywall<'_>,
     payment: &str,
     quote: &QuoteRecord,
-    entitlement: settle::Entitlement,
-) -> Result<Result<settle::Settled, Refused>, AppError> {
-    match settle::settle(pw, payment, quote, entitlement).await {
+) -> Result<Result<settle::Settled, Refusal>, AppError> {
+    match settle::settle(pw, payment, quote).await {
         Ok(settled) => Ok(Ok(settled)),
-        Err(settle::SettleError::Refused(r)) => Ok(Err((r.code().to_owned(), r.to_string()))),
-        Err(settle::SettleError::QuoteAlreadyPaid) => Ok(Err(refused(
-            "quote_already_paid",
-            "another payment for this quote is settled or being settled; a quote is paid once",
-        ))),
-        Err(settle::SettleError::PayerBusy) => Ok(Err(refused(
-            "payer_has_pending_payment",
-            "another payment from this payer is still being settled; present that payment \
-             again for its receipt, or pay once it has finished",
-        ))),
+        Err(settle::SettleError::Refused(r)) => Ok(Err(r.into())),
+        Err(settle::SettleError::QuoteAlreadyPaid) => Ok(Err(Refusal::QuoteAlreadyPaid)),
+        Err(settle::SettleError::PayerBusy(bought)) => Ok(Err(Refusal::PayerBusy(bought))),
         Err(settle::SettleError::App(err)) => Err(err),
     }
 }
@@ -337,30 +360,26 @@ async fn settle_or_refuse(
 async fn check_receipt(
     pw: &Paywall<'_>,
     receipt: &str,
-    covers: impl Fn(&PaymentRecord) -> bool,
-    mismatch: (&str, &str),
-) -> Result<Result<PaymentRecord, Refused>, AppError> {
+    covers: impl Fn(&PaymentRecord) -> Result<bool, UnknownText>,
+    mismatch: Refusal,
+) -> Result<Result<PaymentRecord, Refusal>, AppError> {
     Ok(match pw.access().live_receipt(receipt).await? {
-        Some(p) if covers(&p) => Ok(p),
-        Some(_) => Err(refused(mismatch.0, mismatch.1)),
-        None => Err(refused(
-            "invalid_receipt",
-            "the receipt is unknown or expired",
-        )),
+        Some(p) if covers(&p)? => Ok(p),
+        Some(_) => Err(mismatch),
+        None => Err(crate::access::Refusal::InvalidReceipt.into()),
     })
 }
 
 /// Answer with a fresh challenge for `quote`, logging why an offered
 /// credential was refused.
-fn refuse(
+pub fn refuse(
     pw: &Paywall<'_>,
     quote: &QuoteRecord,
     resource: &Resource<'_>,
-    why: Option<Refused>,
+    why: Option<&Refusal>,
 ) -> AppError {
-    let why = why.as_ref().map(|(c, w)| (c.as_str(), w.as_str()));
-    if let Some((code, reason)) = why {
-        tracing::info!(quote = %quote.id, wallet = %quote.address, code, reason, "payment refused");
+    if let Some(refusal) = why {
+        tracing::info!(quote = %quote.id, wallet = %quote.address, code = refusal.code(), reason = %refusal.why(), "payment refused");
     }
     challenge(pw, quote, resource, why)
 }
@@ -381,13 +400,13 @@ pub async fn authorize_read(
             "this wallet has never been scanned: quote_wallet, scan_wallet, poll get_job, then read",
         ));
     }
-    let mut why: Option<Refused> = match pw
+    let mut why: Option<Refusal> = match pw
         .access()
         .wallet_read(principal, wallet, presented.receipt.as_deref())
         .await?
     {
         Ok(_) => return Ok(None),
-        Err(refusal) => refusal.map(|r| refused(r.code, r.why)),
+        Err(refusal) => refusal.map(Refusal::Access),
     };
     if let Some(payment) = &presented.payment {
         if pw.runtime.ready().is_none() {
@@ -401,25 +420,29 @@ pub async fn authorize_read(
             Some(id) => pw.store.quote(id.trim()).await?,
             None => None,
         };
+        // The caller names the quote: one of anything but a read of this
+        // wallet (a scan's, a top-up's, the price backfills' sentinel) is
+        // refused, never taken.
         let checked = match quote {
-            None => Err(refused("quote_not_found", "no such quote")),
-            Some(q) if q.scope != "read" || q.address != wallet.as_str() => Err(refused(
-                "wrong_quote",
-                "the quote is not a read of this wallet",
-            )),
+            None => Err(Refusal::QuoteNotFound),
+            Some(q)
+                if Scope::parse(&q.scope) != Some(Scope::Read) || q.address != wallet.as_str() =>
+            {
+                Err(Refusal::WrongQuote(WrongQuote::NotAReadOfThisWallet))
+            }
             // A payment already taken (settled or in flight) answers as a
             // replay even once its quote has expired.
             Some(q) if q.expires_at <= pw.now_ms() => {
                 if settle::is_known(pw, payment).await? {
                     Ok(q)
                 } else {
-                    Err(refused("quote_expired", "the quote expired"))
+                    Err(Refusal::QuoteExpired)
                 }
             }
             Some(q) => Ok(q),
         };
         let settled = match checked {
-            Ok(q) => settle_or_refuse(pw, payment, &q, settle::Entitlement::Read).await?,
+            Ok(q) => settle_or_refuse(pw, payment, &q).await?,
             Err(refusal) => Err(refusal),
         };
         match settled {
@@ -431,7 +454,7 @@ pub async fn authorize_read(
         }
     }
     let fresh = fresh_read_quote(pw, wallet).await?;
-    Err(refuse(pw, &fresh, &resource, why))
+    Err(refuse(pw, &fresh, &resource, why.as_ref()))
 }
 
 /// The wallet whose read the quote of `payment` prices (`quote_id`, else
@@ -450,24 +473,24 @@ pub async fn quoted_wallet(
             .store
             .quote(id.trim())
             .await?
-            .filter(|q| q.scope == "read")
+            .filter(|q| Scope::parse(&q.scope) == Some(Scope::Read))
             .map(|q| q.address),
         None => None,
     })
 }
 
-/// [`authorize_read`] for the REST route `/v1/wallets/{wallet}/{route}`
-/// and its MCP tool `tool`, with what the call's arguments and headers
-/// presented.
+/// [`authorize_read`] for the wallet's REST route `route`
+/// (`/v1/wallets/{address}/…`) and its MCP tool `tool`, with what the
+/// call's arguments and headers presented.
 pub async fn authorize_wallet_read(
     pw: &Paywall<'_>,
     principal: &Principal,
     wallet: &WalletAddress,
     presented: &Presented,
-    route: &str,
+    route: crate::routes::RestRoute,
     tool: &str,
 ) -> Result<Option<PaymentBlock>, AppError> {
-    let path = format!("/v1/wallets/{wallet}/{route}");
+    let path = route.for_wallet(wallet.as_str());
     authorize_read(
         pw,
         principal,
@@ -542,16 +565,15 @@ pub async fn authorize_scan(
     if pw.mode == PaymentsMode::Off {
         return Ok(ScanGrant::default());
     }
-    let mut why: Option<Refused> = None;
+    let mut why: Option<Refusal> = None;
     if let Some(receipt) = &presented.receipt {
+        let scope = Scope::of_column(&quote.scope)?;
         let covers = |p: &PaymentRecord| {
-            p.entitlement == "scan" && p.wallet == quote.address && p.scope == quote.scope
+            Ok(Entitlement::of_record(p)? == Entitlement::Scan
+                && p.wallet == quote.address
+                && Scope::of_column(&p.scope)? == scope)
         };
-        let mismatch = (
-            "receipt_not_for_scan",
-            "the receipt does not cover a scan of this wallet and scope",
-        );
-        match check_receipt(pw, receipt, covers, mismatch).await? {
+        match check_receipt(pw, receipt, covers, Refusal::ReceiptNotForScan).await? {
             Ok(p) => return spend(pw, p, None).await,
             Err(refusal) => why = Some(refusal),
         }
@@ -565,12 +587,9 @@ pub async fn authorize_scan(
             .as_deref()
             .is_some_and(|q| q.trim() != quote.id)
         {
-            Err(refused(
-                "wrong_quote",
-                "quote_id names another quote than the scan's",
-            ))
+            Err(Refusal::WrongQuote(WrongQuote::NotTheScansQuote))
         } else {
-            settle_or_refuse(pw, payment, quote, settle::Entitlement::Scan).await?
+            settle_or_refuse(pw, payment, quote).await?
         };
         match settled {
             Ok(settled) => {
@@ -580,7 +599,7 @@ pub async fn authorize_scan(
             Err(refusal) => why = Some(refusal),
         }
     }
-    Err(refuse(pw, quote, &resource, why))
+    Err(refuse(pw, quote, &resource, why.as_ref()))
 }
 
 /// Decide how a scan entitlement is spent: fresh, again after a job that
@@ -599,13 +618,18 @@ async fn spend(
         });
     };
     let job: Option<JobRecord> = pw.store.job(&job_id).await?;
+    let failed = |job: &JobRecord| {
+        JobStatus::parse(&job.status)
+            .map(|status| status == JobStatus::Failed)
+            .ok_or_else(|| UnknownText::new("jobs.status", &job.status))
+    };
     match job {
         None => Ok(ScanGrant {
             payment: block,
             entitlement: Some((p.id, Some(job_id))),
             existing_job: None,
         }),
-        Some(job) if job.status == "failed" => Ok(ScanGrant {
+        Some(job) if failed(&job)? => Ok(ScanGrant {
             payment: block,
             entitlement: Some((p.id, Some(job_id))),
             existing_job: None,

@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::{UnknownText, settle::Entitlement};
 use crate::values::{Usd, rfc3339};
 use crate::{
     config::{PriceTier, PricingConfig},
@@ -16,6 +17,11 @@ use crate::{
     store::{QuoteRecord, Store, StoreError},
 };
 
+// The same words on the wire (`quote_wallet`) and in the `quotes.scope`
+// and `payments.scope` columns. A top-up's scope is never asked for by
+// `quote_wallet`: `POST /v1/credits` makes that quote itself, so the
+// variant is neither read from a caller nor listed in the schemas. (The
+// doc line below is the schemas' description.)
 /// What a quote prices.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
@@ -33,9 +39,23 @@ pub enum Scope {
     Refresh,
     /// A cached read of an already-scanned wallet.
     Read,
+    /// Research credits for the account the quote's address names.
+    #[serde(rename = "topup", skip_deserializing)]
+    #[schemars(skip)]
+    TopUp,
 }
 
 impl Scope {
+    const ALL: [Scope; 6] = [
+        Scope::Preview,
+        Scope::Full,
+        Scope::Incremental,
+        Scope::Refresh,
+        Scope::Read,
+        Scope::TopUp,
+    ];
+
+    /// The word on the wire and in the database.
     pub fn as_str(self) -> &'static str {
         match self {
             Scope::Preview => "preview",
@@ -43,19 +63,38 @@ impl Scope {
             Scope::Incremental => "incremental",
             Scope::Refresh => "refresh",
             Scope::Read => "read",
+            Scope::TopUp => "topup",
         }
     }
 
     pub fn parse(text: &str) -> Option<Self> {
-        [
-            Scope::Preview,
-            Scope::Full,
-            Scope::Incremental,
-            Scope::Refresh,
-            Scope::Read,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == text)
+        Self::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    /// A stored scope: text that names none is an error, never a default.
+    pub fn of_column(text: &str) -> Result<Self, UnknownText> {
+        Self::parse(text).ok_or_else(|| UnknownText::new("scope", text))
+    }
+
+    /// Whether a quote of this scope prices a scan (`scan_wallet` takes
+    /// it); a read or a top-up prices none.
+    pub fn is_scan(self) -> bool {
+        self.entitlement() == Entitlement::Scan
+    }
+
+    /// What a payment for a quote of this scope buys.
+    pub fn entitlement(self) -> Entitlement {
+        match self {
+            Scope::Preview | Scope::Full | Scope::Incremental | Scope::Refresh => Entitlement::Scan,
+            Scope::Read => Entitlement::Read,
+            Scope::TopUp => Entitlement::TopUp,
+        }
+    }
+}
+
+impl std::fmt::Display for Scope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -105,6 +144,10 @@ pub enum QuoteError {
     Rpc(#[from] RpcError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A scope `quote_wallet` does not price (a top-up, which no caller
+    /// can name: the route prices its own).
+    #[error("quote_wallet prices no {0} quote")]
+    NotPriced(Scope),
 }
 
 /// Count signatures newest first, stopping at `until` (exclusive) or after
@@ -166,6 +209,7 @@ pub async fn quote_wallet(
     let cost = RpcCost::default();
     let (tier, price, signatures) = match scope {
         Scope::Read => ("read".to_owned(), pricing.cached_read_usd, None),
+        Scope::TopUp => return Err(QuoteError::NotPriced(scope)),
         Scope::Preview => {
             let estimate =
                 count_signatures(q.rpc, &address, None, 1, pricing.preview_signatures, &cost)
@@ -259,6 +303,43 @@ mod tests {
             "10,000 counted and more to come"
         );
         assert_eq!(at(5_000_000, true), Some("whale"));
+    }
+
+    #[test]
+    fn scopes_read_back_their_own_words_and_refuse_any_other() {
+        for scope in Scope::ALL {
+            assert_eq!(Scope::of_column(scope.as_str()), Ok(scope));
+            assert_eq!(scope.to_string(), scope.as_str());
+        }
+        for unknown in ["", "Read", "scan", "top_up", "read "] {
+            assert_eq!(
+                Scope::of_column(unknown),
+                Err(UnknownText::new("scope", unknown))
+            );
+        }
+    }
+
+    #[test]
+    fn callers_name_every_scope_but_a_top_up() {
+        let read = |text: &str| serde_json::from_value::<Scope>(serde_json::json!(text));
+        assert_eq!(read("incremental").unwrap(), Scope::Incremental);
+        let refused = read("topup").unwrap_err().to_string();
+        assert_eq!(
+            refused,
+            "unknown variant `topup`, expected one of `preview`, `full`, `incremental`, \
+             `refresh`, `read`"
+        );
+        assert_eq!(serde_json::to_value(Scope::TopUp).unwrap(), "topup");
+        let schema = serde_json::to_value(schemars::schema_for!(Scope)).unwrap();
+        assert!(!schema.to_string().contains("topup"), "{schema}");
+    }
+
+    #[test]
+    fn each_scope_buys_one_entitlement() {
+        assert!(Scope::ALL.iter().filter(|s| s.is_scan()).count() == 4);
+        assert_eq!(Scope::Read.entitlement(), Entitlement::Read);
+        assert_eq!(Scope::TopUp.entitlement(), Entitlement::TopUp);
+        assert!(!Scope::TopUp.is_scan() && !Scope::Read.is_scan());
     }
 
     #[test]

@@ -27,7 +27,8 @@ use solana_pubkey::Pubkey;
 use solana_signer::Signer;
 
 use super::{
-    Paywall,
+    Paywall, UnknownText,
+    quote::Scope,
     receipt::Receipt,
     verify::{self, Expected, Refusal, Verified},
     x402::{self, PaymentBlock},
@@ -99,8 +100,9 @@ impl Runtime {
 pub enum SettleError {
     Refused(Refusal),
     QuoteAlreadyPaid,
-    /// Another payment from the same payer is still in flight.
-    PayerBusy,
+    /// Another payment from the same payer is still in flight; this one
+    /// was to buy the entitlement named.
+    PayerBusy(Entitlement),
     App(AppError),
 }
 
@@ -116,29 +118,87 @@ impl From<crate::store::StoreError> for SettleError {
     }
 }
 
-/// What a payment buys.
+impl From<UnknownText> for SettleError {
+    fn from(e: UnknownText) -> Self {
+        SettleError::App(e.into())
+    }
+}
+
+/// What a payment buys: a scan of its quote's wallet and scope (and reads
+/// of the wallet while its receipt lives), reads of the wallet, or
+/// research credits for the account a top-up quote names. A quote's scope
+/// decides it ([`Scope::entitlement`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Entitlement {
     Scan,
     Read,
+    TopUp,
 }
 
 impl Entitlement {
-    /// As the `entitlement` column stores it.
+    /// As the `payments.entitlement` column stores it, `GET /v1/payments`
+    /// lists it and the settled-payments metric counts it. The column
+    /// predates top-ups and holds `scan` or `read` only, so a top-up's row
+    /// says `read` (its receipt covers no wallet: its quote's address is
+    /// the account) and its scope, `topup`, tells it apart
+    /// ([`Entitlement::of_record`]).
     pub fn as_str(self) -> &'static str {
         match self {
             Entitlement::Scan => "scan",
-            Entitlement::Read => "read",
+            Entitlement::Read | Entitlement::TopUp => "read",
         }
     }
 
-    /// What a stored payment bought (the column holds `scan` or `read`).
-    fn of_record(record: &PaymentRecord) -> Self {
-        if record.entitlement == Entitlement::Scan.as_str() {
-            Entitlement::Scan
-        } else {
-            Entitlement::Read
+    /// What a stored payment bought, from its entitlement and scope
+    /// columns. Text this server never writes is an error, never a
+    /// default.
+    pub fn of_record(record: &PaymentRecord) -> Result<Self, UnknownText> {
+        let scope = Scope::of_column(&record.scope)?;
+        let stored = [Entitlement::Scan, Entitlement::Read]
+            .into_iter()
+            .find(|e| e.as_str() == record.entitlement)
+            .ok_or_else(|| UnknownText::new("payments.entitlement", &record.entitlement))?;
+        Ok(match (stored, scope) {
+            (Entitlement::Read, Scope::TopUp) => Entitlement::TopUp,
+            _ => stored,
+        })
+    }
+}
+
+/// Where a payment row stands (`payments.status`): written `pending`
+/// before the transaction is sent, then `settled` or `failed`, once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PaymentStatus {
+    Pending,
+    Settled,
+    Failed,
+}
+
+impl PaymentStatus {
+    /// As the `payments.status` column stores it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PaymentStatus::Pending => "pending",
+            PaymentStatus::Settled => "settled",
+            PaymentStatus::Failed => "failed",
         }
+    }
+
+    /// A stored status: text this server never writes is an error.
+    pub fn of_column(text: &str) -> Result<Self, UnknownText> {
+        [
+            PaymentStatus::Pending,
+            PaymentStatus::Settled,
+            PaymentStatus::Failed,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
+        .ok_or_else(|| UnknownText::new("payments.status", text))
+    }
+
+    /// Where `record` stands.
+    pub fn of_record(record: &PaymentRecord) -> Result<Self, UnknownText> {
+        Self::of_column(&record.status)
     }
 }
 
@@ -204,13 +264,14 @@ pub fn atomic_amount(price_micros: i64, decimals: u8) -> u64 {
     u64::try_from(scaled).unwrap_or(u64::MAX)
 }
 
-/// Verify, settle and record `payment` for `quote`.
+/// Verify, settle and record `payment` for `quote`; what it buys is what
+/// the quote's scope buys.
 pub async fn settle(
     pw: &Paywall<'_>,
     payment: &str,
     quote: &QuoteRecord,
-    entitlement: Entitlement,
 ) -> Result<Settled, SettleError> {
+    let scope = Scope::of_column(&quote.scope)?;
     let config = pw.x402;
     let Some((fee_payer, treasury)) = pw.runtime.ready() else {
         return Err(SettleError::App(super::not_configured()));
@@ -266,12 +327,12 @@ pub async fn settle(
         asset: expected.asset.to_string(),
         pay_to: treasury.to_string(),
         amount_atomic: i64::try_from(expected.amount).unwrap_or(i64::MAX),
-        status: "pending".to_owned(),
+        status: PaymentStatus::Pending.as_str().to_owned(),
         error: None,
         receipt_hash: None,
-        entitlement: entitlement.as_str().to_owned(),
+        entitlement: scope.entitlement().as_str().to_owned(),
         wallet: quote.address.clone(),
-        scope: quote.scope.clone(),
+        scope: scope.as_str().to_owned(),
         consumed_job_id: None,
         account_id: None,
         lease_until: now + lease_ms,
@@ -283,7 +344,7 @@ pub async fn settle(
         Intent::New => {}
         Intent::Same(seen) => return answer_seen(pw, *seen).await,
         Intent::QuotePaid(_) => return Err(SettleError::QuoteAlreadyPaid),
-        Intent::PayerBusy(_) => return Err(SettleError::PayerBusy),
+        Intent::PayerBusy(_) => return Err(SettleError::PayerBusy(scope.entitlement())),
     }
     tracing::info!(payment = %record.id, quote = %quote.id, %signature, payer = %record.payer, "payment: sending");
     match send_and_confirm(pw, &record, &cost).await {
@@ -403,12 +464,12 @@ async fn finish_settled(
         .payment(&p.id)
         .await?
         .ok_or_else(|| SettleError::App(AppError::internal("payment", &"vanished")))?;
-    if record.status != "settled" {
+    if PaymentStatus::of_record(&record)? != PaymentStatus::Settled {
         return Err(Refusal::SettlementFailed(record.error.unwrap_or_default()).into());
     }
     tracing::info!(payment = %p.id, signature = %p.signature, "payment: settled");
     pw.metrics
-        .payment_settled(Entitlement::of_record(&record).as_str());
+        .payment_settled(Entitlement::of_record(&record)?.as_str());
     let block = block_of(pw, &record, replayed).await?;
     Ok(Settled { record, block })
 }
@@ -419,8 +480,8 @@ async fn answer_seen(pw: &Paywall<'_>, mut seen: PaymentRecord) -> Result<Settle
     let deadline =
         tokio::time::Instant::now() + Duration::from_secs(pw.x402.confirm_timeout_secs + 5);
     loop {
-        match seen.status.as_str() {
-            "settled" => {
+        match PaymentStatus::of_record(&seen)? {
+            PaymentStatus::Settled => {
                 // A settled transaction is public on chain, so anyone can
                 // rebuild its payment value; its receipt is answered again
                 // only shortly after it settled (the window in which its
@@ -438,10 +499,10 @@ async fn answer_seen(pw: &Paywall<'_>, mut seen: PaymentRecord) -> Result<Settle
                     block,
                 });
             }
-            "failed" => {
+            PaymentStatus::Failed => {
                 return Err(Refusal::SettlementFailed(seen.error.unwrap_or_default()).into());
             }
-            _ => {}
+            PaymentStatus::Pending => {}
         }
         if tokio::time::Instant::now() >= deadline {
             return Err(SettleError::App(AppError::new(
@@ -531,4 +592,88 @@ pub async fn recover(pw: &Paywall<'_>) -> Result<usize, crate::store::StoreError
         tracing::info!(finished, "payment recovery");
     }
     Ok(finished)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(status: &str, entitlement: &str, scope: &str) -> PaymentRecord {
+        PaymentRecord {
+            id: "pay_1".to_owned(),
+            quote_id: "q_1".to_owned(),
+            message_hash: String::new(),
+            signature: String::new(),
+            wire_tx: String::new(),
+            payer: String::new(),
+            network: String::new(),
+            asset: String::new(),
+            pay_to: String::new(),
+            amount_atomic: 0,
+            status: status.to_owned(),
+            error: None,
+            receipt_hash: None,
+            entitlement: entitlement.to_owned(),
+            wallet: String::new(),
+            scope: scope.to_owned(),
+            consumed_job_id: None,
+            account_id: None,
+            lease_until: 0,
+            created_at: 0,
+            settled_at: None,
+            expires_at: None,
+        }
+    }
+
+    #[test]
+    fn statuses_read_back_their_own_words_and_refuse_any_other() {
+        for status in [
+            PaymentStatus::Pending,
+            PaymentStatus::Settled,
+            PaymentStatus::Failed,
+        ] {
+            assert_eq!(PaymentStatus::of_column(status.as_str()), Ok(status));
+        }
+        for unknown in ["", "Settled", "refunded", "settled "] {
+            assert_eq!(
+                PaymentStatus::of_column(unknown),
+                Err(UnknownText::new("payments.status", unknown))
+            );
+        }
+    }
+
+    #[test]
+    fn a_stored_entitlement_is_what_its_scope_bought() {
+        let of = |entitlement, scope| Entitlement::of_record(&row("settled", entitlement, scope));
+        assert_eq!(of("scan", "full"), Ok(Entitlement::Scan));
+        assert_eq!(of("read", "read"), Ok(Entitlement::Read));
+        // The column predates top-ups: a top-up's row says `read`.
+        assert_eq!(of("read", "topup"), Ok(Entitlement::TopUp));
+        assert_eq!(Entitlement::TopUp.as_str(), "read");
+        for (bought, scope) in [
+            (Entitlement::Scan, Scope::Incremental),
+            (Entitlement::Read, Scope::Read),
+            (Entitlement::TopUp, Scope::TopUp),
+        ] {
+            assert_eq!(scope.entitlement(), bought);
+            assert_eq!(of(bought.as_str(), scope.as_str()), Ok(bought));
+        }
+    }
+
+    #[test]
+    fn a_stored_entitlement_or_scope_this_server_never_writes_is_refused() {
+        let of = |entitlement, scope| Entitlement::of_record(&row("settled", entitlement, scope));
+        assert_eq!(
+            of("topup", "topup"),
+            Err(UnknownText::new("payments.entitlement", "topup"))
+        );
+        assert_eq!(
+            of("Scan", "full"),
+            Err(UnknownText::new("payments.entitlement", "Scan"))
+        );
+        assert_eq!(
+            of("read", "backfill"),
+            Err(UnknownText::new("scope", "backfill"))
+        );
+    }
 }

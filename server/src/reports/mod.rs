@@ -41,9 +41,6 @@ pub use summary::Report;
 /// The most wallets one report covers.
 pub const MAX_WALLETS: usize = 20;
 
-/// The REST route a report is served from, and its challenge's resource.
-pub const ROUTE: &str = "/v1/reports";
-
 /// What a report is written as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum Format {
@@ -351,7 +348,7 @@ pub async fn authorize(
     let presented = pay.presented(headers);
     let pw = &reads.paywall;
     let resource = Resource {
-        path: ROUTE,
+        path: crate::routes::REPORTS.path,
         tool: "get_report",
     };
     let paid = match &presented.payment {

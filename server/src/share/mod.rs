@@ -349,7 +349,7 @@ pub async fn create_snapshot(
         &args.address,
         &presented,
         Resource {
-            path: "/v1/snapshots",
+            path: crate::routes::SNAPSHOTS_CREATE.path,
             tool: "create_snapshot",
         },
     )

@@ -16,13 +16,14 @@ use crate::{
     error::AppError,
     http::Caller,
     reports::{self, GetReportArgs, ReportFile},
+    routes,
     state::AppState,
 };
 
 /// A report over up to 20 scanned wallets: the REST twin of `get_report`.
 #[utoipa::path(
     get,
-    path = "/v1/reports",
+    path = routes::REPORTS.path,
     tag = "ledger",
     responses(
         (status = 200, description = "The report: application/json (the report object), text/csv (csv, positions_csv, 8949, koinly, cointracker) or application/pdf, as an attachment"),
@@ -45,7 +46,7 @@ pub async fn report(
 /// report object as JSON (not the tool's linked or CSV descriptions) or a
 /// file of the format asked for.
 pub(super) fn document(doc: &mut Value) {
-    let Some(ok) = doc["paths"]["/v1/reports"]["get"]["responses"]
+    let Some(ok) = doc["paths"][routes::REPORTS.path]["get"]["responses"]
         .get_mut("200")
         .and_then(Value::as_object_mut)
     else {

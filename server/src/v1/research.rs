@@ -19,13 +19,14 @@ use crate::{
         funder::{FindFirstFunderArgs, FirstFunder},
     },
     http::{Caller, JsonBody},
+    routes,
     state::AppState,
 };
 
 /// One hop of a wallet's counterparties: the REST twin of `expand_graph`.
 #[utoipa::path(
     post,
-    path = "/v1/graph/expand",
+    path = routes::GRAPH_EXPAND.path,
     tag = "research",
     responses(
         (status = 200, description = "Nodes and edges, with cost_atomic and balance_atomic"),
@@ -55,7 +56,7 @@ pub async fn graph_expand(
 /// The first inbound SOL transfer: the REST twin of `find_first_funder`.
 #[utoipa::path(
     post,
-    path = "/v1/graph/funder",
+    path = routes::GRAPH_FUNDER.path,
     tag = "research",
     responses(
         (status = 200, description = "found or not_found_within_window, with cost_atomic and balance_atomic"),
@@ -87,7 +88,7 @@ pub async fn graph_funder(
 /// and its `quote_id` settles it and credits the account, once.
 #[utoipa::path(
     post,
-    path = "/v1/credits",
+    path = routes::CREDITS_TOPUP.path,
     tag = "research",
     request_body = crate::credits::topup::TopUpArgs,
     responses(
@@ -124,7 +125,7 @@ pub async fn credits_topup(
 /// Your research credits: balance, prices, top-up amounts, movements.
 #[utoipa::path(
     get,
-    path = "/v1/credits",
+    path = routes::CREDITS.path,
     tag = "research",
     responses(
         (status = 200, description = "The balance (the sum of the movements) and the movements, newest first", body = CreditsView),

@@ -14,6 +14,41 @@ use std::collections::HashSet;
 use super::{Dialect, Pool, Store, StoreError};
 use ledger_core::{clock::UnixMillis, ledger::Leg};
 
+/// Where a job stands, as `jobs.status` stores it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobStatus {
+    Running,
+    Completed,
+    Partial,
+    Failed,
+    Cancelled,
+}
+
+impl JobStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Running => "running",
+            JobStatus::Completed => "completed",
+            JobStatus::Partial => "partial",
+            JobStatus::Failed => "failed",
+            JobStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// A stored status; `None` for text no job is ever given.
+    pub fn parse(text: &str) -> Option<Self> {
+        [
+            JobStatus::Running,
+            JobStatus::Completed,
+            JobStatus::Partial,
+            JobStatus::Failed,
+            JobStatus::Cancelled,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct JobRecord {
     pub id: String,

@@ -88,7 +88,9 @@ use sqlx::{
 
 pub use accounts::{IdentityRecord, TokenRecord, WatchRow};
 pub use credits::{ActionRow, Begun, Credited, MovementRow, NewAction, NewCredit};
-pub use jobs::{Created, JobProgress, JobRecord, LedgerQuery, LegRow, NewScanJob, TransactionLegs};
+pub use jobs::{
+    Created, JobProgress, JobRecord, JobStatus, LedgerQuery, LegRow, NewScanJob, TransactionLegs,
+};
 pub use oauth::{
     ConnectedClientRow, OAuthClientRecord, OAuthEventRow, OAuthGrantRecord, OAuthRequestRecord,
     OAuthTokenRecord, OAuthTokenWithGrant,

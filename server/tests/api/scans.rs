@@ -273,8 +273,8 @@ async fn a_top_up_quote_given_to_scan_wallet_is_wrong_quote() {
     let topup = server::store::QuoteRecord {
         id: "q_01JTOPUPAAAAAAAAAAAAAAAAAA".to_owned(),
         address: account.as_str().to_owned(),
-        scope: server::credits::topup::SCOPE.to_owned(),
-        tier: server::credits::topup::SCOPE.to_owned(),
+        scope: server::payments::Scope::TopUp.as_str().to_owned(),
+        tier: server::payments::Scope::TopUp.as_str().to_owned(),
         price_micros: 5_000_000,
         signatures: None,
         created_at: now,
