@@ -30,6 +30,7 @@ pub mod ledger;
 pub mod limits;
 pub mod mcp;
 pub mod oauth;
+pub mod oauth_http;
 pub mod params;
 pub mod payments;
 pub mod portal;

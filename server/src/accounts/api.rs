@@ -177,7 +177,7 @@ pub async fn add_wallet(
         .await?
         .into_iter()
         .find(|w| w.address == args.address)
-        .ok_or_else(|| AppError::internal("add_wallet", &"the wallet vanished from the list"))?;
+        .ok_or_else(|| AppError::internal("add_wallet", "the wallet vanished from the list"))?;
     Ok(view(&account.account_id, added))
 }
 

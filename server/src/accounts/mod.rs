@@ -118,7 +118,7 @@ impl From<AccountsError> for AppError {
                 AppError::quota_reached(err.to_string(), *limit)
             }
             AccountsError::Corrupt(_) | AccountsError::Store(_) => {
-                AppError::internal("accounts", &err)
+                AppError::internal("accounts", err)
             }
         }
     }

@@ -280,7 +280,7 @@ async fn replayed(
     let positions = view(address.as_str(), &replay, exclude_spam, unpriced);
     let json = Arc::new(KeptJson::new(Bytes::from(
         serde_json::to_vec(&positions)
-            .map_err(|e| AppError::internal("serialising positions", &e))?,
+            .map_err(|e| AppError::internal("serialising positions", e))?,
     )));
     let kept = Arc::new(Kept {
         version,

@@ -261,7 +261,7 @@ async fn resolve_bearer(resolver: Resolver<'_>, token: &str) -> Result<Principal
 async fn resolve_oauth(resolver: Resolver<'_>, token: &str) -> Result<Principal, AppError> {
     let resolved = crate::oauth::flow::resolve_access(resolver.store, resolver.now_ms, token)
         .await
-        .map_err(|e| AppError::internal("oauth token", &e))?;
+        .map_err(|e| AppError::internal("oauth token", e))?;
     match resolved {
         Some(grant) => Ok(Principal::Account(AccountCaller {
             account_id: grant.account_id,

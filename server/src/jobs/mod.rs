@@ -276,7 +276,7 @@ async fn answer_existing(
         .store
         .job(job_id)
         .await?
-        .ok_or_else(|| AppError::internal("paid job", &job_id))?;
+        .ok_or_else(|| AppError::internal("paid job", job_id))?;
     let mut view = view(pw, job).await?;
     view.payment = payment;
     Ok(view)

@@ -431,7 +431,7 @@ async fn kept_page(
         payment: None,
     };
     let json = Arc::new(KeptJson::new(Bytes::from(
-        serde_json::to_vec(&page).map_err(|e| AppError::internal("serialising a page", &e))?,
+        serde_json::to_vec(&page).map_err(|e| AppError::internal("serialising a page", e))?,
     )));
     let kept = Arc::new(KeptPage {
         version: version.unwrap_or(-1),

@@ -179,7 +179,7 @@ impl ToolDef {
                 let output = body(ctx, input).await.map_err(CallError::Tool)?;
                 // Measured as bytes: a large result never becomes a Value tree.
                 let bytes = serde_json::to_vec(&output)
-                    .map_err(|e| CallError::Tool(AppError::internal("tool output", &e)))?;
+                    .map_err(|e| CallError::Tool(AppError::internal("tool output", e)))?;
                 let mut summary = summary(&output);
                 drop(output);
                 let (structured, link) =
@@ -191,7 +191,7 @@ impl ToolDef {
                         }
                         None => (
                             serde_json::from_slice(&bytes).map_err(|e| {
-                                CallError::Tool(AppError::internal("tool output", &e))
+                                CallError::Tool(AppError::internal("tool output", e))
                             })?,
                             None,
                         ),

@@ -91,7 +91,7 @@ impl From<quote::QuoteError> for AppError {
                     "the Solana RPC endpoint did not answer while sizing the wallet; try again shortly",
                 )
             }
-            quote::QuoteError::Store(e) => AppError::internal("quote store", &e),
+            quote::QuoteError::Store(e) => AppError::internal("quote store", e),
         }
     }
 }
@@ -295,7 +295,7 @@ async fn fresh_read_quote(
     pw.store
         .quote(&q.quote_id)
         .await?
-        .ok_or_else(|| AppError::internal("fresh quote", &"vanished"))
+        .ok_or_else(|| AppError::internal("fresh quote", "vanished"))
 }
 
 /// Why a presented payment or receipt was not taken: the `error` code and

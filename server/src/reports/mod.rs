@@ -295,7 +295,7 @@ impl ReportFile {
     pub fn into_bytes(self) -> Result<Vec<u8>, AppError> {
         match self.body {
             ReportBody::Json(report) => {
-                serde_json::to_vec(&report).map_err(|e| AppError::internal("report json", &e))
+                serde_json::to_vec(&report).map_err(|e| AppError::internal("report json", e))
             }
             ReportBody::Bytes(bytes) => Ok(bytes),
         }
@@ -440,7 +440,7 @@ pub async fn render(reads: &Reads<'_>, spec: &Spec) -> Result<ReportFile, AppErr
 }
 
 fn wrote(written: std::io::Result<(Vec<u8>, u64)>) -> Result<(ReportBody, u64), AppError> {
-    let (bytes, rows) = written.map_err(|e| AppError::internal("report csv", &e))?;
+    let (bytes, rows) = written.map_err(|e| AppError::internal("report csv", e))?;
     Ok((ReportBody::Bytes(bytes), rows))
 }
 

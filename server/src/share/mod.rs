@@ -573,7 +573,7 @@ pub async fn open(
         return Ok(Err(Closed::Expired));
     }
     let wallet = WalletAddress::parse(&record.wallet)
-        .map_err(|why| AppError::internal("share link wallet", &why))?;
+        .map_err(|why| AppError::internal("share link wallet", why))?;
     Ok(Ok(OpenLink {
         id: record.id,
         wallet,

@@ -553,7 +553,7 @@ pub async fn ready(State(state): State<AppState>) -> Response {
 fn rest_tool(name: &str) -> Result<&'static ToolDef, AppError> {
     crate::mcp::tools::registry()
         .get(name)
-        .ok_or_else(|| AppError::internal("rest route", &format!("no tool {name}")))
+        .ok_or_else(|| AppError::internal("rest route", format!("no tool {name}")))
 }
 
 /// A query parameter's text as the JSON value its schema types: query
