@@ -27,8 +27,8 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde::de::DeserializeOwned;
 
 use crate::{
-    accounts::AccountId,
-    auth::{self, Principal},
+    accounts::{AccountId, Principal},
+    auth,
     error::{AppError, Code},
     limits::{
         ClientKey,

@@ -77,7 +77,7 @@ pub fn metrics_for(config: &Config, store: &Store) -> Metrics {
     if config.metrics.listen.is_none() {
         return Metrics::off();
     }
-    let pages = store.memo().get::<crate::ledger::page::PageCache>();
+    let pages = store.memo().get::<crate::reads::ledger_page::PageCache>();
     let positions = store
         .memo()
         .get::<crate::analytics::positions::ReplayCache>();

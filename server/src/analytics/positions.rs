@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Leg, scanned_legs};
 use crate::{
-    auth::Principal,
+    accounts::Principal,
     basis::{self, LegInput, Method, Replay, Totals},
     error::AppError,
     ledger::OperationType,

@@ -17,8 +17,8 @@ use serde_json::json;
 
 use super::{Graph, GraphNode, Signals, admit, caller, entities, refunded, replayed, rpc_failed};
 use crate::{
+    accounts::Principal,
     analytics::flows,
-    auth::Principal,
     credits::{ActionId, Charge, Started, args_hash},
     error::AppError,
     ledger::{CounterpartyKind, Direction, OperationType, SOL},

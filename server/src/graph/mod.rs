@@ -29,13 +29,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::{
-    accounts::AccountId,
+    accounts::{AccountId, Principal},
     analytics::{
         Leg,
         flows::{self, Edge},
         registry::Namer,
     },
-    auth::Principal,
     config::GraphConfig,
     credits::{ActionId, Charge, Credits, Started, args_hash},
     error::{AppError, Code},
@@ -293,7 +292,7 @@ fn to_analytics(leg: crate::ledger::Leg) -> Leg {
 /// whose token may spend research credits (read and scan).
 fn caller<'p>(principal: &'p Principal, tool: &str) -> Result<&'p AccountId, AppError> {
     let caller = principal.require_account(tool)?;
-    principal.permit(crate::auth::Action::SpendCredits)?;
+    principal.permit(crate::accounts::Action::SpendCredits)?;
     Ok(&caller.account_id)
 }
 

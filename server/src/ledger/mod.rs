@@ -4,15 +4,14 @@
 //!
 //! [`tx`] reads a `getTransaction` result in either encoding into one
 //! shape; [`decode`] turns it into legs for a wallet; [`model`] holds the
-//! types; [`page`] reads a stored ledger back a page at a time, with
-//! [`cursor`]s that cannot be forged. Nothing here knows of HTTP or of the
+//! types; [`cursor`]s page a stored ledger and cannot be forged (the paid
+//! read of a page is `reads::ledger_page`). Nothing here knows of HTTP or of the
 //! RPC client; decoding is pure functions over JSON values, tested against
 //! recorded mainnet transactions.
 
 pub mod cursor;
 pub mod decode;
 pub mod model;
-pub mod page;
 pub mod tx;
 
 pub use decode::{balance_changes, legs, sum_by_asset};

@@ -20,7 +20,7 @@ use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Map, Value, json};
 
 use super::schema::{self, Direction};
-use crate::{auth::Principal, error::AppError, state::AppState};
+use crate::{accounts::Principal, error::AppError, state::AppState};
 
 /// What a tool costs, as the contract names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

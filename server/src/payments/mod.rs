@@ -26,7 +26,7 @@ use serde::Deserialize;
 
 use crate::{
     access::Access,
-    auth::Principal,
+    accounts::Principal,
     clock::Clock,
     config::{PaymentsMode, PricingConfig, X402Config},
     error::{AppError, Code},

@@ -20,8 +20,7 @@ use super::{
     render,
 };
 use crate::{
-    accounts::{AccountId, watchlist},
-    auth::{LinkReader, Principal},
+    accounts::{AccountId, LinkReader, Principal, watchlist},
     error::AppError,
     share::{
         self, ChartRange, Denomination,

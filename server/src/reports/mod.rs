@@ -26,7 +26,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    auth::{Action, Principal},
+    accounts::{Action, Principal},
     basis::Method,
     error::AppError,
     payments::{self, PayArgs, PaymentBlock, Presented, Resource},

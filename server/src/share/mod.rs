@@ -26,8 +26,7 @@ use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq as _;
 
 use crate::{
-    accounts::AccountId,
-    auth::{Action, LinkReader, Principal},
+    accounts::{AccountId, Action, LinkReader, Principal},
     config::ShareConfig,
     error::{AppError, Code},
     payments::{self, PayArgs, PaymentBlock, Presented, Resource},

@@ -24,17 +24,16 @@ mod research;
 pub use research::{credits_get, credits_topup, graph_expand, graph_funder};
 
 use crate::{
-    accounts::api as account_api,
+    accounts::{PrincipalView, api as account_api},
     analytics::{
         flows::{self, GetFlowsArgs},
         positions::{self, GetPositionsArgs},
         value_history::{self, GetValueHistoryArgs},
     },
-    auth::{self, PingResult, PrincipalView},
+    auth::{self, PingResult},
     error::AppError,
     http::{Caller, ClientAddr, JsonBody, paid_json, paid_json_kept},
     jobs::{self, GetJobArgs, JobView, ScanWalletArgs},
-    ledger::{self, page::GetLedgerArgs},
     mcp::{
         registry::{ArgumentError, ToolDef},
         schema,
@@ -43,6 +42,7 @@ use crate::{
     prices::api::{
         self as price_api, GetPriceHistoryArgs, GetPricesArgs, PriceHistory, PricesView,
     },
+    reads::ledger_page::{self, GetLedgerArgs},
     state::AppState,
 };
 
@@ -200,7 +200,7 @@ pub async fn ledger(
 ) -> Result<Response, AppError> {
     let args: GetLedgerArgs = query_args("get_ledger", &[("address", &address)], raw)?;
     let (body, payment) =
-        ledger::page::get_ledger_json(&state.reads(), &principal, args, &presented).await?;
+        ledger_page::get_ledger_json(&state.reads(), &principal, args, &presented).await?;
     Ok(paid_json_kept(&headers, &body, payment.as_ref()))
 }
 
@@ -225,7 +225,7 @@ pub async fn payments_list(
         .map_err(|err| crate::http::unauthenticated(&state, err))?;
     // A receipt reads what it paid for: listing them needs the read scope.
     principal
-        .permit(auth::Action::ReadAccount)
+        .permit(crate::accounts::Action::ReadAccount)
         .map_err(IntoResponse::into_response)?;
     crate::accounts::list_payments(state.store(), &account.account_id)
         .await

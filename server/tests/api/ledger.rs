@@ -803,7 +803,7 @@ async fn while_the_price_source_rests_a_kept_page_is_served_and_the_outage_warne
  {
     use std::sync::atomic::Ordering::SeqCst;
 
-    use server::{ledger::page::PageCache, prices::valuation::SeriesCache};
+    use server::{prices::valuation::SeriesCache, reads::ledger_page::PageCache};
 
     let warnings = PriceWarnings::default();
     let _log = warnings.install();
