@@ -141,8 +141,9 @@ impl Code {
 pub struct Refused(pub &'static str);
 
 /// What an internal error was caused by, kept for `Error::source` (never
-/// rendered).
-pub type Cause = Arc<dyn std::error::Error + Send + Sync>;
+/// rendered). Behind one thin pointer, so `AppError` stays small enough to
+/// return by value.
+type Cause = Arc<Box<dyn std::error::Error + Send + Sync>>;
 
 /// A refusal or failure, ready to be rendered on any surface.
 #[derive(Debug, Clone)]
@@ -151,8 +152,9 @@ pub struct AppError {
     message: String,
     /// Extra members of the error object (`x402`, `job`, `retry_after`, …).
     extra: Map<String, Value>,
-    /// Seconds for a `Retry-After` header.
-    retry_after: Option<u64>,
+    /// Seconds for a `Retry-After` header (a `u32` saturated: 136 years;
+    /// it keeps the error small).
+    retry_after: Option<u32>,
     /// The text a model reads, when it says more than `code: message` (a
     /// payment challenge spells out the price and how to pay).
     text: Option<String>,
@@ -203,8 +205,8 @@ impl AppError {
         context: &str,
         error: impl Into<Box<dyn std::error::Error + Send + Sync>>,
     ) -> Self {
-        let cause: Cause = Arc::from(error.into());
-        let chain = chain(&*cause);
+        let cause: Cause = Arc::new(error.into());
+        let chain = chain(&**cause);
         tracing::error!(context, error = %chain, "internal error");
         let mut err = Self::new(Code::Internal, "internal error; it has been logged");
         err.source = Some(cause);
@@ -218,7 +220,7 @@ impl AppError {
                 "rate limited, retry after {retry_after_secs} s; anonymous requests are limited per client IP; present a bearer token for an account's larger budget"
             ),
         );
-        err.retry_after = Some(retry_after_secs);
+        err.retry_after = Some(saturate(retry_after_secs));
         err.extra
             .insert("retry_after".to_owned(), json!(retry_after_secs));
         err
@@ -243,7 +245,7 @@ impl AppError {
 
     /// A `Retry-After` of `secs` (and a `retry_after` member).
     pub fn with_retry_after(mut self, secs: u64) -> Self {
-        self.retry_after = Some(secs);
+        self.retry_after = Some(saturate(secs));
         self.extra.insert("retry_after".to_owned(), json!(secs));
         self
     }
@@ -290,7 +292,7 @@ impl AppError {
     }
 
     pub fn retry_after(&self) -> Option<u64> {
-        self.retry_after
+        self.retry_after.map(u64::from)
     }
 
     /// The REST body, also the MCP `structuredContent` of a failed tool call.
@@ -339,8 +341,12 @@ impl std::error::Error for AppError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.source
             .as_deref()
-            .map(|cause| cause as &(dyn std::error::Error + 'static))
+            .map(|cause| &**cause as &(dyn std::error::Error + 'static))
     }
+}
+
+fn saturate(secs: u64) -> u32 {
+    u32::try_from(secs).unwrap_or(u32::MAX)
 }
 
 /// `error` and every `source()` under it, joined with `: `. A cause whose

@@ -341,8 +341,8 @@ pub async fn expand(
         form,
     }: CheckedForm<ExpandForm>,
 ) -> Response {
-    // `ExpandForm::page` refused an address that is none before the form
-    // was read; this cannot fail.
+    // `ExpandForm::page` already refused an address that is not one,
+    // before the CSRF check; this parse cannot fail.
     let address = match parse(&address) {
         Ok(a) => a,
         Err(err) => return err.into_response(),
