@@ -7,14 +7,22 @@
 //! backend (the public URL, the MCP tool registry, later accounts and keys)
 //! comes through the [`backend::Backend`] trait object that the server puts in
 //! Leptos context, and reaches the browser through server functions.
+//!
+//! Layout: `frame` (the per-request value every page reads, the navigation,
+//! the refusal page), `views` (the plain data each page shows), the pages
+//! (`pages` for home and tools, `account`, `report`, `research`), which
+//! import the frame and the views and never each other, and this file's
+//! route table, which lists them all.
 
 pub mod account;
 pub mod backend;
+pub mod frame;
 mod pages;
 pub mod report;
 pub mod research;
 pub mod scopes;
 pub mod snippets;
+pub mod views;
 
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, provide_meta_context};
@@ -24,8 +32,8 @@ use leptos_router::{
     path,
 };
 
-pub use account::Portal;
 pub use backend::{ArgumentSummary, SiteInfo, ToolSummary};
+pub use frame::Portal;
 
 /// The portal's account pages, which the server renders itself (their
 /// forms POST to the same paths); its route list leaves them out.
@@ -68,7 +76,7 @@ pub fn shell(options: LeptosOptions, hydrate: bool) -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
-    account::provide_portal();
+    frame::provide_portal();
     view! {
         <Stylesheet id="ledger" href=STYLESHEET_PATH/>
         <Router>
@@ -80,12 +88,12 @@ pub fn App() -> impl IntoView {
                 // On a phone the developer links live in the footer, and a
                 // signed-in bar keeps only the account's entries (the brand
                 // links home), so the bar never wraps.
-                <nav class:signed-in=account::is_signed_in()>
+                <nav class:signed-in=frame::is_signed_in()>
                     <A href="/" attr:class="site">"Home"</A>
                     <A href="/tools" attr:class="site">"Tools"</A>
                     <a href="/llms.txt" class="dev">"llms.txt"</a>
                     <a href="/v1/openapi.json" class="dev">"OpenAPI"</a>
-                    <account::AccountNav/>
+                    <frame::AccountNav/>
                 </nav>
             </header>
             <main>

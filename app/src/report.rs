@@ -8,39 +8,11 @@
 
 use leptos::prelude::*;
 use leptos_meta::{Stylesheet, Title};
-use serde::{Deserialize, Serialize};
 
-use crate::account::{PortalPage, Viewer};
-
-/// What the report view shows.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReportView {
-    pub address: String,
-    pub label: String,
-    /// The report section, HTML rendered and escaped by the server (the
-    /// share page's component).
-    pub section_html: String,
-    /// A share link just minted: its URL, shown this once.
-    pub new_link: Option<String>,
-    /// What the last form did, or why it was refused, in words.
-    pub notice: Option<String>,
-    pub error: Option<String>,
-    /// The account's live links to this wallet.
-    pub links: Vec<ShareLinkRow>,
-    /// Live links the account may hold at once.
-    pub limit: u32,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ShareLinkRow {
-    pub id: String,
-    /// The token's first characters.
-    pub hint: String,
-    pub range: String,
-    pub denominate: String,
-    pub created: String,
-    pub expires: String,
-}
+use crate::{
+    frame::{PortalPage, csrf_field, refused, with_portal},
+    views::ReportView,
+};
 
 /// The report formats the download links offer (`?format=`).
 pub const FORMATS: [(&str, &str); 7] = [
@@ -53,16 +25,12 @@ pub const FORMATS: [(&str, &str); 7] = [
     ("pdf", "PDF"),
 ];
 
-fn csrf(viewer: &Viewer) -> impl IntoView + use<> {
-    view! { <input type="hidden" name="csrf" value=viewer.csrf.clone()/> }
-}
-
 #[component]
 pub fn WalletReportPage() -> impl IntoView {
-    crate::account::with_portal(|portal| {
+    with_portal(|portal| {
         let report = match portal.page {
             PortalPage::Report(report) => report,
-            PortalPage::Refused(message) => return crate::account::refused(message),
+            PortalPage::Refused(message) => return refused(message),
             _ => ReportView::default(),
         };
         let viewer = portal.viewer;
@@ -101,7 +69,7 @@ pub fn WalletReportPage() -> impl IntoView {
                             <a href=url.clone() id="new-share-link">{url.clone()}</a></p>
                     })}
                     <form method="post" action=share_action class="share-form" id="share-form">
-                        {csrf(&viewer)}
+                        {csrf_field(&viewer)}
                         <label for="share-range">"Range"</label>
                         <select id="share-range" name="range">
                             <option value="30d">"30 days"</option>

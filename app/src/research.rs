@@ -7,84 +7,11 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use serde::{Deserialize, Serialize};
 
-use crate::account::{PortalPage, csrf_field, refused, with_portal};
-
-/// One line of the credit ledger.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MovementRow {
-    pub date: String,
-    pub kind: String,
-    /// Signed, in USD (`-0.005`).
-    pub amount: String,
-    /// The balance it left, in USD.
-    pub balance_after: String,
-    pub action_id: String,
-    pub note: String,
-}
-
-/// The Credits page.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CreditsPage {
-    pub balance_usd: String,
-    pub balance_atomic: String,
-    pub follow_the_money: bool,
-    /// (what, USD) per research call.
-    pub prices: Vec<(String, String)>,
-    /// Top-up amounts in USD.
-    pub topup_usd: Vec<String>,
-    pub movements: Vec<MovementRow>,
-}
-
-/// A node row under the graph (the graph itself needs JavaScript; the
-/// table does not).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NodeRow {
-    pub address: String,
-    pub kind: String,
-    pub name: String,
-    pub category: String,
-    /// The registry citation: URL and date checked.
-    pub citation: Option<(String, String)>,
-    /// "12 legs, 34.5% of volume, first 2024-03-01, last 2024-04-01".
-    pub signals: String,
-}
-
-/// An edge row.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EdgeRow {
-    pub source: String,
-    pub target: String,
-    pub mint: String,
-    pub amount: String,
-    pub usd: String,
-    pub legs: u32,
-}
-
-/// The graph page.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GraphPage {
-    pub address: String,
-    pub follow_the_money: bool,
-    pub balance_usd: String,
-    pub ledger_price_usd: String,
-    pub live_price_usd: String,
-    pub cached_live_price_usd: String,
-    /// A fresh idempotency key for the next expansion (resubmitting the
-    /// same form is not charged twice).
-    pub action_id: String,
-    /// The node the last expansion was of, when there was one.
-    pub expanded: Option<String>,
-    /// The last expansion's outcome in words ("cost 0.005 USD, balance …").
-    pub outcome: Option<String>,
-    pub error: Option<String>,
-    pub hub: Option<String>,
-    /// The ECharts option (JSON, built with charming).
-    pub option_json: String,
-    pub nodes: Vec<NodeRow>,
-    pub edges: Vec<EdgeRow>,
-}
+use crate::{
+    frame::{PortalPage, csrf_field, refused, with_portal},
+    views::{CreditsPage, GraphPage},
+};
 
 #[component]
 pub fn CreditsView() -> impl IntoView {

@@ -143,7 +143,7 @@ async fn main() {
 
     let built = report::build(
         &state.reads(),
-        &server::auth::Principal::Link(server::auth::LinkReader {
+        &server::accounts::Principal::Link(server::accounts::LinkReader {
             wallet: server::solana::WalletAddress::parse(WALLET).unwrap(),
         }),
         report::ReportQuery {

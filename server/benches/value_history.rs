@@ -22,8 +22,8 @@ use support::{WALLET, env_usize, peak_rss_kib, seed_wallet};
 use std::{sync::Arc, time::Instant};
 
 use server::{
+    accounts::Principal,
     analytics::value_history::{GetValueHistoryArgs, get_value_history},
-    auth::Principal,
     clock::ManualClock,
     startup::Application,
 };

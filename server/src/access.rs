@@ -10,8 +10,7 @@
 //! with its reason comes back, and the caller decides what to answer.
 
 use crate::{
-    accounts::watchlist::is_watching,
-    auth::Principal,
+    accounts::{Principal, watchlist::is_watching},
     error::AppError,
     payments::receipt::Receipt,
     solana::WalletAddress,

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use crate::{
     analytics::{LegsCache, positions::ReplayCache},
-    ledger::page::PageCache,
     prices::valuation::SeriesCache,
+    reads::ledger_page::PageCache,
     share::card::CardCache,
 };
 

@@ -50,7 +50,7 @@ pub fn server_card_json(state: &AppState) -> Value {
 /// `GET /.well-known/oauth-protected-resource` (RFC 9728): what a client
 /// that received our 401 learns about this resource.
 pub async fn protected_resource(state: State<AppState>) -> Response {
-    crate::oauth::http::protected_resource_mcp(state).await
+    crate::oauth_http::protected_resource_mcp(state).await
 }
 
 /// `GET /llms.txt`: the service for a language model, paid routes marked.

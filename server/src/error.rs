@@ -7,8 +7,12 @@
 //! * OAuth endpoints: RFC 6749 §5.2 `{"error", "error_description"}`
 //!   ([`AppError::oauth_body`]).
 //!
-//! Internal failures are logged with their context where they are created and
-//! answered with a generic message, so nothing internal reaches a caller.
+//! Internal failures are logged with their context and their whole cause
+//! chain where they are created ([`AppError::internal`]), keep their cause
+//! as the error's `source()`, and are answered with a generic message, so
+//! nothing internal reaches a caller.
+
+use std::sync::Arc;
 
 use http::StatusCode;
 use serde_json::{Map, Value, json};
@@ -136,20 +140,41 @@ impl Code {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Refused(pub &'static str);
 
+/// What an internal error was caused by, kept for `Error::source` (never
+/// rendered). Behind one thin pointer, so `AppError` stays small enough to
+/// return by value.
+type Cause = Arc<Box<dyn std::error::Error + Send + Sync>>;
+
 /// A refusal or failure, ready to be rendered on any surface.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct AppError {
     code: Code,
     message: String,
     /// Extra members of the error object (`x402`, `job`, `retry_after`, …).
     extra: Map<String, Value>,
-    /// Seconds for a `Retry-After` header.
-    retry_after: Option<u64>,
+    /// Seconds for a `Retry-After` header (a `u32` saturated: 136 years;
+    /// it keeps the error small).
+    retry_after: Option<u32>,
     /// The text a model reads, when it says more than `code: message` (a
     /// payment challenge spells out the price and how to pay).
     text: Option<String>,
     /// Extra REST response headers (`PAYMENT-REQUIRED`).
     headers: Vec<(&'static str, String)>,
+    /// An internal error's cause, with its own chain.
+    source: Option<Cause>,
+}
+
+/// Two errors are equal when they render the same: the cause of an
+/// internal one is no part of what a caller sees.
+impl PartialEq for AppError {
+    fn eq(&self, other: &Self) -> bool {
+        self.code == other.code
+            && self.message == other.message
+            && self.extra == other.extra
+            && self.retry_after == other.retry_after
+            && self.text == other.text
+            && self.headers == other.headers
+    }
 }
 
 impl AppError {
@@ -161,6 +186,7 @@ impl AppError {
             retry_after: None,
             text: None,
             headers: Vec::new(),
+            source: None,
         }
     }
 
@@ -172,10 +198,19 @@ impl AppError {
         Self::new(Code::NotFound, message)
     }
 
-    /// Log `error` with `context` and answer a generic internal error.
-    pub fn internal(context: &str, error: &dyn std::fmt::Display) -> Self {
-        tracing::error!(context, %error, "internal error");
-        Self::new(Code::Internal, "internal error; it has been logged")
+    /// Log `error` and its whole cause chain with `context`, once, here,
+    /// and answer a generic internal error that keeps `error` as its
+    /// source. Nothing of the cause is rendered.
+    pub fn internal(
+        context: &str,
+        error: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        let cause: Cause = Arc::new(error.into());
+        let chain = chain(&**cause);
+        tracing::error!(context, error = %chain, "internal error");
+        let mut err = Self::new(Code::Internal, "internal error; it has been logged");
+        err.source = Some(cause);
+        err
     }
 
     pub fn rate_limited(retry_after_secs: u64) -> Self {
@@ -185,7 +220,7 @@ impl AppError {
                 "rate limited, retry after {retry_after_secs} s; anonymous requests are limited per client IP; present a bearer token for an account's larger budget"
             ),
         );
-        err.retry_after = Some(retry_after_secs);
+        err.retry_after = Some(saturate(retry_after_secs));
         err.extra
             .insert("retry_after".to_owned(), json!(retry_after_secs));
         err
@@ -210,7 +245,7 @@ impl AppError {
 
     /// A `Retry-After` of `secs` (and a `retry_after` member).
     pub fn with_retry_after(mut self, secs: u64) -> Self {
-        self.retry_after = Some(secs);
+        self.retry_after = Some(saturate(secs));
         self.extra.insert("retry_after".to_owned(), json!(secs));
         self
     }
@@ -257,7 +292,7 @@ impl AppError {
     }
 
     pub fn retry_after(&self) -> Option<u64> {
-        self.retry_after
+        self.retry_after.map(u64::from)
     }
 
     /// The REST body, also the MCP `structuredContent` of a failed tool call.
@@ -302,7 +337,34 @@ impl std::fmt::Display for AppError {
     }
 }
 
-impl std::error::Error for AppError {}
+impl std::error::Error for AppError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|cause| &**cause as &(dyn std::error::Error + 'static))
+    }
+}
+
+fn saturate(secs: u64) -> u32 {
+    u32::try_from(secs).unwrap_or(u32::MAX)
+}
+
+/// `error` and every `source()` under it, joined with `: `. A cause whose
+/// words its parent already says (`storage: disk full` over `disk full`)
+/// is not said twice.
+pub fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut next = error.source();
+    while let Some(cause) = next {
+        let words = cause.to_string();
+        if !text.contains(&words) {
+            text.push_str(": ");
+            text.push_str(&words);
+        }
+        next = cause.source();
+    }
+    text
+}
 
 /// The REST rendering: the code's status, the error object, and
 /// `Retry-After` when the refusal carries one.
@@ -355,7 +417,7 @@ impl axum::response::IntoResponse for AppError {
 
 impl From<crate::store::StoreError> for AppError {
     fn from(err: crate::store::StoreError) -> Self {
-        AppError::internal("store", &err)
+        AppError::internal("store", err)
     }
 }
 
@@ -444,9 +506,100 @@ mod tests {
 
     #[test]
     fn internal_errors_hide_their_cause() {
-        let err = AppError::internal("store", &"disk I/O error at /secret/path");
+        let err = AppError::internal("store", "disk I/O error at /secret/path");
         assert_eq!(err.code(), Code::Internal);
         assert!(!err.rest_body().to_string().contains("/secret/path"));
+    }
+
+    /// A failure two causes deep: `outer` over `middle` over `root`.
+    #[derive(Debug)]
+    struct Layer(&'static str, Option<Box<Layer>>);
+
+    impl std::fmt::Display for Layer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Layer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1
+                .as_deref()
+                .map(|l| l as &(dyn std::error::Error + 'static))
+        }
+    }
+
+    /// Log lines written while `run` runs.
+    fn logs_of<T>(run: impl FnOnce() -> T) -> (T, String) {
+        use std::sync::Mutex;
+        #[derive(Clone, Default)]
+        struct Captured(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Captured {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        let out = tracing::subscriber::with_default(subscriber, run);
+        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        (out, text)
+    }
+
+    #[test]
+    fn an_internal_error_logs_its_whole_chain_once_and_answers_generically() {
+        let cause = Layer(
+            "reading a page",
+            Some(Box::new(Layer(
+                "database is locked",
+                Some(Box::new(Layer("/secret/ledger.sqlite: EBUSY", None))),
+            ))),
+        );
+        let (err, logs) = logs_of(|| AppError::internal("ledger page", cause));
+        assert_eq!(logs.matches("internal error").count(), 1, "{logs}");
+        assert!(logs.contains("ERROR"), "{logs}");
+        assert!(logs.contains("ledger page"), "{logs}");
+        assert!(
+            logs.contains("reading a page: database is locked: /secret/ledger.sqlite: EBUSY"),
+            "{logs}"
+        );
+        // The wire says nothing of it, on every rendering.
+        for wire in [
+            err.rest_body().to_string(),
+            err.oauth_body().to_string(),
+            err.summary(),
+        ] {
+            assert!(!wire.contains("database"), "{wire}");
+            assert!(!wire.contains("secret"), "{wire}");
+            assert!(
+                wire.contains("internal error; it has been logged"),
+                "{wire}"
+            );
+        }
+        // The cause stays the error's source, chain and all.
+        let source = std::error::Error::source(&err).unwrap();
+        assert_eq!(source.to_string(), "reading a page");
+        assert_eq!(
+            chain(source),
+            "reading a page: database is locked: /secret/ledger.sqlite: EBUSY"
+        );
+    }
+
+    #[test]
+    fn a_cause_its_parent_already_names_is_said_once() {
+        let err = Layer(
+            "storage: disk full",
+            Some(Box::new(Layer("disk full", None))),
+        );
+        assert_eq!(chain(&err), "storage: disk full");
     }
 
     #[test]

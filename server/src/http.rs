@@ -27,8 +27,8 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde::de::DeserializeOwned;
 
 use crate::{
-    accounts::AccountId,
-    auth::{self, Principal},
+    accounts::{AccountId, Principal},
+    auth,
     error::{AppError, Code},
     limits::{
         ClientKey,
@@ -867,6 +867,27 @@ fn decodes_to_utf8(path: &str) -> bool {
     std::str::from_utf8(&decoded).is_ok()
 }
 
+/// `Cache-Control: no-store` and `Pragma: no-cache` on `response`: what
+/// carries a secret or a one-time answer (OAuth's tokens and errors, the
+/// consent's redirect) is never cached.
+pub fn no_store(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// A same-origin relative path a sign-in may return to, or `None`: what
+/// `?next=` may name, so no link sends a person elsewhere once signed in.
+pub fn safe_next(next: &str) -> Option<&str> {
+    let ok = next.starts_with('/')
+        && !next.starts_with("//")
+        && !next.starts_with("/\\")
+        && next.len() <= 4096
+        && !next.chars().any(|c| c.is_control() || c == '\\');
+    ok.then_some(next)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -955,5 +976,20 @@ mod tests {
         assert!(!with("application/x-www-form-urlencoded"));
         assert!(check_json_content_type(&HeaderMap::new(), false).is_ok());
         assert!(check_json_content_type(&HeaderMap::new(), true).is_err());
+    }
+
+    #[test]
+    fn only_same_origin_relative_paths_are_safe_next_targets() {
+        assert_eq!(safe_next("/authorize?x=1"), Some("/authorize?x=1"));
+        for bad in [
+            "//evil.example",
+            "https://evil.example",
+            "/\\evil",
+            "authorize",
+            "/a\nb",
+            "",
+        ] {
+            assert_eq!(safe_next(bad), None, "{bad}");
+        }
     }
 }

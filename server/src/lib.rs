@@ -1,13 +1,23 @@
 //! Ledger's server: the backend behind every surface (MCP at `/mcp`, REST at
 //! `/v1`, discovery documents, the Leptos portal) and the workers.
 //!
-//! Layout: `config` (layered settings), `telemetry` (logging), `startup`
-//! (the router, binding, graceful shutdown), `store` (sqlx over SQLite and
-//! PostgreSQL), `auth` (principals), `mcp` (transport and tool registry),
-//! `v1` (REST handlers), `discovery` (server card, llms.txt, OpenAPI), `site`
-//! (portal pages and static assets), `worker` (background work), `error`
-//! (one error, three renderings). Domain modules know nothing of HTTP; the
-//! REST handlers and MCP tools are thin adapters over the same functions.
+//! Layout, top down (docs/architecture.md has the table): the surfaces
+//! `startup` (the router, binding, graceful shutdown), `v1` (REST), `mcp`
+//! (transport and tool registry), `portal` (pages, forms, the OAuth consent
+//! page), `oauth_http` (OAuth's JSON endpoints), `discovery`, `site`,
+//! `http` (the edge: credentials, bodies, guards), `state` (the services and
+//! the small context each domain call takes), `worker`, `cli`; the domain
+//! `reads` (the paid-read prelude and `get_ledger`), `analytics`, `reports`,
+//! `share`, `graph`, `credits`, `jobs`, `access`, `payments`, `auth` (the
+//! credential resolver, sign-in), `oauth` (the authorization server's
+//! protocol), `accounts` (tokens, watchlist, and `accounts::principal`, who
+//! is calling), `limits`, `prices`, `basis`, `ledger` (decoding); `store`
+//! (sqlx over SQLite and PostgreSQL); and the values every layer uses
+//! (`values`, `solana`, `ids`, `params`, `clock`, `config`, `telemetry`,
+//! `error`: one error, three renderings). Domain modules know nothing of
+//! HTTP; the REST handlers and MCP tools are thin adapters over the same
+//! functions. Each module imports only the ones below it, but for the few
+//! arrows back up that docs/architecture.md counts.
 
 #![recursion_limit = "256"]
 
@@ -35,6 +45,7 @@ pub mod ledger;
 pub mod limits;
 pub mod mcp;
 pub mod oauth;
+pub mod oauth_http;
 pub mod payments;
 pub mod portal;
 pub mod prices;

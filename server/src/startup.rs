@@ -30,7 +30,7 @@ use crate::{
     discovery,
     error::{AppError, Refused},
     http::Surface,
-    mcp, oauth, portal,
+    mcp, oauth_http, portal,
     site::{self, backend_context, shell_fn},
     state::{AppState, Parts, Services},
     store::{Store, StoreError},
@@ -362,7 +362,7 @@ pub fn router(state: AppState) -> Router {
         ))
         .layer(CatchPanicLayer::custom(
             |_panic: Box<dyn std::any::Any + Send>| {
-                AppError::internal("handler", &"a request handler panicked").into_response()
+                AppError::internal("handler", "a request handler panicked").into_response()
             },
         ))
         // Spans name the path only: query strings may carry receipts.
@@ -437,20 +437,20 @@ fn oauth_public_router() -> Router<AppState> {
         )
         .route(
             "/.well-known/oauth-protected-resource/mcp",
-            get(oauth::http::protected_resource_mcp),
+            get(oauth_http::protected_resource_mcp),
         )
         .route(
             "/.well-known/oauth-protected-resource/mcp/account",
-            get(oauth::http::protected_resource_account),
+            get(oauth_http::protected_resource_account),
         )
         .route(
             "/.well-known/oauth-authorization-server",
-            get(oauth::http::authorization_server),
+            get(oauth_http::authorization_server),
         )
-        .route("/register", post(oauth::http::register))
-        .route("/token", post(oauth::http::token))
-        .route("/revoke", post(oauth::http::revoke))
-        .layer(axum::middleware::from_fn(oauth::http::public_cors))
+        .route("/register", post(oauth_http::register))
+        .route("/token", post(oauth_http::token))
+        .route("/revoke", post(oauth_http::revoke))
+        .layer(axum::middleware::from_fn(oauth_http::public_cors))
 }
 
 /// The people side: sign-in, the account pages and the Leptos pages, behind
@@ -491,7 +491,7 @@ fn portal_router(
         )
         .route(
             "/authorize",
-            get(oauth::http::authorize).post(oauth::http::decide),
+            get(portal::consent::authorize).post(portal::consent::decide),
         )
         .route(
             "/wallets",

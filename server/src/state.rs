@@ -3,7 +3,8 @@
 //! [`Services`] is what the domain is served from: configuration, the
 //! store, the Solana RPC client, the payments runtime, the price sources
 //! and the clock. It hands each domain call the small context that call
-//! takes ([`Services::paywall`], [`Services::reads`], [`Services::runner`]),
+//! takes ([`Services::paywall`], [`Services::reads`], [`Services::runner`],
+//! [`Services::oauth`]),
 //! so no domain module sees the whole. A worker process builds only this.
 //!
 //! [`AppState`] is the surfaces' state: the services plus what only the
@@ -22,7 +23,23 @@ use crate::{
 
 /// What the domain is served from.
 #[derive(Clone)]
-pub struct Services(Arc<Parts>);
+pub struct Services(Arc<Built>);
+
+/// The parts, and what is derived from them once: the authorization
+/// server's settings and its metadata fetcher.
+struct Built {
+    parts: Parts,
+    oauth: crate::oauth::Settings,
+    fetcher: crate::oauth::HttpFetcher,
+}
+
+impl Deref for Built {
+    type Target = Parts;
+
+    fn deref(&self) -> &Parts {
+        &self.parts
+    }
+}
 
 pub struct Parts {
     pub config: Config,
@@ -45,7 +62,13 @@ pub struct Parts {
 
 impl Services {
     pub fn new(parts: Parts) -> Self {
-        Self(Arc::new(parts))
+        let oauth = crate::oauth::Settings::new(&parts.public_url, &parts.config.oauth);
+        let fetcher = crate::oauth::HttpFetcher::new(&oauth);
+        Self(Arc::new(Built {
+            parts,
+            oauth,
+            fetcher,
+        }))
     }
 
     pub fn config(&self) -> &Config {
@@ -112,6 +135,17 @@ impl Services {
             public_url: &parts.public_url,
             clock: &*parts.clock,
             metrics: &parts.metrics,
+        }
+    }
+
+    /// The OAuth authorization server's part: the store, the time, its
+    /// settings and the metadata-document fetcher.
+    pub fn oauth(&self) -> crate::oauth::OAuth<'_> {
+        crate::oauth::OAuth {
+            store: &self.0.store,
+            now_ms: self.now_ms(),
+            settings: &self.0.oauth,
+            fetcher: &self.0.fetcher,
         }
     }
 

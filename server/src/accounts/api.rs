@@ -8,14 +8,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{AddressCategory, WatchedWallet, labels, watchlist};
-use crate::{
-    auth::{Action, Principal},
-    error::AppError,
-    solana::WalletAddress,
-    store::Store,
-    values::rfc3339,
-};
+use super::{Action, AddressCategory, Principal, WatchedWallet, labels, watchlist};
+use crate::{error::AppError, solana::WalletAddress, store::Store, values::rfc3339};
 
 /// `list_wallets` takes no arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -177,7 +171,7 @@ pub async fn add_wallet(
         .await?
         .into_iter()
         .find(|w| w.address == args.address)
-        .ok_or_else(|| AppError::internal("add_wallet", &"the wallet vanished from the list"))?;
+        .ok_or_else(|| AppError::internal("add_wallet", "the wallet vanished from the list"))?;
     Ok(view(&account.account_id, added))
 }
 

@@ -16,16 +16,20 @@
 //! one account, the first sign-in creates the account), agents and scripts
 //! through tokens ([`tokens`]), which are stored only as hashes.
 
+pub mod action;
 pub mod api;
 pub mod labels;
 pub mod payments;
+pub mod principal;
 pub mod tokens;
 pub mod watchlist;
 
 use std::fmt;
 
+pub use action::Action;
 pub use labels::{ADDRESS_LABEL_MAX, AddressCategory, address_labels, set_address_label};
 pub use payments::{PaymentView, assign_payment, list_payments};
+pub use principal::{AccountCaller, CredentialView, LinkReader, Principal, PrincipalView};
 pub use tokens::{
     Credential, Minted, Revoked, Scope, Scopes, TokenId, TokenKind, TokenPrefix, TokenRef,
     TokenSummary, list_tokens, mint, mint_within, resolve, revoke, revoke_by_id, revoke_by_prefix,
@@ -118,7 +122,7 @@ impl From<AccountsError> for AppError {
                 AppError::quota_reached(err.to_string(), *limit)
             }
             AccountsError::Corrupt(_) | AccountsError::Store(_) => {
-                AppError::internal("accounts", &err)
+                AppError::internal("accounts", err)
             }
         }
     }

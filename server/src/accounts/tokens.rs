@@ -83,7 +83,7 @@ impl fmt::Display for TokenKind {
 }
 
 /// One permission a token carries. Which actions need which scopes is
-/// `auth::Action`'s table; [`Scope::words`] says it to people.
+/// `accounts::Action`'s table; [`Scope::words`] says it to people.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Scope {
     /// Reading: wallets, reports, the account's payments, credits and

@@ -16,8 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Leg, mint_filter, registry::Namer, scanned_legs};
 use crate::{
-    accounts::AddressCategory,
-    auth::Principal,
+    accounts::{AddressCategory, Principal},
     error::AppError,
     ledger::{CounterpartyKind, Direction},
     payments::Presented,

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Leg, scanned_legs};
 use crate::{
-    auth::Principal,
+    accounts::Principal,
     basis::{self, LegInput, Method, Replay, Totals},
     error::AppError,
     ledger::OperationType,
@@ -280,7 +280,7 @@ async fn replayed(
     let positions = view(address.as_str(), &replay, exclude_spam, unpriced);
     let json = Arc::new(KeptJson::new(Bytes::from(
         serde_json::to_vec(&positions)
-            .map_err(|e| AppError::internal("serialising positions", &e))?,
+            .map_err(|e| AppError::internal("serialising positions", e))?,
     )));
     let kept = Arc::new(Kept {
         version,

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Leg, scanned_legs};
 use crate::{
-    auth::Principal,
+    accounts::Principal,
     error::AppError,
     ledger::SOL,
     payments::Presented,

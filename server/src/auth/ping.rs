@@ -3,8 +3,10 @@
 
 use serde::Serialize;
 
-use super::{Principal, PrincipalView};
-use crate::payments::PaymentsView;
+use crate::{
+    accounts::{Principal, PrincipalView},
+    payments::PaymentsView,
+};
 
 /// The result of `ping`, shared by the MCP tool and `GET /v1/ping`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema, utoipa::ToSchema)]

@@ -157,7 +157,7 @@ impl From<SignInError> for AppError {
             | SignInError::MalformedSignature(_) => AppError::invalid_params(err.to_string()),
             SignInError::Refused(reason) => AppError::new(Code::Unauthenticated, reason.message()),
             SignInError::ProviderUnavailable => AppError::new(Code::Unavailable, err.to_string()),
-            SignInError::Store(e) => AppError::internal("sign-in store", &e),
+            SignInError::Store(e) => AppError::internal("sign-in store", e),
         }
     }
 }

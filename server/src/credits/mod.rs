@@ -227,7 +227,7 @@ impl Credits<'_> {
     pub async fn begin(&self, charge: &Charge<'_>) -> Result<Started, AppError> {
         let movement_id = crate::ids::new_id("cm_", self.now_ms);
         let cost = atomic(charge.cost)
-            .ok_or_else(|| AppError::internal("a research price", &"above i64::MAX atomic"))?;
+            .ok_or_else(|| AppError::internal("a research price", "above i64::MAX atomic"))?;
         let begun = self
             .store
             .begin_action(&NewAction {
@@ -267,7 +267,7 @@ impl Credits<'_> {
                 match (row.state.as_str(), row.result) {
                     ("done", Some(text)) => {
                         let result = serde_json::from_str(&text)
-                            .map_err(|e| AppError::internal("a stored research result", &e))?;
+                            .map_err(|e| AppError::internal("a stored research result", e))?;
                         Ok(Started::Replay { result })
                     }
                     ("refunded", _) => Err(conflict(
@@ -357,7 +357,7 @@ impl Credits<'_> {
             Credited::OverLimit { balance } => Err(over_limit("usd", amount, balance)),
             Credited::AlreadyApplied => Err(AppError::internal(
                 "a grant",
-                &"the movement was not written",
+                "the movement was not written",
             )),
         }
     }
@@ -387,7 +387,7 @@ impl Credits<'_> {
         let id = crate::ids::new_id("cm_", self.now_ms);
         let reference = format!("topup:{payment_id}");
         let amount_atomic = atomic(amount)
-            .ok_or_else(|| AppError::internal("a top-up", &"above i64::MAX atomic"))?;
+            .ok_or_else(|| AppError::internal("a top-up", "above i64::MAX atomic"))?;
         let credited = self
             .store
             .credit(&NewCredit {
@@ -406,7 +406,7 @@ impl Credits<'_> {
             Credited::AlreadyApplied => Ok(None),
             Credited::OverLimit { balance } => Err(AppError::internal(
                 "a top-up",
-                &format!("crediting {amount_atomic} atomic to a balance of {balance} overflows"),
+                format!("crediting {amount_atomic} atomic to a balance of {balance} overflows"),
             )),
         }
     }

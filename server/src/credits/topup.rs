@@ -18,8 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Credits, usd_text};
 use crate::{
-    accounts::AccountId,
-    auth::Principal,
+    accounts::{AccountId, Principal},
     config::PaymentsMode,
     error::{AppError, Code},
     payments::{self, PaymentBlock, Paywall, Presented, Refusal, Resource, Scope, WrongQuote},
@@ -84,7 +83,7 @@ pub async fn top_up(
     let account = &principal
         .require_account("topping up research credits")?
         .account_id;
-    principal.permit(crate::auth::Action::BuyCredits)?;
+    principal.permit(crate::accounts::Action::BuyCredits)?;
     let amount = Usd::parse(&args.amount_usd)
         .ok()
         .filter(|a| credits.config.topup_usd.contains(a))

@@ -17,8 +17,8 @@ use serde_json::json;
 
 use super::{Graph, GraphNode, Signals, admit, caller, entities, refunded, replayed, rpc_failed};
 use crate::{
+    accounts::Principal,
     analytics::flows,
-    auth::Principal,
     credits::{ActionId, Charge, Started, args_hash},
     error::AppError,
     ledger::{CounterpartyKind, Direction, OperationType, SOL},
@@ -150,7 +150,7 @@ pub async fn find_first_funder(
         Started::Replay { result } => {
             let balance = credits.balance(account).await?;
             return serde_json::from_value(replayed(result, balance))
-                .map_err(|e| AppError::internal("a stored funder lookup", &e));
+                .map_err(|e| AppError::internal("a stored funder lookup", e));
         }
         Started::Charged { balance_atomic } => balance_atomic,
     };
@@ -162,7 +162,7 @@ pub async fn find_first_funder(
             None => {
                 let f = walk(graph, &args.address, &rpc_cost).await?;
                 let text = serde_json::to_string(&f)
-                    .map_err(|e| AppError::internal("caching a funder lookup", &e))?;
+                    .map_err(|e| AppError::internal("caching a funder lookup", e))?;
                 store
                     .graph_cache_put(&key(&args.address), &text, graph.now_ms())
                     .await?;
@@ -221,7 +221,7 @@ pub async fn find_first_funder(
     match outcome {
         Ok(out) => {
             let value = serde_json::to_value(&out)
-                .map_err(|e| AppError::internal("a funder lookup's result", &e))?;
+                .map_err(|e| AppError::internal("a funder lookup's result", e))?;
             credits.finish(account, &action_id, &value).await?;
             Ok(out)
         }

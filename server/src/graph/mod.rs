@@ -29,13 +29,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::{
-    accounts::AccountId,
+    accounts::{AccountId, Principal},
     analytics::{
         Leg,
         flows::{self, Edge},
         registry::Namer,
     },
-    auth::Principal,
     config::GraphConfig,
     credits::{ActionId, Charge, Credits, Started, args_hash},
     error::{AppError, Code},
@@ -293,7 +292,7 @@ fn to_analytics(leg: crate::ledger::Leg) -> Leg {
 /// whose token may spend research credits (read and scan).
 fn caller<'p>(principal: &'p Principal, tool: &str) -> Result<&'p AccountId, AppError> {
     let caller = principal.require_account(tool)?;
-    principal.permit(crate::auth::Action::SpendCredits)?;
+    principal.permit(crate::accounts::Action::SpendCredits)?;
     Ok(&caller.account_id)
 }
 
@@ -398,7 +397,7 @@ pub async fn expand_for(
         Started::Replay { result } => {
             let balance = credits.balance(account).await?;
             return serde_json::from_value(replayed(result, balance))
-                .map_err(|e| AppError::internal("a stored expansion", &e));
+                .map_err(|e| AppError::internal("a stored expansion", e));
         }
         Started::Charged { balance_atomic } => balance_atomic,
     };
@@ -424,7 +423,7 @@ pub async fn expand_for(
             (Source::Live, None) => {
                 let read = live_read(graph, &args.address, window, &cost_rpc).await?;
                 let text = serde_json::to_string(&read)
-                    .map_err(|e| AppError::internal("caching a live read", &e))?;
+                    .map_err(|e| AppError::internal("caching a live read", e))?;
                 store
                     .graph_cache_put(&live_key(&args.address, window), &text, graph.now_ms())
                     .await?;
@@ -452,7 +451,7 @@ pub async fn expand_for(
             out.cost_atomic = cost.usdc_atomic().to_string();
             out.balance_atomic = balance.to_string();
             let value = serde_json::to_value(&out)
-                .map_err(|e| AppError::internal("an expansion's result", &e))?;
+                .map_err(|e| AppError::internal("an expansion's result", e))?;
             credits.finish(account, &action_id, &value).await?;
             Ok(out)
         }

@@ -11,8 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    accounts::AccountId,
-    auth::Principal,
+    accounts::{AccountId, Principal},
     config::PaymentsMode,
     error::{AppError, Code},
     ids,
@@ -142,7 +141,7 @@ pub async fn start_scan(
     args: ScanWalletArgs,
     presented: &Presented,
 ) -> Result<JobView, AppError> {
-    principal.permit(crate::auth::Action::StartScan)?;
+    principal.permit(crate::accounts::Action::StartScan)?;
     let quote = pw.store.quote(args.quote_id.trim()).await?.ok_or_else(|| {
         AppError::new(
             Code::QuoteNotFound,
@@ -276,7 +275,7 @@ async fn answer_existing(
         .store
         .job(job_id)
         .await?
-        .ok_or_else(|| AppError::internal("paid job", &job_id))?;
+        .ok_or_else(|| AppError::internal("paid job", job_id))?;
     let mut view = view(pw, job).await?;
     view.payment = payment;
     Ok(view)

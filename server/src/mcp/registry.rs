@@ -20,7 +20,7 @@ use serde::{Serialize, de::DeserializeOwned};
 use serde_json::{Map, Value, json};
 
 use super::schema::{self, Direction};
-use crate::{auth::Principal, error::AppError, state::AppState};
+use crate::{accounts::Principal, error::AppError, state::AppState};
 
 /// What a tool costs, as the contract names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -179,7 +179,7 @@ impl ToolDef {
                 let output = body(ctx, input).await.map_err(CallError::Tool)?;
                 // Measured as bytes: a large result never becomes a Value tree.
                 let bytes = serde_json::to_vec(&output)
-                    .map_err(|e| CallError::Tool(AppError::internal("tool output", &e)))?;
+                    .map_err(|e| CallError::Tool(AppError::internal("tool output", e)))?;
                 let mut summary = summary(&output);
                 drop(output);
                 let (structured, link) =
@@ -191,7 +191,7 @@ impl ToolDef {
                         }
                         None => (
                             serde_json::from_slice(&bytes).map_err(|e| {
-                                CallError::Tool(AppError::internal("tool output", &e))
+                                CallError::Tool(AppError::internal("tool output", e))
                             })?,
                             None,
                         ),

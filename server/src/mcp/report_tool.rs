@@ -114,7 +114,7 @@ fn answer(
     let (structured, link, text) = if format == Format::Pdf || size > INLINE_LIMIT {
         let receipt = payment.as_ref().map(|p| p.receipt.as_str()).or(receipt_arg);
         let uri = inline::rest_uri(public_url, routes::REPORTS.path, raw, receipt)
-            .ok_or_else(|| AppError::internal("report link", &"no URI"))?;
+            .ok_or_else(|| AppError::internal("report link", "no URI"))?;
         let message = format!(
             "The report is {} of {}; GET {uri} downloads it (with the account's bearer, or \
              the receipt in the link).",
@@ -143,7 +143,7 @@ fn answer(
         (to_value(&view)?, Some(link), None)
     } else if format == Format::Json {
         let value: Value =
-            serde_json::from_slice(&bytes).map_err(|e| AppError::internal("report json", &e))?;
+            serde_json::from_slice(&bytes).map_err(|e| AppError::internal("report json", e))?;
         (value, None, None)
     } else {
         let view = ReportFileView {
@@ -155,7 +155,7 @@ fn answer(
             wallets,
             payment: payment.clone(),
         };
-        let text = String::from_utf8(bytes).map_err(|e| AppError::internal("report text", &e))?;
+        let text = String::from_utf8(bytes).map_err(|e| AppError::internal("report text", e))?;
         (to_value(&view)?, None, Some(text))
     };
     if let Some(p) = payment.as_ref().filter(|p| p.settled) {
@@ -174,7 +174,7 @@ fn answer(
 }
 
 fn to_value<T: Serialize>(v: &T) -> Result<Value, AppError> {
-    serde_json::to_value(v).map_err(|e| AppError::internal("report view", &e))
+    serde_json::to_value(v).map_err(|e| AppError::internal("report view", e))
 }
 
 fn json_summary(r: &Report) -> String {

@@ -17,12 +17,9 @@ use crate::{
     },
     auth::{self, PingResult},
     jobs::{self, GetJobArgs, JobView, ScanWalletArgs},
-    ledger::{
-        self,
-        page::{GetLedgerArgs, LedgerPage},
-    },
     payments::{self, Quote, QuoteWalletArgs},
     prices::api::{GetPriceHistoryArgs, GetPricesArgs, PriceHistory, PricesView},
+    reads::ledger_page::{self, GetLedgerArgs, LedgerPage},
     routes,
 };
 
@@ -92,7 +89,7 @@ fn get_ledger() -> ToolDef {
             )
         },
         |ctx, args: GetLedgerArgs| async move {
-            ledger::page::get_ledger(&ctx.state.reads(), &ctx.principal, args, &ctx.presented).await
+            ledger_page::get_ledger(&ctx.state.reads(), &ctx.principal, args, &ctx.presented).await
         },
     )
 }
@@ -627,22 +624,22 @@ fn ping() -> ToolDef {
         },
         |out: &PingResult| {
             let who = match &out.principal {
-                auth::PrincipalView::Anonymous => {
+                crate::accounts::PrincipalView::Anonymous => {
                     "connected anonymously (no bearer token)".to_owned()
                 }
-                auth::PrincipalView::Account {
+                crate::accounts::PrincipalView::Account {
                     account_id,
                     credential,
                     scopes,
                 } => format!(
                     "connected as account {account_id} with {} (scopes: {})",
                     match credential {
-                        auth::CredentialView::McpToken => "an MCP token",
-                        auth::CredentialView::ApiKey => "an API key",
+                        crate::accounts::CredentialView::McpToken => "an MCP token",
+                        crate::accounts::CredentialView::ApiKey => "an API key",
                     },
                     scopes.join(", ")
                 ),
-                auth::PrincipalView::Admin => "connected with the admin key".to_owned(),
+                crate::accounts::PrincipalView::Admin => "connected with the admin key".to_owned(),
             };
             format!("ok: {who}; {}.", out.payments.sentence())
         },

@@ -38,7 +38,7 @@ use super::{
     version,
 };
 use crate::{
-    auth::Principal,
+    accounts::Principal,
     error::{AppError, Code},
     limits::{ClientKey, costs},
     state::AppState,

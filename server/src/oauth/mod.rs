@@ -8,8 +8,10 @@
 //! cookies and no HTML. Each step is a function over an [`OAuth`] context
 //! (the store, the time, the [`Settings`], the metadata fetcher) that
 //! returns a value or an [`OAuthError`] in RFC 6749's vocabulary; the
-//! handlers in [`http`] only parse the request, call it, and render.
-//! (kanidm splits `idm/oauth2.rs` from its HTTP handlers the same way.)
+//! surfaces over it only parse a request, call one step, and render: the
+//! JSON endpoints in `oauth_http`, the consent page in `portal::consent`,
+//! each with its context from `Services::oauth`. (kanidm splits
+//! `idm/oauth2.rs` from its HTTP handlers the same way.)
 //!
 //! An access token is `lo_` and 32 random bytes in base58, a refresh token
 //! `lr_` and the same; codes and client secrets are random too. Only their
@@ -22,7 +24,6 @@
 
 pub mod clients;
 pub mod flow;
-pub mod http;
 pub mod metadata;
 pub mod redirect;
 
@@ -34,6 +35,7 @@ use sha2::{Digest, Sha256};
 use crate::{
     accounts::{Scope, Scopes},
     config::OAuthConfig,
+    error::{AppError, Code},
     store::{Store, StoreError},
 };
 
@@ -140,6 +142,20 @@ impl From<crate::accounts::AccountsError> for OAuthError {
         match err {
             crate::accounts::AccountsError::Store(e) => OAuthError::Store(e),
             other => OAuthError::InvalidRequest(other.to_string()),
+        }
+    }
+}
+
+/// An OAuth refusal met outside the OAuth endpoints (the Keys page's
+/// connected clients, a bearer's resolution): a storage failure is an
+/// internal error that keeps its cause; a refusal keeps its description.
+impl From<OAuthError> for AppError {
+    fn from(err: OAuthError) -> Self {
+        match err {
+            OAuthError::Store(_) => AppError::internal("oauth", err),
+            OAuthError::InvalidClient(_) => AppError::new(Code::Unauthenticated, err.description()),
+            OAuthError::AccessDenied(_) => AppError::new(Code::Forbidden, err.description()),
+            other => AppError::invalid_params(other.description()),
         }
     }
 }

@@ -28,7 +28,7 @@ use serde::Deserialize;
 
 use crate::{
     access::Access,
-    auth::Principal,
+    accounts::Principal,
     clock::Clock,
     config::{PaymentsMode, PricingConfig, X402Config},
     error::{AppError, Code},
@@ -103,7 +103,7 @@ impl UnknownText {
 
 impl From<UnknownText> for AppError {
     fn from(err: UnknownText) -> Self {
-        AppError::internal("stored payment text", &err)
+        AppError::internal("stored payment text", err)
     }
 }
 
@@ -117,7 +117,7 @@ impl From<quote::QuoteError> for AppError {
                     "the Solana RPC endpoint did not answer while sizing the wallet; try again shortly",
                 )
             }
-            quote::QuoteError::Store(e) => AppError::internal("quote store", &e),
+            quote::QuoteError::Store(e) => AppError::internal("quote store", e),
             quote::QuoteError::NotPriced(scope) => {
                 AppError::invalid_params(format!("scope: quote_wallet prices no {scope} quote"))
             }
@@ -333,7 +333,7 @@ async fn fresh_read_quote(
     pw.store
         .quote(&q.quote_id)
         .await?
-        .ok_or_else(|| AppError::internal("fresh quote", &"vanished"))
+        .ok_or_else(|| AppError::internal("fresh quote", "vanished"))
 }
 
 /// Settle `payment` for `quote`, whatever it buys (a read, a scan, a

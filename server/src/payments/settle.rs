@@ -234,7 +234,7 @@ async fn receipt_secret(pw: &Paywall<'_>) -> Result<Vec<u8>, SettleError> {
 pub async fn receipt_of(pw: &Paywall<'_>, p: &PaymentRecord) -> Result<Receipt, SettleError> {
     let secret = receipt_secret(pw).await?;
     Receipt::of_message_hex(&secret, &p.message_hash)
-        .ok_or_else(|| SettleError::App(AppError::internal("payment hash", &p.message_hash)))
+        .ok_or_else(|| SettleError::App(AppError::internal("payment hash", p.message_hash.clone())))
 }
 
 async fn block_of(
@@ -463,7 +463,7 @@ async fn finish_settled(
         .store
         .payment(&p.id)
         .await?
-        .ok_or_else(|| SettleError::App(AppError::internal("payment", &"vanished")))?;
+        .ok_or_else(|| SettleError::App(AppError::internal("payment", "vanished")))?;
     if PaymentStatus::of_record(&record)? != PaymentStatus::Settled {
         return Err(Refusal::SettlementFailed(record.error.unwrap_or_default()).into());
     }
@@ -515,7 +515,7 @@ async fn answer_seen(pw: &Paywall<'_>, mut seen: PaymentRecord) -> Result<Settle
             .store
             .payment(&seen.id)
             .await?
-            .ok_or_else(|| SettleError::App(AppError::internal("payment", &"vanished")))?;
+            .ok_or_else(|| SettleError::App(AppError::internal("payment", "vanished")))?;
     }
 }
 

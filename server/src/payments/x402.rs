@@ -198,12 +198,12 @@ impl PaymentBlock {
     fn appended_to(&self, json: &[u8]) -> Result<bytes::Bytes, crate::error::AppError> {
         use crate::error::AppError;
         let block = serde_json::to_vec(self)
-            .map_err(|e| AppError::internal("serialising a payment block", &e))?;
+            .map_err(|e| AppError::internal("serialising a payment block", e))?;
         // A kept answer is an object with members: it ends with its brace.
         let Some((b'}', head)) = json.split_last() else {
             return Err(AppError::internal(
                 "appending a payment block",
-                &"a kept answer is not a JSON object",
+                "a kept answer is not a JSON object",
             ));
         };
         let mut out = Vec::with_capacity(json.len() + block.len() + 12);

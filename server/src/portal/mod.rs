@@ -11,6 +11,8 @@
 //! authenticate these routes only (`http::strip_cookies` keeps them away
 //! from `/v1` and `/mcp`). Routes are declared in `startup::router`.
 
+pub mod consent;
+pub mod form;
 pub mod pages;
 pub mod report;
 pub mod reports;
@@ -84,9 +86,9 @@ pub async fn viewer(
     state: &AppState,
     parts: &PortalParts,
     session: &Session,
-) -> Result<(app::account::Viewer, Option<sessions::SignedIn>), AppError> {
+) -> Result<(app::frame::Viewer, Option<sessions::SignedIn>), AppError> {
     let signed_in = sessions::signed_in(session).await?;
-    let mut viewer = app::account::Viewer {
+    let mut viewer = app::frame::Viewer {
         account: None,
         csrf: String::new(),
         google: parts.google.is_some(),
@@ -103,7 +105,7 @@ pub async fn viewer(
             .await?
             .filter(|l| !l.is_empty())
             .unwrap_or_else(|| account.to_string());
-        viewer.account = Some(app::account::ViewerAccount {
+        viewer.account = Some(app::frame::ViewerAccount {
             id: account.to_string(),
             label,
             identities,
@@ -140,7 +142,7 @@ pub async fn render(
     );
     let mut request = match Request::get(path).body(Body::empty()) {
         Ok(request) => request,
-        Err(err) => return AppError::internal("portal render", &err).into_response(),
+        Err(err) => return AppError::internal("portal render", err).into_response(),
     };
     // The answering request's CSP nonce, so the page carries the one its
     // header names (`site::headers`, which also sets the framing rules).
@@ -168,7 +170,7 @@ pub async fn with_viewer(
         Ok((viewer, _)) => {
             request.extensions_mut().insert(app::Portal {
                 viewer,
-                page: app::account::PortalPage::None,
+                page: app::frame::PortalPage::None,
             });
             next.run(request).await
         }

@@ -11,14 +11,20 @@ use axum::{
     http::StatusCode,
     response::{IntoResponse, Redirect, Response},
 };
-use bytes::Bytes;
 use serde::Deserialize;
 use tower_sessions::Session;
 
-use super::{Parts, render, viewer};
-use app::account::{
-    FieldError, KeysView, MintForm, MintedToken, OAuthActivityRow, OAuthClientRow, PaymentRow,
-    Portal, PortalPage, SignInView, TokenRow, WalletRow, WalletsView,
+use super::{
+    Parts,
+    form::{CheckedForm, PortalForm},
+    render, viewer,
+};
+use app::{
+    frame::{Portal, PortalPage},
+    views::{
+        FieldError, KeysView, MintForm, MintedToken, OAuthActivityRow, OAuthClientRow, PaymentRow,
+        SignInView, TokenRow, WalletRow, WalletsView,
+    },
 };
 
 use crate::{
@@ -27,9 +33,6 @@ use crate::{
     solana::WalletAddress,
     state::AppState,
 };
-
-/// What a refused form reads.
-const REFUSED: &str = "This form was refused: it was sent without this session's form token (it may be from an old page, another site, or a session that has ended). Reload the page and try again.";
 
 /// A time for people: `2026-12-01 12:00 UTC`.
 pub(super) fn when(ms: i64) -> String {
@@ -43,7 +46,7 @@ pub(super) async fn account_page(
     state: &AppState,
     parts: &Parts,
     session: &Session,
-) -> Result<(app::account::Viewer, AccountId), Response> {
+) -> Result<(app::frame::Viewer, AccountId), Response> {
     let (viewer, signed_in) = viewer(state, parts, session)
         .await
         .map_err(IntoResponse::into_response)?;
@@ -54,58 +57,6 @@ pub(super) async fn account_page(
         )),
         None => Err(Redirect::to("/signin").into_response()),
     }
-}
-
-/// A form POST's account, once its CSRF token matched the session's; the
-/// refusal page otherwise. Runs before anything else a handler does.
-pub(crate) async fn checked_form<T: serde::de::DeserializeOwned>(
-    state: &AppState,
-    parts: &Parts,
-    session: &Session,
-    page: &str,
-    body: &Bytes,
-) -> Result<(app::account::Viewer, AccountId, T), Response> {
-    #[derive(Deserialize)]
-    struct Token {
-        #[serde(default)]
-        csrf: String,
-    }
-    let presented = serde_urlencoded::from_bytes::<Vec<(String, String)>>(body)
-        .ok()
-        .and_then(|pairs| {
-            pairs
-                .into_iter()
-                .find(|(k, _)| k == "csrf")
-                .map(|(_, v)| Token { csrf: v })
-        });
-    let (viewer, signed_in) = viewer(state, parts, session)
-        .await
-        .map_err(IntoResponse::into_response)?;
-    let ok = matches!((&signed_in, &presented), (Some(s), Some(t)) if s.csrf_matches(&t.csrf));
-    let Some(signed) = signed_in.filter(|_| ok) else {
-        tracing::info!(
-            page,
-            "refused a portal form without this session's CSRF token"
-        );
-        return Err(refused(state, parts, session, page).await);
-    };
-    let account = signed.account().map_err(IntoResponse::into_response)?;
-    let form = serde_urlencoded::from_bytes::<T>(body)
-        .map_err(|e| AppError::invalid_params(format!("form: {e}")).into_response())?;
-    Ok((viewer, account, form))
-}
-
-/// The 403 page of a refused form.
-pub async fn refused(state: &AppState, parts: &Parts, session: &Session, page: &str) -> Response {
-    let viewer = match viewer(state, parts, session).await {
-        Ok((viewer, _)) => viewer,
-        Err(err) => return err.into_response(),
-    };
-    let portal = Portal {
-        viewer,
-        page: PortalPage::Refused(REFUSED.to_owned()),
-    };
-    render(state, page, StatusCode::FORBIDDEN, portal).await
 }
 
 /// The sign-in page with `message` as its error.
@@ -121,7 +72,7 @@ pub async fn sign_in_error(
             Ok((viewer, _)) => viewer,
             Err(err) => return err.into_response(),
         },
-        None => app::account::Viewer {
+        None => app::frame::Viewer {
             google: parts.google.is_some(),
             public_url: state.public_url().to_owned(),
             ..Default::default()
@@ -143,7 +94,7 @@ pub fn next_of(query: Option<&str>) -> Option<String> {
         .ok()?
         .into_iter()
         .find(|(k, _)| k == "next")
-        .and_then(|(_, v)| crate::oauth::http::safe_next(&v).map(str::to_owned))
+        .and_then(|(_, v)| crate::http::safe_next(&v).map(str::to_owned))
 }
 
 /// `GET /signin[?next=/path]`: `next` (a same-origin path only) is where
@@ -189,7 +140,7 @@ async fn token_rows(state: &AppState, account: &AccountId) -> Result<Vec<TokenRo
 
 async fn keys_response(
     state: &AppState,
-    viewer: app::account::Viewer,
+    viewer: app::frame::Viewer,
     account: &AccountId,
     status: StatusCode,
     mut view: KeysView,
@@ -203,7 +154,7 @@ async fn keys_response(
             view.oauth_clients = clients;
             view.oauth_activity = activity;
         }
-        Err(err) => return crate::oauth::http::internal(&err).into_response(),
+        Err(err) => return AppError::from(err).into_response(),
     }
     let portal = Portal {
         viewer,
@@ -247,6 +198,10 @@ pub struct MintRequest {
     _csrf: String,
 }
 
+impl PortalForm for MintRequest {
+    const PAGE: &'static str = "/keys";
+}
+
 /// The field an accounts refusal is about, for the form's error.
 fn field_of(err: &AccountsError, default: &str) -> String {
     match err {
@@ -259,15 +214,12 @@ fn field_of(err: &AccountsError, default: &str) -> String {
 /// plaintext in it, once.
 pub async fn mint(
     State(state): State<AppState>,
-    axum::Extension(parts): axum::Extension<Parts>,
-    session: Session,
-    body: Bytes,
+    CheckedForm {
+        viewer,
+        account,
+        form,
+    }: CheckedForm<MintRequest>,
 ) -> Response {
-    let (viewer, account, form) =
-        match checked_form::<MintRequest>(&state, &parts, &session, "/keys", &body).await {
-            Ok(checked) => checked,
-            Err(response) => return response,
-        };
     let echo = MintForm {
         kind: form.kind.clone(),
         read: form.scope_read.is_some(),
@@ -342,18 +294,19 @@ pub struct RevokeRequest {
     _csrf: String,
 }
 
+impl PortalForm for RevokeRequest {
+    const PAGE: &'static str = "/keys";
+}
+
 /// `POST /keys/revoke`: revoke one of the account's tokens, 303 to /keys.
 pub async fn revoke(
     State(state): State<AppState>,
-    axum::Extension(parts): axum::Extension<Parts>,
-    session: Session,
-    body: Bytes,
+    CheckedForm {
+        viewer,
+        account,
+        form,
+    }: CheckedForm<RevokeRequest>,
 ) -> Response {
-    let (viewer, account, form) =
-        match checked_form::<RevokeRequest>(&state, &parts, &session, "/keys", &body).await {
-            Ok(checked) => checked,
-            Err(response) => return response,
-        };
     let result = match TokenId::parse(&form.token_id) {
         Ok(id) => accounts::revoke(state.store(), state.now_ms(), &account, &id).await,
         Err(err) => Err(err),
@@ -430,28 +383,21 @@ pub struct DisconnectRequest {
     _csrf: String,
 }
 
+impl PortalForm for DisconnectRequest {
+    const PAGE: &'static str = "/keys";
+}
+
 /// `POST /keys/oauth/disconnect`: revoke every token of one OAuth client
 /// for this account, 303 to /keys.
 pub async fn disconnect_oauth_client(
     State(state): State<AppState>,
-    axum::Extension(parts): axum::Extension<Parts>,
-    session: Session,
-    body: Bytes,
+    CheckedForm {
+        viewer,
+        account,
+        form,
+    }: CheckedForm<DisconnectRequest>,
 ) -> Response {
-    let (viewer, account, form) =
-        match checked_form::<DisconnectRequest>(&state, &parts, &session, "/keys", &body).await {
-            Ok(checked) => checked,
-            Err(response) => return response,
-        };
-    let settings = crate::oauth::http::settings(&state);
-    let fetcher = crate::oauth::HttpFetcher::new(&settings);
-    let ctx = crate::oauth::OAuth {
-        store: state.store(),
-        now_ms: state.now_ms(),
-        settings: &settings,
-        fetcher: &fetcher,
-    };
-    match crate::oauth::flow::disconnect(ctx, &account, &form.client_id).await {
+    match crate::oauth::flow::disconnect(state.oauth(), &account, &form.client_id).await {
         Ok(true) => Redirect::to("/keys").into_response(),
         Ok(false) => {
             let view = KeysView {
@@ -463,7 +409,7 @@ pub async fn disconnect_oauth_client(
             };
             keys_response(&state, viewer, &account, StatusCode::NOT_FOUND, view).await
         }
-        Err(err) => crate::oauth::http::internal(&err).into_response(),
+        Err(err) => AppError::from(err).into_response(),
     }
 }
 
@@ -471,7 +417,7 @@ pub async fn disconnect_oauth_client(
 
 async fn wallets_response(
     state: &AppState,
-    viewer: app::account::Viewer,
+    viewer: app::frame::Viewer,
     account: &AccountId,
     status: StatusCode,
     mut view: WalletsView,
@@ -534,6 +480,10 @@ pub struct WalletRequest {
     _csrf: String,
 }
 
+impl PortalForm for WalletRequest {
+    const PAGE: &'static str = "/wallets";
+}
+
 /// The wallet forms: add, relabel, remove.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum WalletAction {
@@ -544,16 +494,13 @@ enum WalletAction {
 
 async fn wallet_form(
     state: AppState,
-    parts: Parts,
-    session: Session,
-    body: Bytes,
+    CheckedForm {
+        viewer,
+        account,
+        form,
+    }: CheckedForm<WalletRequest>,
     action: WalletAction,
 ) -> Response {
-    let (viewer, account, form) =
-        match checked_form::<WalletRequest>(&state, &parts, &session, "/wallets", &body).await {
-            Ok(checked) => checked,
-            Err(response) => return response,
-        };
     let refuse = |field: String, message: String| WalletsView {
         error: Some(FieldError { field, message }),
         address: if action == WalletAction::Add {
@@ -625,31 +572,25 @@ async fn wallet_form(
 /// `POST /wallets`: add a wallet (address, label).
 pub async fn add_wallet(
     State(state): State<AppState>,
-    axum::Extension(parts): axum::Extension<Parts>,
-    session: Session,
-    body: Bytes,
+    form: CheckedForm<WalletRequest>,
 ) -> Response {
-    wallet_form(state, parts, session, body, WalletAction::Add).await
+    wallet_form(state, form, WalletAction::Add).await
 }
 
 /// `POST /wallets/relabel`.
 pub async fn relabel_wallet(
     State(state): State<AppState>,
-    axum::Extension(parts): axum::Extension<Parts>,
-    session: Session,
-    body: Bytes,
+    form: CheckedForm<WalletRequest>,
 ) -> Response {
-    wallet_form(state, parts, session, body, WalletAction::Relabel).await
+    wallet_form(state, form, WalletAction::Relabel).await
 }
 
 /// `POST /wallets/remove`.
 pub async fn remove_wallet(
     State(state): State<AppState>,
-    axum::Extension(parts): axum::Extension<Parts>,
-    session: Session,
-    body: Bytes,
+    form: CheckedForm<WalletRequest>,
 ) -> Response {
-    wallet_form(state, parts, session, body, WalletAction::Remove).await
+    wallet_form(state, form, WalletAction::Remove).await
 }
 
 // ---- Payments ----------------------------------------------------------

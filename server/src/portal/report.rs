@@ -3,25 +3,24 @@
 //! The view renders the share page's report section
 //! (`share::html::report_section`) from the same reads, as the wallet's
 //! link principal once the account is seen to watch it; the forms check
-//! the session's CSRF token before anything else (`pages::checked_form`).
+//! the session's CSRF token before anything else (`form::CheckedForm`).
 
 use axum::{
     extract::{Path, Query, State},
     http::StatusCode,
     response::{IntoResponse, Redirect, Response},
 };
-use bytes::Bytes;
 use serde::Deserialize;
 use tower_sessions::Session;
 
 use super::{
     Parts,
-    pages::{account_page, checked_form},
+    form::{CheckedForm, PortalForm},
+    pages::account_page,
     render,
 };
 use crate::{
-    accounts::{AccountId, watchlist},
-    auth::{LinkReader, Principal},
+    accounts::{AccountId, LinkReader, Principal, watchlist},
     error::AppError,
     share::{
         self, ChartRange, Denomination,
@@ -33,8 +32,8 @@ use crate::{
     state::AppState,
 };
 use app::{
-    account::{Portal, PortalPage, Viewer},
-    report::{ReportView, ShareLinkRow},
+    frame::{Portal, PortalPage, Viewer},
+    views::{ReportView, ShareLinkRow},
 };
 
 /// What a render of the view carries besides the report.
@@ -169,21 +168,23 @@ pub struct ShareForm {
     _csrf: String,
 }
 
+impl PortalForm for ShareForm {
+    fn page(address: Option<&str>) -> Result<String, AppError> {
+        Ok(format!("/wallets/{}", address.unwrap_or_default()))
+    }
+}
+
 /// `POST /wallets/{address}/share`: mint a link; the page again, with the
 /// new link's URL in it (the only time it is shown).
 pub async fn create(
     State(state): State<AppState>,
-    axum::Extension(parts): axum::Extension<Parts>,
-    session: Session,
     Path(address): Path<String>,
-    body: Bytes,
+    CheckedForm {
+        viewer,
+        account,
+        form,
+    }: CheckedForm<ShareForm>,
 ) -> Response {
-    let page = format!("/wallets/{address}");
-    let (viewer, account, form) =
-        match checked_form::<ShareForm>(&state, &parts, &session, &page, &body).await {
-            Ok(checked) => checked,
-            Err(response) => return response,
-        };
     let parsed = (
         ChartRange::parse(form.range.trim()),
         Denomination::parse(form.denominate.trim()),
@@ -256,21 +257,23 @@ pub struct RevokeForm {
     _csrf: String,
 }
 
+impl PortalForm for RevokeForm {
+    fn page(address: Option<&str>) -> Result<String, AppError> {
+        Ok(format!("/wallets/{}", address.unwrap_or_default()))
+    }
+}
+
 /// `POST /wallets/{address}/share/revoke`: revoke one of the account's
 /// links, then back to the view.
 pub async fn revoke(
     State(state): State<AppState>,
-    axum::Extension(parts): axum::Extension<Parts>,
-    session: Session,
     Path(address): Path<String>,
-    body: Bytes,
+    CheckedForm {
+        viewer,
+        account,
+        form,
+    }: CheckedForm<RevokeForm>,
 ) -> Response {
-    let page = format!("/wallets/{address}");
-    let (viewer, account, form) =
-        match checked_form::<RevokeForm>(&state, &parts, &session, &page, &body).await {
-            Ok(checked) => checked,
-            Err(response) => return response,
-        };
     match share::revoke_by_id(&state.sharing(), &account, form.id.trim()).await {
         Ok(_) => match WalletAddress::parse(&address) {
             Ok(w) => Redirect::to(&format!("/wallets/{w}#share-links")).into_response(),

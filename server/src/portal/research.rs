@@ -12,7 +12,6 @@ use axum::{
     http::{HeaderMap, StatusCode, header},
     response::{IntoResponse, Response},
 };
-use bytes::Bytes;
 use charming::{
     Chart,
     component::Legend,
@@ -27,7 +26,8 @@ use tower_sessions::Session;
 
 use super::{
     Parts,
-    pages::{account_page, checked_form, when},
+    form::{CheckedForm, PortalForm},
+    pages::{account_page, when},
     render,
 };
 use crate::{
@@ -39,8 +39,8 @@ use crate::{
     state::AppState,
 };
 use app::{
-    account::{Portal, PortalPage},
-    research::{CreditsPage, EdgeRow, GraphPage, MovementRow, NodeRow},
+    frame::{Portal, PortalPage},
+    views::{CreditsPage, EdgeRow, GraphPage, MovementRow, NodeRow},
 };
 
 /// `GET /credits`.
@@ -321,25 +321,33 @@ pub struct ExpandForm {
     _csrf: String,
 }
 
+impl PortalForm for ExpandForm {
+    /// The graph page of the path's wallet; an address that is none is
+    /// `invalid_params`, before the CSRF check (as the page's GET).
+    fn page(address: Option<&str>) -> Result<String, AppError> {
+        let address = parse(address.unwrap_or_default())?;
+        Ok(format!("/wallets/{address}/graph"))
+    }
+}
+
 /// `POST /wallets/{address}/graph`: expand one node (CSRF-checked).
 pub async fn expand(
     State(state): State<AppState>,
-    axum::Extension(parts): axum::Extension<Parts>,
-    session: Session,
     Path(address): Path<String>,
     headers: HeaderMap,
-    body: Bytes,
+    CheckedForm {
+        viewer,
+        account,
+        form,
+    }: CheckedForm<ExpandForm>,
 ) -> Response {
+    // `ExpandForm::page` already refused an address that is not one,
+    // before the CSRF check; this parse cannot fail.
     let address = match parse(&address) {
         Ok(a) => a,
         Err(err) => return err.into_response(),
     };
     let path = format!("/wallets/{address}/graph");
-    let (viewer, account, form) =
-        match checked_form::<ExpandForm>(&state, &parts, &session, &path, &body).await {
-            Ok(checked) => checked,
-            Err(response) => return response,
-        };
     let wants_json = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())

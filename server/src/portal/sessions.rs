@@ -145,7 +145,7 @@ pub struct SignedIn {
 impl SignedIn {
     pub fn account(&self) -> Result<AccountId, AppError> {
         AccountId::parse(&self.account_id)
-            .map_err(|e| AppError::internal("portal session", &e.to_string()))
+            .map_err(|e| AppError::internal("portal session", e.to_string()))
     }
 
     /// Whether `presented` is this session's CSRF token (constant time).
@@ -155,7 +155,7 @@ impl SignedIn {
 }
 
 fn session_failed(err: tower_sessions::session::Error) -> AppError {
-    AppError::internal("portal session", &err)
+    AppError::internal("portal session", err)
 }
 
 /// Who the session is signed in as, if anyone.

@@ -20,7 +20,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use tower_sessions::Session;
 
-use super::{Parts, pages, sessions};
+use super::{Parts, form, pages, sessions};
 use crate::{
     accounts::{self, AccountId, Identity},
     auth::{oidc, siws},
@@ -239,7 +239,7 @@ pub async fn google_start(
         None => session.remove::<String>(NEXT_KEY).await.map(|_| ()),
     };
     if let Err(err) = stored {
-        return AppError::internal("portal session", &err).into_response();
+        return AppError::internal("portal session", err).into_response();
     }
     let start = match google.begin(state.store(), state.now_ms()).await {
         Ok(start) => start,
@@ -365,7 +365,7 @@ async fn google_finish(
             let next = session.remove::<String>(NEXT_KEY).await.ok().flatten();
             let next = next
                 .as_deref()
-                .and_then(crate::oauth::http::safe_next)
+                .and_then(crate::http::safe_next)
                 .unwrap_or("/keys");
             Redirect::to(next).into_response()
         }
@@ -395,7 +395,7 @@ pub async fn sign_out(
     };
     let allowed = matches!((&signed_in, &form), (Some(s), Some(f)) if s.csrf_matches(&f.csrf));
     if !allowed {
-        return pages::refused(&state, &parts, &session, "/signin").await;
+        return form::refused(&state, &parts, &session, "/signin").await;
     }
     match sessions::end(&session).await {
         Ok(()) => Redirect::to("/").into_response(),

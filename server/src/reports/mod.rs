@@ -26,7 +26,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    auth::{Action, Principal},
+    accounts::{Action, Principal},
     basis::Method,
     error::AppError,
     payments::{self, PayArgs, PaymentBlock, Presented, Resource},
@@ -292,7 +292,7 @@ impl ReportFile {
     pub fn into_bytes(self) -> Result<Vec<u8>, AppError> {
         match self.body {
             ReportBody::Json(report) => {
-                serde_json::to_vec(&report).map_err(|e| AppError::internal("report json", &e))
+                serde_json::to_vec(&report).map_err(|e| AppError::internal("report json", e))
             }
             ReportBody::Bytes(bytes) => Ok(bytes),
         }
@@ -437,7 +437,7 @@ pub async fn render(reads: &Reads<'_>, spec: &Spec) -> Result<ReportFile, AppErr
 }
 
 fn wrote(written: std::io::Result<(Vec<u8>, u64)>) -> Result<(ReportBody, u64), AppError> {
-    let (bytes, rows) = written.map_err(|e| AppError::internal("report csv", &e))?;
+    let (bytes, rows) = written.map_err(|e| AppError::internal("report csv", e))?;
     Ok((ReportBody::Bytes(bytes), rows))
 }
 

@@ -26,8 +26,7 @@ use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq as _;
 
 use crate::{
-    accounts::AccountId,
-    auth::{Action, LinkReader, Principal},
+    accounts::{AccountId, Action, LinkReader, Principal},
     config::ShareConfig,
     error::{AppError, Code},
     payments::{self, PayArgs, PaymentBlock, Presented, Resource},
@@ -573,7 +572,7 @@ pub async fn open(
         return Ok(Err(Closed::Expired));
     }
     let wallet = WalletAddress::parse(&record.wallet)
-        .map_err(|why| AppError::internal("share link wallet", &why))?;
+        .map_err(|why| AppError::internal("share link wallet", why))?;
     Ok(Ok(OpenLink {
         id: record.id,
         wallet,

@@ -13,16 +13,16 @@ use serde::Serialize;
 
 use super::{ChartRange, Denomination};
 use crate::{
+    accounts::Principal,
     analytics::{
         flows::{self, Flows, GetFlowsArgs},
         positions::{self, GetPositionsArgs, Positions},
         value_history::{self, GetValueHistoryArgs, ValueHistory},
     },
-    auth::Principal,
     error::AppError,
-    ledger::page::{self as ledger_page, GetLedgerArgs, LedgerPage},
     payments::{PayArgs, Presented},
     reads::Reads,
+    reads::ledger_page::{self, GetLedgerArgs, LedgerPage},
     solana::WalletAddress,
     values::{TimeBound, rfc3339},
 };

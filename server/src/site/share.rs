@@ -285,7 +285,7 @@ pub async fn card(
             cards.keep(key, state.now_ms(), png.clone());
             respond(StatusCode::OK, "image/png", png)
         }
-        Ok(Err(err)) => problem(&AppError::internal("share card", &err)),
-        Err(err) => problem(&AppError::internal("share card task", &err)),
+        Ok(Err(err)) => problem(&AppError::internal("share card", err)),
+        Err(err) => problem(&AppError::internal("share card task", err)),
     }
 }

@@ -28,17 +28,16 @@ mod research;
 pub use research::{credits_get, credits_topup, graph_expand, graph_funder};
 
 use crate::{
-    accounts::api as account_api,
+    accounts::{PrincipalView, api as account_api},
     analytics::{
         flows::{self, GetFlowsArgs},
         positions::{self, GetPositionsArgs},
         value_history::{self, GetValueHistoryArgs},
     },
-    auth::{self, PingResult, PrincipalView},
+    auth::{self, PingResult},
     error::AppError,
     http::{Caller, ClientAddr, JsonBody, paid_json, paid_json_kept},
     jobs::{self, GetJobArgs, JobView, ScanWalletArgs},
-    ledger::{self, page::GetLedgerArgs},
     mcp::{
         registry::{ArgumentError, ToolDef},
         schema,
@@ -47,6 +46,7 @@ use crate::{
     prices::api::{
         self as price_api, GetPriceHistoryArgs, GetPricesArgs, PriceHistory, PricesView,
     },
+    reads::ledger_page::{self, GetLedgerArgs},
     routes,
     state::AppState,
 };
@@ -241,7 +241,7 @@ pub async fn ledger(
 ) -> Result<Response, AppError> {
     let args: GetLedgerArgs = query_args("get_ledger", &[("address", &address)], raw)?;
     let (body, payment) =
-        ledger::page::get_ledger_json(&state.reads(), &principal, args, &presented).await?;
+        ledger_page::get_ledger_json(&state.reads(), &principal, args, &presented).await?;
     Ok(paid_json_kept(&headers, &body, payment.as_ref()))
 }
 
@@ -266,7 +266,7 @@ pub async fn payments_list(
         .map_err(|err| crate::http::unauthenticated(&state, err))?;
     // A receipt reads what it paid for: listing them needs the read scope.
     principal
-        .permit(auth::Action::ReadAccount)
+        .permit(crate::accounts::Action::ReadAccount)
         .map_err(IntoResponse::into_response)?;
     crate::accounts::list_payments(state.store(), &account.account_id)
         .await
@@ -601,7 +601,7 @@ pub async fn ready(State(state): State<AppState>) -> Response {
 fn rest_tool(name: &str) -> Result<&'static ToolDef, AppError> {
     crate::mcp::tools::registry()
         .get(name)
-        .ok_or_else(|| AppError::internal("rest route", &format!("no tool {name}")))
+        .ok_or_else(|| AppError::internal("rest route", format!("no tool {name}")))
 }
 
 /// A query parameter's text as the JSON value its schema types: query

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::{ErrorBody, account_refusal, body_args};
 use crate::{
-    auth::Action,
+    accounts::Action,
     credits::CreditsView,
     graph::{
         ExpandGraphArgs, GraphExpansion,

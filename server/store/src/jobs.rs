@@ -555,7 +555,7 @@ pub struct LedgerQuery {
     pub operation_type: Option<String>,
     pub exclude: Vec<String>,
     /// A USD floor applies: values come from the price series at read
-    /// time (`ledger::page`), so the table query itself does not filter.
+    /// time (`reads::ledger_page`), so the table query itself does not filter.
     pub priced_only: bool,
     /// Start after this leg: (slot, signature, leg_index), newest first.
     pub after: Option<(i64, String, i32)>,

@@ -15,7 +15,7 @@
 //! `get_job`, which its own account, receipt or admin may read) need no
 //! scope and have no entry here.
 
-use crate::accounts::Scope;
+use super::Scope;
 
 /// Something a token asks to do that its scopes decide.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

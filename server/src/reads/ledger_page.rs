@@ -1,5 +1,7 @@
 //! `get_ledger`: one page of a scanned wallet's legs, newest first, with
-//! filters and an opaque cursor bound to the wallet and the filters.
+//! filters and an opaque cursor bound to the wallet and the filters. A paid
+//! read, so it sits beside the paid-read prelude (`reads`) and above the
+//! ledger it reads (`ledger::{model, cursor}`), which knows no paywall.
 
 use std::{
     collections::HashMap,
@@ -10,16 +12,16 @@ use bytes::Bytes;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{
-    cursor::{self, Position},
-    model::{Counterparty, OperationType, SOL},
-};
+use super::{ReadKind, Reads};
 use crate::{
-    auth::Principal,
+    accounts::Principal,
     error::AppError,
+    ledger::{
+        cursor::{self, Position},
+        model::{Counterparty, OperationType, SOL},
+    },
     payments::{PayArgs, PaymentBlock, Presented},
     prices::valuation::Valuer,
-    reads::{ReadKind, Reads},
     solana::WalletAddress,
     store::{LedgerQuery, LegRow},
     telemetry::CacheStats,
@@ -431,7 +433,7 @@ async fn kept_page(
         payment: None,
     };
     let json = Arc::new(KeptJson::new(Bytes::from(
-        serde_json::to_vec(&page).map_err(|e| AppError::internal("serialising a page", &e))?,
+        serde_json::to_vec(&page).map_err(|e| AppError::internal("serialising a page", e))?,
     )));
     let kept = Arc::new(KeptPage {
         version: version.unwrap_or(-1),

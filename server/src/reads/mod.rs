@@ -3,10 +3,13 @@
 //! (at the edge, into newtypes), it passes the paywall for its wallet with
 //! what it presented, and then reads the store and values legs at their
 //! block times. [`Reads`] is that call's whole context; the read modules
-//! take it and nothing else.
+//! take it and nothing else. [`ledger_page`] is the ledger's paid read
+//! (`get_ledger`); the analytics reads live in `analytics`.
+
+pub mod ledger_page;
 
 use crate::{
-    auth::{Action, Principal},
+    accounts::{Action, Principal},
     caches::Caches,
     error::AppError,
     payments::{self, PayArgs, PaymentBlock, Paywall, Presented},

@@ -1,0 +1,295 @@
+//! What each portal page shows, as plain data: the server computes these
+//! values (`server::portal`) and the pages render them. Nothing here
+//! renders or fetches, so the server and every page can use them without
+//! reaching a page, and no page imports another.
+
+use serde::{Deserialize, Serialize};
+
+/// Why an authorization request cannot be answered, and, when its client
+/// and redirect URI checked out, a link back the person may click.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OAuthErrorView {
+    /// `error: error_description`.
+    pub message: String,
+    /// The client's redirect URI with `error`, `error_description`,
+    /// `state` and `iss`; `None` when the client or URI is not trusted.
+    pub return_to: Option<String>,
+    /// Where `return_to` goes.
+    pub destination: Option<Destination>,
+}
+
+/// Where an authorization's answer sends the browser, as a person reads
+/// it. An app's private-use scheme (`com.example.app:`) is named as such,
+/// never by what follows it: `com.evil.app://claude.ai/cb` goes to
+/// whichever app claimed `com.evil.app`, not to claude.ai.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Destination {
+    /// A web site, by its host (`claude.ai`).
+    Site(String),
+    /// An app on this device, by the scheme it claimed (`com.example.app`).
+    App(String),
+}
+
+impl Default for Destination {
+    fn default() -> Self {
+        Destination::Site(String::new())
+    }
+}
+
+impl Destination {
+    /// The words: the site's host, or "an app on this device (scheme:)".
+    pub fn words(&self) -> String {
+        match self {
+            Destination::Site(host) => host.clone(),
+            Destination::App(scheme) => format!("an app on this device ({scheme}:)"),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignInView {
+    /// Why the last sign-in failed, in words.
+    pub error: Option<String>,
+    /// Where to go once signed in: a same-origin path the server checked.
+    pub next: Option<String>,
+}
+
+/// The consent page of an OAuth authorization request.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsentView {
+    /// The held request the form answers (its parameters stay server-side).
+    pub request_id: String,
+    pub client_name: String,
+    /// For a metadata-document client: the host its document comes from.
+    pub client_from: Option<String>,
+    pub redirect_uri: String,
+    /// Where the browser is sent back to.
+    pub destination: Destination,
+    /// What the granted scopes let the client do, in words.
+    pub abilities: Vec<String>,
+    /// The scopes, `read scan`.
+    pub scope: String,
+    /// The signed-in account's label.
+    pub identity: String,
+    /// Its identities ("Solana wallet …", "Google account …").
+    pub identities: Vec<String>,
+}
+
+/// A client connected through OAuth, on the Keys page.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OAuthClientRow {
+    pub client_id: String,
+    pub name: String,
+    pub from: String,
+    pub scopes: String,
+    pub connected: String,
+    pub last_used: Option<String>,
+}
+
+/// One line of OAuth activity, on the Keys page.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OAuthActivityRow {
+    pub client: String,
+    /// In words: "authorized", "refreshed a token", …
+    pub what: String,
+    pub at: String,
+}
+
+/// An error to show next to a form field.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldError {
+    /// The field's `name`.
+    pub field: String,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeysView {
+    pub tokens: Vec<TokenRow>,
+    /// A token minted by this very request: its plaintext, shown once.
+    pub minted: Option<MintedToken>,
+    pub error: Option<FieldError>,
+    /// What the mint form held when it was refused.
+    pub form: MintForm,
+    /// Clients connected through OAuth.
+    pub oauth_clients: Vec<OAuthClientRow>,
+    /// Recent activity on them, newest first.
+    pub oauth_activity: Vec<OAuthActivityRow>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MintForm {
+    pub kind: String,
+    pub read: bool,
+    pub scan: bool,
+    pub label: String,
+}
+
+impl Default for MintForm {
+    fn default() -> Self {
+        Self {
+            kind: "mcp".to_owned(),
+            read: true,
+            scan: false,
+            label: String::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenRow {
+    pub id: String,
+    pub label: String,
+    /// `mcp` or `api`.
+    pub kind: String,
+    pub scopes: String,
+    pub prefix: String,
+    pub created: String,
+    pub last_used: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MintedToken {
+    pub plaintext: String,
+    pub kind: String,
+    pub label: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WalletsView {
+    pub wallets: Vec<WalletRow>,
+    pub error: Option<FieldError>,
+    /// The add form's values when it was refused.
+    pub address: String,
+    pub label: String,
+    /// What the last form did, in words.
+    pub notice: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WalletRow {
+    pub address: String,
+    pub label: String,
+    pub added: String,
+    /// "completed 2026-12-01 12:00 UTC", "running", or "never scanned".
+    pub last_scan: String,
+    pub ledger_legs: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaymentRow {
+    pub payment_id: String,
+    pub quote_id: String,
+    pub entitlement: String,
+    pub wallet: String,
+    /// USDC, in words (`0.05 USDC`).
+    pub amount: String,
+    pub status: String,
+    pub transaction: String,
+    pub date: String,
+}
+
+/// What the report view shows.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportView {
+    pub address: String,
+    pub label: String,
+    /// The report section, HTML rendered and escaped by the server (the
+    /// share page's component).
+    pub section_html: String,
+    /// A share link just minted: its URL, shown this once.
+    pub new_link: Option<String>,
+    /// What the last form did, or why it was refused, in words.
+    pub notice: Option<String>,
+    pub error: Option<String>,
+    /// The account's live links to this wallet.
+    pub links: Vec<ShareLinkRow>,
+    /// Live links the account may hold at once.
+    pub limit: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShareLinkRow {
+    pub id: String,
+    /// The token's first characters.
+    pub hint: String,
+    pub range: String,
+    pub denominate: String,
+    pub created: String,
+    pub expires: String,
+}
+
+/// One line of the credit ledger.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MovementRow {
+    pub date: String,
+    pub kind: String,
+    /// Signed, in USD (`-0.005`).
+    pub amount: String,
+    /// The balance it left, in USD.
+    pub balance_after: String,
+    pub action_id: String,
+    pub note: String,
+}
+
+/// The Credits page.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreditsPage {
+    pub balance_usd: String,
+    pub balance_atomic: String,
+    pub follow_the_money: bool,
+    /// (what, USD) per research call.
+    pub prices: Vec<(String, String)>,
+    /// Top-up amounts in USD.
+    pub topup_usd: Vec<String>,
+    pub movements: Vec<MovementRow>,
+}
+
+/// A node row under the graph (the graph itself needs JavaScript; the
+/// table does not).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeRow {
+    pub address: String,
+    pub kind: String,
+    pub name: String,
+    pub category: String,
+    /// The registry citation: URL and date checked.
+    pub citation: Option<(String, String)>,
+    /// "12 legs, 34.5% of volume, first 2024-03-01, last 2024-04-01".
+    pub signals: String,
+}
+
+/// An edge row.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EdgeRow {
+    pub source: String,
+    pub target: String,
+    pub mint: String,
+    pub amount: String,
+    pub usd: String,
+    pub legs: u32,
+}
+
+/// The graph page.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GraphPage {
+    pub address: String,
+    pub follow_the_money: bool,
+    pub balance_usd: String,
+    pub ledger_price_usd: String,
+    pub live_price_usd: String,
+    pub cached_live_price_usd: String,
+    /// A fresh idempotency key for the next expansion (resubmitting the
+    /// same form is not charged twice).
+    pub action_id: String,
+    /// The node the last expansion was of, when there was one.
+    pub expanded: Option<String>,
+    /// The last expansion's outcome in words ("cost 0.005 USD, balance …").
+    pub outcome: Option<String>,
+    pub error: Option<String>,
+    pub hub: Option<String>,
+    /// The ECharts option (JSON, built with charming).
+    pub option_json: String,
+    pub nodes: Vec<NodeRow>,
+    pub edges: Vec<EdgeRow>,
+}
