@@ -141,8 +141,10 @@ async fn main() {
     }
     summary("card.png request (reads + drawing)", samples);
 
+    let caches = state.services().caches();
     let built = report::build(
         &state.reads(),
+        (&caches.pages, &caches.positions),
         &server::accounts::Principal::Link(server::accounts::LinkReader {
             wallet: server::solana::WalletAddress::parse(WALLET).unwrap(),
         }),

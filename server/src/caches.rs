@@ -1,6 +1,9 @@
 //! The caches of the read path, as named fields of one value made with the
-//! services and handed to the contexts that read through them (`Reads`,
-//! the share card handler, the metrics). Each keeps what a database read or
+//! services. The surfaces hand each to what reads through it: `Reads`
+//! carries the price series and the legs; `get_ledger`, `get_positions` and
+//! the share report take the kept pages and replays as arguments (so the
+//! read context does not import the modules that read through it); the
+//! share card handler and the metrics take theirs. Each keeps what a database read or
 //! a replay already made, and each says below what makes an entry stale:
 //! none of them can serve an answer that a fresh read would not give.
 //! One `Caches` per `Services`, so two servers in one process (tests,
@@ -9,9 +12,9 @@
 use std::sync::Arc;
 
 use crate::{
-    analytics::{LegsCache, positions::ReplayCache},
+    analytics::positions::ReplayCache,
     prices::valuation::SeriesCache,
-    reads::ledger_page::PageCache,
+    reads::{ledger_page::PageCache, legs::LegsCache},
     share::card::CardCache,
 };
 

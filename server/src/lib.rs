@@ -8,13 +8,17 @@
 //! `http` (the edge: credentials, bodies, guards), `state` (the services and
 //! the small context each domain call takes), `worker`, `cli`; the domain
 //! `reads` (the paid-read prelude and `get_ledger`), `analytics`, `reports`,
-//! `share`, `graph`, `credits`, `jobs`, `access`, `payments`, `auth` (the
+//! `share`, `graph`, `credits`, `jobs`, `access`, `payments` (the typed
+//! paywall), `routes` (every REST path once), `caches` (the read path's
+//! caches, each with its invalidation rule), `auth` (the
 //! credential resolver, sign-in), `oauth` (the authorization server's
 //! protocol), `accounts` (tokens, watchlist, and `accounts::principal`, who
-//! is calling), `limits`, `prices`, `basis`, `ledger` (decoding); `store`
-//! (sqlx over SQLite and PostgreSQL); and the values every layer uses
-//! (`values`, `solana`, `ids`, `params`, `clock`, `config`, `telemetry`,
-//! `error`: one error, three renderings). Domain modules know nothing of
+//! is calling), `limits`, `prices`, `solana` (the RPC client); the
+//! `ledger-store` crate as `store` (sqlx over SQLite and PostgreSQL); the
+//! `ledger-core` crate as `values`, `ids`, `params`, `clock`, `basis` and
+//! the pure half of `ledger` and `solana` (the model, decoder, cursors,
+//! `WalletAddress`); and `config`, `telemetry`, `error` (one error, three
+//! renderings). Domain modules know nothing of
 //! HTTP; the REST handlers and MCP tools are thin adapters over the same
 //! functions. Each module imports only the ones below it, but for the few
 //! arrows back up that docs/architecture.md counts.

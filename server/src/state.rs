@@ -154,7 +154,8 @@ impl Services {
         crate::reads::Reads {
             paywall: self.paywall(),
             prices: &self.0.prices,
-            caches: &self.0.caches,
+            series: &self.0.caches.series,
+            legs: &self.0.caches.legs,
         }
     }
 

@@ -209,11 +209,12 @@ pub fn view(address: &str, replay: &Replay, exclude_spam: bool, unpriced_legs: u
 /// `get_positions` for the MCP tool.
 pub async fn get_positions(
     reads: &Reads<'_>,
+    kept: &ReplayCache,
     principal: &Principal,
     args: GetPositionsArgs,
     presented: &Presented,
 ) -> Result<Positions, AppError> {
-    let (kept, payment) = replayed(reads, principal, args, presented).await?;
+    let (kept, payment) = replayed(reads, kept, principal, args, presented).await?;
     let mut positions = kept.positions.clone();
     positions.payment = payment;
     Ok(positions)
@@ -225,11 +226,12 @@ pub async fn get_positions(
 /// block, when there is one, is appended to the kept object.
 pub async fn get_positions_json(
     reads: &Reads<'_>,
+    kept: &ReplayCache,
     principal: &Principal,
     args: GetPositionsArgs,
     presented: &Presented,
 ) -> Result<(Arc<KeptJson>, Option<PaymentBlock>), AppError> {
-    let (kept, payment) = replayed(reads, principal, args, presented).await?;
+    let (kept, payment) = replayed(reads, kept, principal, args, presented).await?;
     let body = crate::payments::x402::kept_answer(&kept.json, payment.as_ref())?;
     Ok((body, payment))
 }
@@ -238,6 +240,7 @@ pub async fn get_positions_json(
 /// when it is still exact, else a new replay (kept for the next call).
 async fn replayed(
     reads: &Reads<'_>,
+    cache: &ReplayCache,
     principal: &Principal,
     args: GetPositionsArgs,
     presented: &Presented,
@@ -257,7 +260,6 @@ async fn replayed(
     // Read before the legs: legs written after this bump it, so a replay
     // kept under it has every leg of that version (or more).
     let version = store.ledger_version(address.as_str()).await?;
-    let cache = &reads.caches.positions;
     let key = (address.as_str().to_owned(), method, exclude_spam);
     if let Some(kept) = cache.get(&key).filter(|k| k.version == version) {
         let valuer = reads.valuer(kept.mints.clone(), kept.span).await?;

@@ -275,7 +275,7 @@ pub async fn get_value_history(
     let valuer = Valuer::prepare_with(
         reads.store(),
         reads.prices,
-        &reads.caches.series,
+        reads.series,
         mints.clone(),
         (from, to),
         now,

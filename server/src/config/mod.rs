@@ -771,6 +771,12 @@ impl Default for WorkerConfig {
     }
 }
 
+/// What the dearest call costs in rate-limit units (a PDF report of 20
+/// wallets): no burst may be smaller, or that call could never pass. The
+/// costs are `limits::costs`' to set; it holds itself to this figure at
+/// compile time, so configuration (below `limits`) need not import it.
+pub const DEAREST_CALL_UNITS: u32 = 105;
+
 /// Why the configuration could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -952,7 +958,7 @@ impl Config {
             }
         }
         // A call that costs more than a whole burst could never pass.
-        let dearest = crate::limits::costs::DEAREST_UNITS;
+        let dearest = DEAREST_CALL_UNITS;
         for (key, burst) in [
             ("rate_limit.account_burst_units", r.account_burst_units),
             ("rate_limit.bearer_ip_burst_units", r.bearer_ip_burst_units),

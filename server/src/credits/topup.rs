@@ -131,7 +131,12 @@ pub async fn top_up(
                 && q.address == account.as_str()
                 && u64::try_from(q.price_micros).ok() == Some(amount.micros()) =>
         {
-            if q.expires_at < pw.now_ms() {
+            // As for reads: a payment already taken (settled or in flight)
+            // answers as a replay even once its quote has expired, so an
+            // agent retrying after an `unavailable` is never told "nothing
+            // was charged" and led to pay twice. The memo binds the payment
+            // to this quote and a top-up credits once per payment id.
+            if q.expires_at <= pw.now_ms() && !payments::settle::is_known(pw, &payment).await? {
                 Err(Refusal::QuoteExpired)
             } else {
                 Ok(q)

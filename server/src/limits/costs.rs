@@ -65,6 +65,8 @@ pub const MAX_REPORT_WALLETS: u32 = 20;
 /// a burst smaller than this could never admit it (configuration
 /// validation refuses one).
 pub const DEAREST_UNITS: u32 = REPLAY_UNITS_PER_WALLET * MAX_REPORT_WALLETS + PDF_UNITS;
+// The configuration checks bursts against its own copy of this figure.
+const _: () = assert!(DEAREST_UNITS == crate::config::DEAREST_CALL_UNITS);
 
 /// What a call carries that changes its price, as the edge reads it from a
 /// tool call's arguments or a REST query string (`http::call_shape`,

@@ -89,7 +89,14 @@ fn get_ledger() -> ToolDef {
             )
         },
         |ctx, args: GetLedgerArgs| async move {
-            ledger_page::get_ledger(&ctx.state.reads(), &ctx.principal, args, &ctx.presented).await
+            ledger_page::get_ledger(
+                &ctx.state.reads(),
+                &ctx.state.services().caches().pages,
+                &ctx.principal,
+                args,
+                &ctx.presented,
+            )
+            .await
         },
     )
 }
@@ -129,6 +136,7 @@ fn get_positions() -> ToolDef {
         |ctx, args: GetPositionsArgs| async move {
             crate::analytics::positions::get_positions(
                 &ctx.state.reads(),
+                &ctx.state.services().caches().positions,
                 &ctx.principal,
                 args,
                 &ctx.presented,

@@ -14,10 +14,11 @@ pub mod view;
 pub mod x402;
 
 pub use crate::values::Usd;
+pub use quote::Entitlement;
 pub use quote::{Quote, Scope};
 pub use receipt::Receipt;
 pub use refusal::{Refusal, WrongQuote};
-pub use settle::{Entitlement, PaymentStatus, Runtime};
+pub use settle::{PaymentStatus, Runtime};
 pub use view::{PaymentsModeView, PaymentsView};
 pub use x402::PaymentBlock;
 

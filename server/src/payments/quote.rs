@@ -8,13 +8,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{UnknownText, settle::Entitlement};
+use super::UnknownText;
 use crate::values::{Usd, rfc3339};
 use crate::{
     config::{PriceTier, PricingConfig},
     ids,
     solana::{RpcClient, RpcCost, RpcError, WalletAddress},
-    store::{QuoteRecord, Store, StoreError},
+    store::{PaymentRecord, QuoteRecord, Store, StoreError},
 };
 
 // The same words on the wire (`quote_wallet`) and in the `quotes.scope`
@@ -95,6 +95,54 @@ impl Scope {
 impl std::fmt::Display for Scope {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// What a payment buys: a scan of its quote's wallet and scope (and reads
+/// of the wallet while its receipt lives), reads of the wallet, or
+/// research credits for the account a top-up quote names. A quote's scope
+/// decides it ([`Scope::entitlement`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Entitlement {
+    Scan,
+    Read,
+    TopUp,
+}
+
+impl Entitlement {
+    /// As the `payments.entitlement` column stores it, `GET /v1/payments`
+    /// lists it and the settled-payments metric counts it. The column
+    /// predates top-ups and holds `scan` or `read` only, so a top-up's row
+    /// says `read` (its receipt covers no wallet: its quote's address is
+    /// the account) and its scope, `topup`, tells it apart
+    /// ([`Entitlement::of_record`]).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Entitlement::Scan => "scan",
+            Entitlement::Read | Entitlement::TopUp => "read",
+        }
+    }
+
+    /// What a stored payment bought, from its entitlement and scope
+    /// columns. Text this server never writes is an error, never a
+    /// default.
+    pub fn of_record(record: &PaymentRecord) -> Result<Self, UnknownText> {
+        let scope = Scope::of_column(&record.scope)?;
+        let stored = [Entitlement::Scan, Entitlement::Read]
+            .into_iter()
+            .find(|e| e.as_str() == record.entitlement)
+            .ok_or_else(|| UnknownText::new("payments.entitlement", &record.entitlement))?;
+        // The stored word must be the one the scope's entitlement writes:
+        // a `scan` row of a read scope (or the reverse) was never written
+        // by this server.
+        let bought = scope.entitlement();
+        if bought.as_str() != stored.as_str() {
+            return Err(UnknownText::new(
+                "payments.entitlement",
+                &record.entitlement,
+            ));
+        }
+        Ok(bought)
     }
 }
 

@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 
-use super::{settle::Entitlement, verify};
+use super::{quote::Entitlement, verify};
 use crate::access;
 
 /// Why a presented payment, receipt or quote was not taken.

@@ -28,7 +28,7 @@ use solana_signer::Signer;
 
 use super::{
     Paywall, UnknownText,
-    quote::Scope,
+    quote::{Entitlement, Scope},
     receipt::Receipt,
     verify::{self, Expected, Refusal, Verified},
     x402::{self, PaymentBlock},
@@ -121,47 +121,6 @@ impl From<crate::store::StoreError> for SettleError {
 impl From<UnknownText> for SettleError {
     fn from(e: UnknownText) -> Self {
         SettleError::App(e.into())
-    }
-}
-
-/// What a payment buys: a scan of its quote's wallet and scope (and reads
-/// of the wallet while its receipt lives), reads of the wallet, or
-/// research credits for the account a top-up quote names. A quote's scope
-/// decides it ([`Scope::entitlement`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Entitlement {
-    Scan,
-    Read,
-    TopUp,
-}
-
-impl Entitlement {
-    /// As the `payments.entitlement` column stores it, `GET /v1/payments`
-    /// lists it and the settled-payments metric counts it. The column
-    /// predates top-ups and holds `scan` or `read` only, so a top-up's row
-    /// says `read` (its receipt covers no wallet: its quote's address is
-    /// the account) and its scope, `topup`, tells it apart
-    /// ([`Entitlement::of_record`]).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Entitlement::Scan => "scan",
-            Entitlement::Read | Entitlement::TopUp => "read",
-        }
-    }
-
-    /// What a stored payment bought, from its entitlement and scope
-    /// columns. Text this server never writes is an error, never a
-    /// default.
-    pub fn of_record(record: &PaymentRecord) -> Result<Self, UnknownText> {
-        let scope = Scope::of_column(&record.scope)?;
-        let stored = [Entitlement::Scan, Entitlement::Read]
-            .into_iter()
-            .find(|e| e.as_str() == record.entitlement)
-            .ok_or_else(|| UnknownText::new("payments.entitlement", &record.entitlement))?;
-        Ok(match (stored, scope) {
-            (Entitlement::Read, Scope::TopUp) => Entitlement::TopUp,
-            _ => stored,
-        })
     }
 }
 
@@ -468,8 +427,17 @@ async fn finish_settled(
         return Err(Refusal::SettlementFailed(record.error.unwrap_or_default()).into());
     }
     tracing::info!(payment = %p.id, signature = %p.signature, "payment: settled");
-    pw.metrics
-        .payment_settled(Entitlement::of_record(&record)?.as_str());
+    // The payment is settled and stored: nothing after this may turn it
+    // into a refusal, so a row whose entitlement cannot be read is logged
+    // and left uncounted rather than answered as an error.
+    match Entitlement::of_record(&record) {
+        Ok(bought) => pw.metrics.payment_settled(bought.as_str()),
+        Err(err) => tracing::error!(
+            payment = %p.id,
+            error = %err,
+            "payment settled, but its stored entitlement is unreadable; not counted"
+        ),
+    }
     let block = block_of(pw, &record, replayed).await?;
     Ok(Settled { record, block })
 }
@@ -674,6 +642,19 @@ mod tests {
         assert_eq!(
             of("read", "backfill"),
             Err(UnknownText::new("scope", "backfill"))
+        );
+        // A known word paired with a scope that never writes it.
+        assert_eq!(
+            of("scan", "read"),
+            Err(UnknownText::new("payments.entitlement", "scan"))
+        );
+        assert_eq!(
+            of("read", "full"),
+            Err(UnknownText::new("payments.entitlement", "read"))
+        );
+        assert_eq!(
+            of("scan", "topup"),
+            Err(UnknownText::new("payments.entitlement", "scan"))
         );
     }
 }

@@ -85,7 +85,9 @@ async fn view_response(
     let reader = Principal::Link(LinkReader {
         wallet: wallet.clone(),
     });
-    let section = match report::build(&state.reads(), &reader, query).await {
+    let caches = state.services().caches();
+    let kept = (&*caches.pages, &*caches.positions);
+    let section = match report::build(&state.reads(), kept, &reader, query).await {
         Ok(built) => {
             let charts = share::charts::charts(&built);
             let base = format!("/wallets/{wallet}");

@@ -174,11 +174,12 @@ fn entry(row: LegRow, usd: Option<rust_decimal::Decimal>, with_counterparties: b
 /// `get_ledger` for the MCP tool (and the share page).
 pub async fn get_ledger(
     reads: &Reads<'_>,
+    pages: &PageCache,
     principal: &Principal,
     args: GetLedgerArgs,
     presented: &Presented,
 ) -> Result<LedgerPage, AppError> {
-    let (kept, payment) = kept_page(reads, principal, args, presented).await?;
+    let (kept, payment) = kept_page(reads, pages, principal, args, presented).await?;
     let mut page = kept.page.clone();
     page.payment = payment;
     Ok(page)
@@ -188,11 +189,12 @@ pub async fn get_ledger(
 /// block when the call settled one (also returned, for the headers).
 pub async fn get_ledger_json(
     reads: &Reads<'_>,
+    pages: &PageCache,
     principal: &Principal,
     args: GetLedgerArgs,
     presented: &Presented,
 ) -> Result<(Arc<KeptJson>, Option<PaymentBlock>), AppError> {
-    let (kept, payment) = kept_page(reads, principal, args, presented).await?;
+    let (kept, payment) = kept_page(reads, pages, principal, args, presented).await?;
     let body = crate::payments::x402::kept_answer(&kept.json, payment.as_ref())?;
     Ok((body, payment))
 }
@@ -284,6 +286,7 @@ impl PageCache {
 /// it is still exact, else read it (and keep it).
 async fn kept_page(
     reads: &Reads<'_>,
+    cache: &PageCache,
     principal: &Principal,
     args: GetLedgerArgs,
     presented: &Presented,
@@ -348,7 +351,6 @@ async fn kept_page(
     let with_counterparties = args.include_counterparties.unwrap_or(false);
     let floor = args.min_usd_value.map(crate::params::MinUsd::decimal);
     let store = reads.store();
-    let cache = &reads.caches.pages;
     let key: PageKey = (
         address.to_string(),
         digest.clone(),

@@ -8,12 +8,18 @@
 
 pub mod ledger_page;
 
+pub mod legs;
+
+use legs::LegsCache;
+
 use crate::{
     accounts::{Action, Principal},
-    caches::Caches,
     error::AppError,
     payments::{self, PayArgs, PaymentBlock, Paywall, Presented},
-    prices::{Prices, valuation::Valuer},
+    prices::{
+        Prices,
+        valuation::{SeriesCache, Valuer},
+    },
     routes::RestRoute,
     solana::WalletAddress,
     store::Store,
@@ -25,8 +31,10 @@ use crate::{
 pub struct Reads<'a> {
     pub paywall: Paywall<'a>,
     pub prices: &'a Prices,
-    /// The kept pages, replays, legs and price series reads go through.
-    pub caches: &'a Caches,
+    /// Stored price closes the valuer reads through (`Caches::series`).
+    pub series: &'a SeriesCache,
+    /// Each wallet's legs at its latest ledger version (`Caches::legs`).
+    pub legs: &'a LegsCache,
 }
 
 /// The route and tool a read is served as: the challenge names both.
@@ -84,7 +92,7 @@ impl<'a> Reads<'a> {
                 Valuer::prepare(
                     self.store(),
                     self.prices,
-                    &self.caches.series,
+                    self.series,
                     mints,
                     span,
                     self.now_ms(),

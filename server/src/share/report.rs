@@ -16,13 +16,13 @@ use crate::{
     accounts::Principal,
     analytics::{
         flows::{self, Flows, GetFlowsArgs},
-        positions::{self, GetPositionsArgs, Positions},
+        positions::{self, GetPositionsArgs, Positions, ReplayCache},
         value_history::{self, GetValueHistoryArgs, ValueHistory},
     },
     error::AppError,
     payments::{PayArgs, Presented},
     reads::Reads,
-    reads::ledger_page::{self, GetLedgerArgs, LedgerPage},
+    reads::ledger_page::{self, GetLedgerArgs, LedgerPage, PageCache},
     solana::WalletAddress,
     values::{TimeBound, rfc3339},
 };
@@ -219,6 +219,7 @@ fn trim_leading_empty(value: &mut ValueHistory) {
 /// Read the report of `query.wallet` as `principal`.
 pub async fn build(
     reads: &Reads<'_>,
+    (pages, replays): (&PageCache, &ReplayCache),
     principal: &Principal,
     query: ReportQuery,
 ) -> Result<Report, AppError> {
@@ -248,6 +249,7 @@ pub async fn build(
     }
     let positions = positions::get_positions(
         reads,
+        replays,
         principal,
         GetPositionsArgs {
             address: query.wallet.clone(),
@@ -274,6 +276,7 @@ pub async fn build(
     .await?;
     let ledger = ledger_page::get_ledger(
         reads,
+        pages,
         principal,
         GetLedgerArgs {
             address: query.wallet.clone(),

@@ -184,7 +184,14 @@ async fn opened(state: &AppState, token: &str) -> Result<Result<OpenLink, Closed
 
 async fn read(state: &AppState, link: &OpenLink, view: ViewQuery) -> Result<Report, AppError> {
     let query = view.resolve(link.wallet.clone(), link.range, link.denominate)?;
-    report::build(&state.reads(), &link.principal(), query).await
+    let caches = state.services().caches();
+    report::build(
+        &state.reads(),
+        (&caches.pages, &caches.positions),
+        &link.principal(),
+        query,
+    )
+    .await
 }
 
 /// `GET /s/{token}`.

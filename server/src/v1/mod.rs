@@ -240,8 +240,14 @@ pub async fn ledger(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, AppError> {
     let args: GetLedgerArgs = query_args("get_ledger", &[("address", &address)], raw)?;
-    let (body, payment) =
-        ledger_page::get_ledger_json(&state.reads(), &principal, args, &presented).await?;
+    let (body, payment) = ledger_page::get_ledger_json(
+        &state.reads(),
+        &state.services().caches().pages,
+        &principal,
+        args,
+        &presented,
+    )
+    .await?;
     Ok(paid_json_kept(&headers, &body, payment.as_ref()))
 }
 
@@ -295,8 +301,14 @@ pub async fn wallet_positions(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, AppError> {
     let args: GetPositionsArgs = query_args("get_positions", &[("address", &address)], raw)?;
-    let (body, payment) =
-        positions::get_positions_json(&state.reads(), &principal, args, &presented).await?;
+    let (body, payment) = positions::get_positions_json(
+        &state.reads(),
+        &state.services().caches().positions,
+        &principal,
+        args,
+        &presented,
+    )
+    .await?;
     Ok(paid_json_kept(&headers, &body, payment.as_ref()))
 }
 
