@@ -424,6 +424,7 @@ impl From<crate::store::StoreError> for AppError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::telemetry::logs_of;
 
     const ALL: [Code; 21] = [
         Code::InvalidParams,
@@ -527,31 +528,6 @@ mod tests {
                 .as_deref()
                 .map(|l| l as &(dyn std::error::Error + 'static))
         }
-    }
-
-    /// Log lines written while `run` runs.
-    fn logs_of<T>(run: impl FnOnce() -> T) -> (T, String) {
-        use std::sync::Mutex;
-        #[derive(Clone, Default)]
-        struct Captured(Arc<Mutex<Vec<u8>>>);
-        impl std::io::Write for Captured {
-            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(bytes);
-                Ok(bytes.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let captured = Captured::default();
-        let writer = captured.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .finish();
-        let out = tracing::subscriber::with_default(subscriber, run);
-        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
-        (out, text)
     }
 
     #[test]

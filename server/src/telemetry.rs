@@ -79,6 +79,36 @@ fn colour(terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
     terminal && no_color.is_none_or(|v| v.is_empty())
 }
 
+/// Log lines written while `run` runs, every level included: the tests
+/// that hold what is logged (the error chain, bad arguments' level) read
+/// it through this one capture.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub(crate) fn logs_of<T>(run: impl FnOnce() -> T) -> (T, String) {
+    use std::sync::{Arc, Mutex};
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .finish();
+    let out = tracing::subscriber::with_default(subscriber, run);
+    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    (out, text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -609,35 +609,8 @@ pub fn output_schema<O: JsonSchema>() -> Value {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Mutex};
-
     use super::*;
-    use crate::payments::QuoteWalletArgs;
-
-    /// Log lines written while `run` runs, every level included.
-    fn logs_of<T>(run: impl FnOnce() -> T) -> (T, String) {
-        #[derive(Clone, Default)]
-        struct Captured(Arc<Mutex<Vec<u8>>>);
-        impl std::io::Write for Captured {
-            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(bytes);
-                Ok(bytes.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let captured = Captured::default();
-        let writer = captured.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || writer.clone())
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .finish();
-        let out = tracing::subscriber::with_default(subscriber, run);
-        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
-        (out, text)
-    }
+    use crate::{payments::QuoteWalletArgs, telemetry::logs_of};
 
     #[test]
     fn a_caller_s_bad_arguments_are_logged_at_debug_never_error() {
