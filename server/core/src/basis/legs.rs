@@ -97,14 +97,19 @@ fn transaction_events(tx: &[&LegInput], exclude_spam: bool, out: &mut Vec<Event>
             OperationType::TransferIn
             | OperationType::TransferOut
             | OperationType::Airdrop
-            | OperationType::AirdropSpam => (acquire_or_dispose(incoming), own_value),
+            | OperationType::AirdropSpam
+            | OperationType::StakingReward
+            | OperationType::MevReward => (acquire_or_dispose(incoming), own_value),
             OperationType::Swap => (acquire_or_dispose(incoming), swap_value),
             OperationType::NetworkFee => {
                 fee += own_value.unwrap_or_default();
                 fee_events.push(out.len());
                 (acquire_or_dispose(incoming), own_value)
             }
-            OperationType::RentDeposit | OperationType::RentRefund => {
+            OperationType::RentDeposit
+            | OperationType::RentRefund
+            | OperationType::StakeDeposit
+            | OperationType::StakeWithdraw => {
                 let kind = if incoming {
                     EventKind::RentRelease
                 } else {

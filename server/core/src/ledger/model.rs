@@ -19,10 +19,20 @@ pub enum OperationType {
     RentRefund,
     Airdrop,
     AirdropSpam,
+    /// SOL from the wallet into a stake account it controls: still the
+    /// wallet's (SPEC S6), so neither a disposal nor an acquisition.
+    StakeDeposit,
+    /// SOL from a stake account the wallet controls back into the wallet.
+    StakeWithdraw,
+    /// An epoch's inflation reward credited to a stake account the wallet
+    /// controls (`getInflationReward`): income at fair value at receipt.
+    StakingReward,
+    /// A claimed MEV tip (Jito tip distribution): income at fair value.
+    MevReward,
 }
 
 impl OperationType {
-    pub const ALL: [OperationType; 8] = [
+    pub const ALL: [OperationType; 12] = [
         OperationType::TransferIn,
         OperationType::TransferOut,
         OperationType::Swap,
@@ -31,6 +41,10 @@ impl OperationType {
         OperationType::RentRefund,
         OperationType::Airdrop,
         OperationType::AirdropSpam,
+        OperationType::StakeDeposit,
+        OperationType::StakeWithdraw,
+        OperationType::StakingReward,
+        OperationType::MevReward,
     ];
 
     pub fn parse(text: &str) -> Option<Self> {
@@ -47,6 +61,10 @@ impl OperationType {
             OperationType::RentRefund => "rent_refund",
             OperationType::Airdrop => "airdrop",
             OperationType::AirdropSpam => "airdrop_spam",
+            OperationType::StakeDeposit => "stake_deposit",
+            OperationType::StakeWithdraw => "stake_withdraw",
+            OperationType::StakingReward => "staking_reward",
+            OperationType::MevReward => "mev_reward",
         }
     }
 }
