@@ -6,6 +6,7 @@
 //! them, and drives the claim-run-finish loop, dispatching on the job's kind.
 
 pub mod scan;
+pub mod staking;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -361,12 +362,10 @@ pub async fn run_next(
     };
     let (status, error) = match scan::run(&ctx, &job).await {
         Ok(scan::Outcome::Completed) => ("completed", None),
-        Ok(scan::Outcome::Partial { missing }) => (
-            "partial",
-            Some(format!(
-                "{missing} transactions could not be fetched or read"
-            )),
-        ),
+        Ok(scan::Outcome::Partial {
+            missing,
+            missing_epochs,
+        }) => ("partial", Some(partial_summary(missing, &missing_epochs))),
         Err(scan::ScanError::Stopped) => {
             // A safe point: hand the job back for the next worker.
             run.store.release_job(&job.id, owner).await?;
@@ -392,6 +391,24 @@ pub async fn run_next(
         .await?;
     tracing::info!(job = %job.id, status, "scan ended");
     Ok(true)
+}
+
+/// What a partial scan says it lacks: transactions, and epochs whose
+/// staking rewards the provider would not serve.
+fn partial_summary(missing: i64, missing_epochs: &[u64]) -> String {
+    let mut parts = Vec::new();
+    if missing > 0 || missing_epochs.is_empty() {
+        parts.push(format!(
+            "{missing} transactions could not be fetched or read"
+        ));
+    }
+    if !missing_epochs.is_empty() {
+        parts.push(format!(
+            "staking rewards of epochs {} were not served by the RPC provider",
+            staking::epoch_ranges(missing_epochs)
+        ));
+    }
+    parts.join("; ")
 }
 
 /// Run a claimed price backfill (see `prices::series`) to its end. A price

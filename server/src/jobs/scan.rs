@@ -4,8 +4,11 @@
 //! One page is in memory at a time, so memory stays flat however long the
 //! history. Progress (and the lease) is recorded after every batch; a job
 //! resumed after a crash re-lists its current page and skips what it
-//! already wrote.
+//! already wrote. Besides its own signatures a scan lists those of its
+//! token accounts and stake accounts, then reads its stake accounts'
+//! rewards epoch by epoch ([`super::staking`]).
 
+use super::staking;
 use crate::{
     ledger::{self, TxView},
     payments::Scope,
@@ -41,8 +44,13 @@ pub enum ScanError {
 pub enum Outcome {
     /// Every listed transaction is in the ledger.
     Completed,
-    /// Some transactions could not be fetched or read.
-    Partial { missing: i64 },
+    /// Some transactions could not be fetched or read (`missing`), or the
+    /// provider would not serve some epochs' staking rewards
+    /// (`missing_epochs`).
+    Partial {
+        missing: i64,
+        missing_epochs: Vec<u64>,
+    },
 }
 
 pub struct ScanContext<'a> {
@@ -56,7 +64,7 @@ pub struct ScanContext<'a> {
 
 /// Record progress (this run's RPC cost added to what earlier runs spent)
 /// and extend the lease; a lost lease ends the run.
-async fn record(
+pub(super) async fn record(
     ctx: &ScanContext<'_>,
     job: &JobRecord,
     cost: &RpcCost,
@@ -83,7 +91,11 @@ const TOKEN_PROGRAMS: [&str; 2] = [
 
 /// The addresses the job lists: the wallet, then (except for a preview)
 /// its token accounts, since a token received into an associated token
-/// account does not name the wallet. Fixed on the first run.
+/// account does not name the wallet, and its stake accounts (current ones
+/// and those earlier scans found in its history), since a stake account's
+/// own transactions need not name it. Fixed on the first run; stake
+/// accounts found in the wallet's history are added once the wallet's own
+/// signatures are listed ([`add_found_stake_accounts`]).
 async fn sources(
     ctx: &ScanContext<'_>,
     job: &JobRecord,
@@ -106,12 +118,50 @@ async fn sources(
                 }
             }
         }
+        for account in staking::current_accounts(ctx, &job.address, cost).await? {
+            if !sources.contains(&account) {
+                sources.push(account);
+            }
+        }
+        for known in ctx.store.stake_accounts(&job.address).await? {
+            if !sources.contains(&known.account) {
+                sources.push(known.account);
+            }
+        }
     }
+    fix_sources(ctx, job, &sources).await?;
+    Ok(sources)
+}
+
+async fn fix_sources(
+    ctx: &ScanContext<'_>,
+    job: &JobRecord,
+    sources: &[String],
+) -> Result<(), ScanError> {
     let text = serde_json::to_string(&sources).unwrap_or_else(|_| "[]".to_owned());
     if !ctx.store.set_job_sources(&job.id, ctx.owner, &text).await? {
         return Err(ScanError::LeaseLost);
     }
-    Ok(sources)
+    Ok(())
+}
+
+/// After the wallet's own signatures: list the stake accounts its history
+/// showed too (closed or handed over ones are not found otherwise).
+async fn add_found_stake_accounts(
+    ctx: &ScanContext<'_>,
+    job: &JobRecord,
+    sources: &mut Vec<String>,
+) -> Result<(), ScanError> {
+    let before = sources.len();
+    for known in ctx.store.stake_accounts(&job.address).await? {
+        if !sources.contains(&known.account) {
+            sources.push(known.account);
+        }
+    }
+    if sources.len() > before {
+        fix_sources(ctx, job, sources).await?;
+    }
+    Ok(())
 }
 
 /// Fetch a chunk of transactions, decode them for the wallet and write
@@ -123,13 +173,18 @@ async fn fetch_and_write(
     chunk: &[String],
     cost: &RpcCost,
     progress: &mut JobProgress,
+    scan_stake_accounts: bool,
 ) -> Result<(), ScanError> {
     let fetched = ctx.rpc.transactions(chunk, cost).await?;
     let mut views = Vec::with_capacity(chunk.len());
-    for (signature, tx) in chunk.iter().zip(fetched) {
-        match tx.as_ref().map(TxView::parse) {
-            Some(Ok(view)) => views.push(view),
-            Some(Err(error)) => {
+    let mut read = Vec::with_capacity(chunk.len());
+    for (signature, tx) in chunk.iter().zip(&fetched) {
+        match tx.as_ref().map(|tx| (tx, TxView::parse(tx))) {
+            Some((tx, Ok(view))) => {
+                views.push(view);
+                read.push(tx);
+            }
+            Some((_, Err(error))) => {
                 tracing::warn!(%signature, %error, "transaction not readable; left out");
                 progress.transactions_missing += 1;
             }
@@ -138,6 +193,10 @@ async fn fetch_and_write(
                 progress.transactions_missing += 1;
             }
         }
+    }
+    if scan_stake_accounts {
+        let pairs: Vec<(&serde_json::Value, &TxView)> = read.into_iter().zip(&views).collect();
+        staking::note_history(ctx, address, &pairs).await?;
     }
     let legs: Vec<Vec<ledger::Leg>> = views.iter().map(|v| ledger::legs(v, address)).collect();
     let batch: Vec<TransactionLegs<'_>> = views
@@ -172,12 +231,11 @@ pub async fn run(ctx: &ScanContext<'_>, job: &JobRecord) -> Result<Outcome, Scan
         _ => (ctx.settings.page_size, false),
     };
     record(ctx, job, &cost, &progress).await?;
-    let sources = sources(ctx, job, scope, &cost).await?;
-    for (index, source) in sources
-        .iter()
-        .enumerate()
-        .skip(usize::try_from(job.source_index).unwrap_or(0))
-    {
+    let staking = scope != Scope::Preview;
+    let mut sources = sources(ctx, job, scope, &cost).await?;
+    let mut index = usize::try_from(job.source_index).unwrap_or(0);
+    while let Some(source) = sources.get(index).cloned() {
+        let source = source.as_str();
         // The wallet itself stops at the newest signature an earlier scan
         // holds (incremental); a token account has no such marker, so an
         // incremental scan stops at its first page that holds nothing new.
@@ -209,7 +267,7 @@ pub async fn run(ctx: &ScanContext<'_>, job: &JobRecord) -> Result<Outcome, Scan
                 .cloned()
                 .collect();
             for chunk in todo.chunks(ctx.settings.fetch_batch.max(1)) {
-                fetch_and_write(ctx, job, address, chunk, &cost, &mut progress).await?;
+                fetch_and_write(ctx, job, address, chunk, &cost, &mut progress, staking).await?;
             }
             progress.signatures_listed += page.len() as i64;
             progress.resume_before = page.last().map(|s| s.signature.clone());
@@ -218,15 +276,27 @@ pub async fn run(ctx: &ScanContext<'_>, job: &JobRecord) -> Result<Outcome, Scan
                 break;
             }
         }
-        progress.source_index = i32::try_from(index + 1).unwrap_or(i32::MAX);
+        if index == 0 && staking {
+            add_found_stake_accounts(ctx, job, &mut sources).await?;
+        }
+        index += 1;
+        progress.source_index = i32::try_from(index).unwrap_or(i32::MAX);
         progress.resume_before = None;
         record(ctx, job, &cost, &progress).await?;
     }
-    Ok(if progress.transactions_missing > 0 {
-        Outcome::Partial {
-            missing: progress.transactions_missing,
-        }
+    let missing_epochs = if staking {
+        staking::read_rewards(ctx, job, scope, &cost, &mut progress).await?
     } else {
-        Outcome::Completed
-    })
+        Vec::new()
+    };
+    Ok(
+        if progress.transactions_missing > 0 || !missing_epochs.is_empty() {
+            Outcome::Partial {
+                missing: progress.transactions_missing,
+                missing_epochs,
+            }
+        } else {
+            Outcome::Completed
+        },
+    )
 }

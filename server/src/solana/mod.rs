@@ -6,4 +6,7 @@
 pub mod rpc;
 
 pub use ledger_core::solana::{MAINNET, USDC_MAINNET, WalletAddress, address};
-pub use rpc::{RpcClient, RpcCost, RpcError, SignatureInfo, TxEncoding};
+pub use rpc::{
+    EpochInfo, EpochSchedule, InflationReward, RpcClient, RpcCost, RpcError, SignatureInfo,
+    StakeAccount, StakeAuthority, TxEncoding,
+};

@@ -8,6 +8,11 @@
 //! * At most `max_concurrency` HTTP requests in flight per client.
 //! * Retries with exponential backoff on transport errors, HTTP 429 and
 //!   5xx, honouring `Retry-After`.
+//! * Staking: the Stake program accounts an authority controls
+//!   (`getProgramAccounts` with `memcmp` on the authority fields), one
+//!   epoch's inflation rewards for many accounts in one `getInflationReward`,
+//!   the epoch schedule and the current epoch, and the time of the block at
+//!   (or first after) a reward's effective slot.
 //! * Every HTTP round trip is counted in an [`RpcCost`] as a call, and
 //!   every JSON-RPC request inside it as a credit (providers bill per
 //!   request, batched or not), so a job can record what it spent; the
@@ -110,6 +115,148 @@ pub struct SignatureStatus {
     pub confirmed: bool,
     /// The transaction landed, confirmed, but failed (its fee was paid).
     pub err: Option<String>,
+}
+
+/// The Stake program (agave `solana_sdk_ids::stake`).
+pub const STAKE_PROGRAM: &str = "Stake11111111111111111111111111111111111111";
+/// `StakeStateV2` is 200 bytes on the wire (`StakeStateV2::size_of()`).
+pub const STAKE_ACCOUNT_SIZE: u64 = 200;
+/// `StakeStateV2` in bincode: a u32 tag (0 uninitialized, 1 initialized, 2
+/// stake, 3 rewards pool), then `Meta { rent_exempt_reserve: u64,
+/// authorized: { staker, withdrawer }, lockup: { unix_timestamp: i64,
+/// epoch: u64, custodian } }` (bytes 4..124), then for tag 2
+/// `Stake { delegation: { voter_pubkey, stake: u64, activation_epoch: u64,
+/// deactivation_epoch: u64, .. }, .. }` (delegation from byte 124).
+const STAKER_OFFSET: u64 = 12;
+const WITHDRAWER_OFFSET: u64 = 44;
+const ACTIVATION_OFFSET: usize = 164;
+/// Bytes asked of each stake account: through `activation_epoch`.
+pub const STAKE_SLICE: u64 = 172;
+/// JSON-RPC errors that mean "no block at this slot here": -32004 block not
+/// available, -32007 slot skipped or missing from long-term storage,
+/// -32009 slot skipped (agave `rpc_custom_error`).
+const NO_BLOCK_CODES: [i64; 3] = [-32004, -32007, -32009];
+
+/// Which authority of a stake account to match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StakeAuthority {
+    Staker,
+    Withdrawer,
+}
+
+impl StakeAuthority {
+    fn offset(self) -> u64 {
+        match self {
+            StakeAuthority::Staker => STAKER_OFFSET,
+            StakeAuthority::Withdrawer => WITHDRAWER_OFFSET,
+        }
+    }
+}
+
+/// A current stake account, as much of it as the scan reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StakeAccount {
+    pub address: String,
+    pub staker: String,
+    pub withdrawer: String,
+    /// The delegation's activation epoch; `None` until delegated.
+    pub activation_epoch: Option<u64>,
+}
+
+impl StakeAccount {
+    fn from_rpc(entry: &Value) -> Result<Self, RpcError> {
+        use base64::Engine;
+        let bad = |what: &str| RpcError::Decode(format!("getProgramAccounts: {what}"));
+        let address = entry["pubkey"].as_str().ok_or_else(|| bad("no pubkey"))?;
+        let data = entry["account"]["data"][0]
+            .as_str()
+            .ok_or_else(|| bad("no base64 data"))?;
+        let data = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .map_err(|_| bad("data is not base64"))?;
+        let key = |at: u64| {
+            let at = usize::try_from(at).unwrap_or(usize::MAX);
+            data.get(at..at + 32)
+                .map(|k| bs58::encode(k).into_string())
+                .ok_or_else(|| bad("data too short"))
+        };
+        let u64_at = |at: usize| {
+            data.get(at..at + 8)
+                .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                .map(u64::from_le_bytes)
+        };
+        let tag = data
+            .get(..4)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map(u32::from_le_bytes);
+        Ok(Self {
+            address: address.to_owned(),
+            staker: key(STAKER_OFFSET)?,
+            withdrawer: key(WITHDRAWER_OFFSET)?,
+            // u64::MAX is the runtime's "never" (a bootstrap stake is
+            // activated at u64::MAX too); only a real epoch counts.
+            activation_epoch: (tag == Some(2))
+                .then(|| u64_at(ACTIVATION_OFFSET))
+                .flatten()
+                .filter(|e| *e != u64::MAX),
+        })
+    }
+}
+
+/// One address's entry of `getInflationReward`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InflationReward {
+    /// The epoch the reward was earned in.
+    pub epoch: u64,
+    /// The slot the reward was credited in (the first of the next epoch).
+    pub effective_slot: u64,
+    /// Lamports.
+    pub amount: u64,
+    pub post_balance: u64,
+    #[serde(default)]
+    pub commission: Option<u8>,
+}
+
+/// `getEpochSchedule`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EpochSchedule {
+    pub slots_per_epoch: u64,
+    pub leader_schedule_slot_offset: u64,
+    pub warmup: bool,
+    pub first_normal_epoch: u64,
+    pub first_normal_slot: u64,
+}
+
+impl EpochSchedule {
+    /// The epoch `slot` falls in (agave `EpochSchedule::get_epoch`): with
+    /// warmup, epochs before `first_normal_epoch` are 32, 64, 128, … slots.
+    pub fn epoch_of(&self, slot: u64) -> u64 {
+        if slot < self.first_normal_slot {
+            // Epoch e (warmup) covers slots 32·(2^e − 1) .. 32·(2^(e+1) − 1).
+            let mut epoch = 0;
+            let mut end = 32u64;
+            while slot >= end && epoch < 63 {
+                epoch += 1;
+                end = end.saturating_mul(2).saturating_add(32);
+            }
+            epoch
+        } else {
+            let per = self.slots_per_epoch.max(1);
+            self.first_normal_epoch + (slot - self.first_normal_slot) / per
+        }
+    }
+}
+
+/// `getEpochInfo` (the fields the scan reads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EpochInfo {
+    pub epoch: u64,
+    pub absolute_slot: u64,
+    pub slot_index: u64,
+    pub slots_in_epoch: u64,
 }
 
 /// Client settings.
@@ -311,6 +458,124 @@ impl RpcClient {
                     .ok_or_else(|| RpcError::Decode("token account without pubkey".to_owned()))
             })
             .collect()
+    }
+
+    /// The Stake program accounts whose `authority` field (staker or
+    /// withdrawer) is `owner`, current ones only. Only the first
+    /// [`STAKE_SLICE`] bytes are asked for: enough for the authorities and
+    /// the delegation's activation epoch.
+    pub async fn stake_accounts(
+        &self,
+        owner: &str,
+        authority: StakeAuthority,
+        cost: &RpcCost,
+    ) -> Result<Vec<StakeAccount>, RpcError> {
+        let result = self
+            .call(
+                "getProgramAccounts",
+                json!([STAKE_PROGRAM, {
+                    "encoding": "base64",
+                    "commitment": "confirmed",
+                    "dataSlice": {"offset": 0, "length": STAKE_SLICE},
+                    "filters": [
+                        {"dataSize": STAKE_ACCOUNT_SIZE},
+                        {"memcmp": {"offset": authority.offset(), "bytes": owner}},
+                    ],
+                }]),
+                cost,
+            )
+            .await?;
+        // Plain array by default; `{context, value}` when a provider adds
+        // `withContext`.
+        let list = result
+            .as_array()
+            .or_else(|| result["value"].as_array())
+            .ok_or_else(|| RpcError::Decode("getProgramAccounts: no list".to_owned()))?;
+        list.iter().map(StakeAccount::from_rpc).collect()
+    }
+
+    /// One epoch's inflation rewards for `addresses`, in their order: `None`
+    /// where the address earned nothing that epoch (or does not exist).
+    /// One JSON-RPC request however many addresses, so a wallet's whole
+    /// reward history costs one request per epoch.
+    pub async fn inflation_rewards(
+        &self,
+        addresses: &[String],
+        epoch: u64,
+        cost: &RpcCost,
+    ) -> Result<Vec<Option<InflationReward>>, RpcError> {
+        let result = self
+            .call(
+                "getInflationReward",
+                json!([addresses, {"epoch": epoch, "commitment": "finalized"}]),
+                cost,
+            )
+            .await?;
+        let rewards: Vec<Option<InflationReward>> =
+            serde_json::from_value(result).map_err(|e| RpcError::Decode(e.to_string()))?;
+        if rewards.len() != addresses.len() {
+            return Err(RpcError::Decode(format!(
+                "getInflationReward: {} answers for {} addresses",
+                rewards.len(),
+                addresses.len()
+            )));
+        }
+        Ok(rewards)
+    }
+
+    /// `getEpochSchedule`.
+    pub async fn epoch_schedule(&self, cost: &RpcCost) -> Result<EpochSchedule, RpcError> {
+        let result = self.call("getEpochSchedule", json!([]), cost).await?;
+        serde_json::from_value(result).map_err(|e| RpcError::Decode(e.to_string()))
+    }
+
+    /// `getEpochInfo` at finalized commitment.
+    pub async fn epoch_info(&self, cost: &RpcCost) -> Result<EpochInfo, RpcError> {
+        let result = self
+            .call("getEpochInfo", json!([{"commitment": "finalized"}]), cost)
+            .await?;
+        serde_json::from_value(result).map_err(|e| RpcError::Decode(e.to_string()))
+    }
+
+    /// The slot and time of the block at `slot`, or of the first block
+    /// after it when that slot was skipped (`getBlockTime`, then
+    /// `getBlocksWithLimit`). `None` when the node knows no such block.
+    pub async fn block_time_at_or_after(
+        &self,
+        slot: u64,
+        cost: &RpcCost,
+    ) -> Result<Option<(u64, i64)>, RpcError> {
+        if let Some(time) = self.block_time(slot, cost).await? {
+            return Ok(Some((slot, time)));
+        }
+        let result = self
+            .call(
+                "getBlocksWithLimit",
+                json!([slot, 1, {"commitment": "finalized"}]),
+                cost,
+            )
+            .await?;
+        let Some(next) = result
+            .as_array()
+            .and_then(|a| a.first())
+            .and_then(Value::as_u64)
+        else {
+            return Ok(None);
+        };
+        if next == slot {
+            return Ok(None);
+        }
+        Ok(self.block_time(next, cost).await?.map(|time| (next, time)))
+    }
+
+    /// `getBlockTime`: `None` for a slot without a block (skipped, -32009)
+    /// or one the node does not hold (-32004 and kin).
+    async fn block_time(&self, slot: u64, cost: &RpcCost) -> Result<Option<i64>, RpcError> {
+        match self.call("getBlockTime", json!([slot]), cost).await {
+            Ok(value) => Ok(value.as_i64()),
+            Err(RpcError::Rpc { code, .. }) if NO_BLOCK_CODES.contains(&code) => Ok(None),
+            Err(error) => Err(error),
+        }
     }
 
     fn transaction_params(&self, signature: &str) -> Value {

@@ -391,11 +391,12 @@ impl Store {
     }
 
     /// The newest signature in the wallet's ledger (where an incremental
-    /// scan stops listing).
+    /// scan stops listing). Synthetic signatures (a staking reward's, which
+    /// hold a `:` that base58 never does) are not on any signature list.
     pub async fn newest_known_signature(&self, wallet: &str) -> Result<Option<String>, StoreError> {
         Ok(on_pool!(&self.pool, |pool| sqlx::query_scalar(
             "SELECT signature FROM wallet_transactions WHERE wallet = $1 \
-             ORDER BY slot DESC, signature DESC LIMIT 1"
+             AND signature NOT LIKE '%:%' ORDER BY slot DESC, signature DESC LIMIT 1"
         )
         .bind(wallet)
         .fetch_optional(pool)

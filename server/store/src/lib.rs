@@ -77,6 +77,7 @@ mod ratelimit;
 mod sessions;
 mod share_links;
 mod signin;
+mod stake;
 
 use std::{str::FromStr, sync::Arc, time::Duration};
 
@@ -102,6 +103,7 @@ pub use ratelimit::{RateDecision, RateRule};
 pub use sessions::{NewSession, SessionClass, SessionOpened, SessionQuota, SessionRecord};
 pub use share_links::ShareLinkRecord;
 pub use signin::{NewOidcFlow, NewSiwsNonce, NonceUse, OidcFlowRecord};
+pub use stake::{StakeAccountRow, StakeAccountSeen};
 
 /// The database pool's settings (`[database]` in the configuration; the
 /// server's `config` re-exports this type).

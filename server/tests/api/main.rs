@@ -38,6 +38,7 @@ mod research;
 mod scans;
 mod schemas;
 mod share;
+mod staking;
 #[path = "../support/rpc_standin.rs"]
 mod standin;
 mod storage;

@@ -59,8 +59,83 @@ fn raw(program: &str, parsed: &Value) -> (Vec<u8>, Vec<String>) {
             vec![s("source"), s("account"), s("wallet"), s("mint")],
         ),
         ("ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL", _) => (vec![2], vec![]),
+        ("Stake11111111111111111111111111111111111111", _) => stake_raw(kind, info),
         // Other SPL Token instructions (syncNative, initializeAccount3, …).
         _ => (vec![17], vec![]),
+    }
+}
+
+/// The Stake program's `StakeInstruction` in bincode (a u32 tag, then its
+/// arguments) and its account order, for the instructions the staking
+/// tests record.
+fn stake_raw(kind: &str, info: &Value) -> (Vec<u8>, Vec<String>) {
+    let s = |k: &str| info[k].as_str().unwrap_or_default().to_owned();
+    let key = |v: &Value| bs58::decode(v.as_str().unwrap()).into_vec().unwrap();
+    let tag = |t: u32| t.to_le_bytes().to_vec();
+    let lamports = || info["lamports"].as_u64().unwrap().to_le_bytes().to_vec();
+    match kind {
+        "initialize" => {
+            let mut d = tag(0);
+            d.extend(key(&info["authorized"]["staker"]));
+            d.extend(key(&info["authorized"]["withdrawer"]));
+            d.extend([0u8; 16]);
+            d.extend(key(&info["lockup"]["custodian"]));
+            (d, vec![s("stakeAccount"), s("rentSysvar")])
+        }
+        "authorize" => {
+            let mut d = tag(1);
+            d.extend(key(&info["newAuthority"]));
+            d.extend(tag(u32::from(info["authorityType"] == "Withdrawer")));
+            (d, vec![s("stakeAccount"), s("clockSysvar"), s("authority")])
+        }
+        "delegate" => (
+            tag(2),
+            vec![
+                s("stakeAccount"),
+                s("voteAccount"),
+                s("clockSysvar"),
+                s("stakeHistorySysvar"),
+                s("stakeConfigAccount"),
+                s("stakeAuthority"),
+            ],
+        ),
+        "split" => {
+            let mut d = tag(3);
+            d.extend(lamports());
+            (
+                d,
+                vec![s("stakeAccount"), s("newSplitAccount"), s("stakeAuthority")],
+            )
+        }
+        "withdraw" => {
+            let mut d = tag(4);
+            d.extend(lamports());
+            (
+                d,
+                vec![
+                    s("stakeAccount"),
+                    s("destination"),
+                    s("clockSysvar"),
+                    s("stakeHistorySysvar"),
+                    s("withdrawAuthority"),
+                ],
+            )
+        }
+        "deactivate" => (
+            tag(5),
+            vec![s("stakeAccount"), s("clockSysvar"), s("stakeAuthority")],
+        ),
+        "merge" => (
+            tag(7),
+            vec![
+                s("destination"),
+                s("source"),
+                s("clockSysvar"),
+                s("stakeHistorySysvar"),
+                s("stakeAuthority"),
+            ],
+        ),
+        other => panic!("no raw encoding for stake {other}"),
     }
 }
 

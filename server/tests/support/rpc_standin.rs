@@ -1,6 +1,12 @@
 //! A local Solana JSON-RPC stand-in: serves a wallet's signature history
 //! and recorded `getTransaction` answers, accepts or refuses batches, and
 //! injects faults (HTTP 429 with Retry-After, 500) on demand. Loopback only.
+//! For staking it serves the Stake program's accounts (`getProgramAccounts`
+//! honouring `memcmp` and `dataSize` filters and `dataSlice`), inflation
+//! rewards per (account, epoch) with epochs it refuses like a provider
+//! that keeps no old ones (-32004), the epoch schedule and current epoch,
+//! and block times with skipped slots (-32009) and `getBlocksWithLimit`,
+//! in the response shapes of Solana's JSON-RPC documentation.
 
 // Shared by several test crates; each uses part of it.
 #![allow(dead_code)]
@@ -56,6 +62,20 @@ pub struct Shared {
     pub landed: Mutex<HashSet<String>>,
     /// Payments: the JSON-RPC error `sendTransaction` answers (None: accepted).
     pub send_error: Mutex<Option<Value>>,
+    /// Staking: Stake program accounts (address, raw `StakeStateV2` bytes).
+    pub stake_accounts: Vec<(String, Vec<u8>)>,
+    /// Staking: `getInflationReward` entries by (address, epoch).
+    pub inflation_rewards: Mutex<HashMap<(String, u64), Value>>,
+    /// Staking: epochs `getInflationReward` refuses (-32004).
+    pub unserved_epochs: Mutex<HashSet<u64>>,
+    /// Staking: the current epoch (`getEpochInfo`).
+    pub epoch: std::sync::atomic::AtomicU64,
+    /// Staking: slots per epoch (432,000 when 0, mainnet's).
+    pub slots_per_epoch: u64,
+    /// Staking: block times by slot; a slot not here was skipped.
+    pub block_times: std::collections::BTreeMap<u64, i64>,
+    /// Every JSON-RPC request served: method and params, in order.
+    pub requests: Mutex<Vec<(String, Value)>>,
     /// Payments: accept sends without processing them (a node that drops
     /// them, or a crash before they land).
     pub hold_sends: AtomicBool,
@@ -126,10 +146,145 @@ fn answer(shared: &Shared, body: Value) -> Response {
     }
 }
 
+impl Shared {
+    fn slots_per_epoch(&self) -> u64 {
+        if self.slots_per_epoch == 0 {
+            432_000
+        } else {
+            self.slots_per_epoch
+        }
+    }
+
+    /// How many requests of `method` were served.
+    pub fn count(&self, method: &str) -> usize {
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(m, _)| m == method)
+            .count()
+    }
+
+    /// The params of every request of `method`.
+    pub fn params_of(&self, method: &str) -> Vec<Value> {
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(m, _)| m == method)
+            .map(|(_, p)| p.clone())
+            .collect()
+    }
+}
+
+fn rpc_error(id: Value, code: i64, message: String) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"error":{"code":code,"message":message}})
+}
+
 fn one(shared: &Shared, request: &Value) -> Value {
     let id = request["id"].clone();
     let params = &request["params"];
+    shared.requests.lock().unwrap().push((
+        request["method"].as_str().unwrap_or_default().to_owned(),
+        params.clone(),
+    ));
     let result = match request["method"].as_str() {
+        Some("getProgramAccounts") => {
+            use base64::Engine;
+            let options = &params[1];
+            let filters = options["filters"].as_array().cloned().unwrap_or_default();
+            let matches = |data: &[u8]| {
+                filters.iter().all(|f| {
+                    if let Some(size) = f["dataSize"].as_u64() {
+                        return data.len() as u64 == size;
+                    }
+                    let offset = f["memcmp"]["offset"].as_u64().unwrap() as usize;
+                    let bytes = bs58::decode(f["memcmp"]["bytes"].as_str().unwrap())
+                        .into_vec()
+                        .unwrap();
+                    data.get(offset..offset + bytes.len()) == Some(&bytes[..])
+                })
+            };
+            let accounts: Vec<Value> = shared
+                .stake_accounts
+                .iter()
+                .filter(|(_, data)| {
+                    params[0] == "Stake11111111111111111111111111111111111111" && matches(data)
+                })
+                .map(|(address, data)| {
+                    let slice = &options["dataSlice"];
+                    let start = slice["offset"].as_u64().map_or(0, |o| o as usize);
+                    let end = slice["length"]
+                        .as_u64()
+                        .map_or(data.len(), |l| (start + l as usize).min(data.len()));
+                    let wire = base64::engine::general_purpose::STANDARD.encode(&data[start..end]);
+                    json!({"pubkey": address, "account": {"data": [wire, "base64"], "executable": false, "lamports": 2_282_880, "owner": "Stake11111111111111111111111111111111111111", "rentEpoch": 18_446_744_073_709_551_615u64, "space": data.len()}})
+                })
+                .collect();
+            json!(accounts)
+        }
+        Some("getInflationReward") => {
+            let epoch = params[1]["epoch"].as_u64().unwrap();
+            if shared.unserved_epochs.lock().unwrap().contains(&epoch) {
+                return rpc_error(
+                    id,
+                    -32004,
+                    format!(
+                        "Block not available for slot {}",
+                        (epoch + 1) * shared.slots_per_epoch()
+                    ),
+                );
+            }
+            let rewards: Vec<Value> = params[0]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| {
+                    shared
+                        .inflation_rewards
+                        .lock()
+                        .unwrap()
+                        .get(&(a.as_str().unwrap().to_owned(), epoch))
+                        .cloned()
+                        .unwrap_or(Value::Null)
+                })
+                .collect();
+            json!(rewards)
+        }
+        Some("getEpochSchedule") => {
+            let per = shared.slots_per_epoch();
+            json!({"firstNormalEpoch": 0, "firstNormalSlot": 0, "leaderScheduleSlotOffset": per, "slotsPerEpoch": per, "warmup": false})
+        }
+        Some("getEpochInfo") => {
+            let per = shared.slots_per_epoch();
+            let epoch = shared.epoch.load(Ordering::SeqCst);
+            json!({"absoluteSlot": epoch * per + 7, "blockHeight": epoch * per, "epoch": epoch, "slotIndex": 7, "slotsInEpoch": per, "transactionCount": 1})
+        }
+        Some("getBlockTime") => {
+            let slot = params[0].as_u64().unwrap();
+            match shared.block_times.get(&slot) {
+                Some(time) => json!(time),
+                None => {
+                    return rpc_error(
+                        id,
+                        -32009,
+                        format!("Slot {slot} was skipped, or missing in long-term storage"),
+                    );
+                }
+            }
+        }
+        Some("getBlocksWithLimit") => {
+            let start = params[0].as_u64().unwrap();
+            let limit = params[1].as_u64().unwrap() as usize;
+            json!(
+                shared
+                    .block_times
+                    .range(start..)
+                    .take(limit)
+                    .map(|(s, _)| *s)
+                    .collect::<Vec<u64>>()
+            )
+        }
         Some("getSignaturesForAddress") => {
             let options = &params[1];
             let all = shared

@@ -13,6 +13,7 @@
 pub mod cursor;
 pub mod decode;
 pub mod model;
+pub mod stake_accounts;
 pub mod tx;
 
 pub use decode::{balance_changes, legs, sum_by_asset};

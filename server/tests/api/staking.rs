@@ -1,0 +1,516 @@
+//! A staker's wallet scanned end to end through the real surfaces: the
+//! stand-in serves a history of stake accounts (created and delegated,
+//! split, merged, deactivated, withdrawn and closed, one handed to someone
+//! else) and their rewards over many epochs; `get_ledger` must show one
+//! `staking_reward` leg per epoch and account with the lamports the
+//! provider reported, at the time of the block at the reward's effective
+//! slot (or the first block after it), and nothing once an account left
+//! the wallet. Rewards cost one `getInflationReward` per epoch; a rescan
+//! asks only newer epochs; an epoch the provider will not serve leaves the
+//! scan `partial`, naming it.
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::{Mutex, atomic::Ordering},
+};
+
+use serde_json::{Value, json};
+use server::solana::TxEncoding;
+
+use crate::{
+    helpers::TestApp,
+    scans::{app_with_encoding, wait_done},
+    standin::{Shared, StandIn},
+};
+
+const STAKE: &str = "Stake11111111111111111111111111111111111111";
+const SYSTEM: &str = "11111111111111111111111111111111";
+const CLOCK: &str = "SysvarC1ock11111111111111111111111111111111";
+const HISTORY: &str = "SysvarStakeHistory1111111111111111111111111";
+const RENT: &str = "SysvarRent111111111111111111111111111111111";
+const CONFIG: &str = "StakeConfig11111111111111111111111111111111";
+const SOL: u64 = 1_000_000_000;
+const FEE: u64 = 5_000;
+/// Slots per epoch in this made-up cluster (mainnet: 432,000).
+const SPE: u64 = 100;
+
+fn key(n: u8) -> String {
+    bs58::encode([n; 32]).into_string()
+}
+
+fn wallet() -> String {
+    key(21)
+}
+/// Stake accounts: 1 current (split into 2, then 2 merged back), 3
+/// deactivated and withdrawn (closed), 4 handed to someone else, 5 never
+/// the wallet's.
+fn stake(i: u8) -> String {
+    key(30 + i)
+}
+fn other() -> String {
+    key(41)
+}
+fn vote() -> String {
+    key(51)
+}
+
+/// The reward the provider reports for stake account `i` in `epoch`.
+fn amount(i: u8, epoch: u64) -> u64 {
+    1_000_000 * u64::from(i) + 1_000 * epoch + 7
+}
+
+/// The block time at slot `slot`: the first slot of each epoch has a
+/// block two days after the last, except slot 600, which was skipped (its
+/// next block, 601, comes a second later).
+fn block_times() -> BTreeMap<u64, i64> {
+    let mut times: BTreeMap<u64, i64> = (1..=15)
+        .map(|k| (k * SPE, 1_700_000_000 + k as i64 * 172_800))
+        .collect();
+    let skipped = times.remove(&600).unwrap();
+    times.insert(601, skipped + 1);
+    times
+}
+
+fn rfc3339(t: i64) -> String {
+    chrono::DateTime::from_timestamp(t, 0)
+        .unwrap()
+        .format("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
+fn stake_ix(kind: &str, info: Value) -> Value {
+    json!({"program": "stake", "programId": STAKE, "parsed": {"type": kind, "info": info}, "stackHeight": null})
+}
+
+fn create(account: &str, lamports: u64) -> Value {
+    json!({"program": "system", "programId": SYSTEM, "stackHeight": null, "parsed": {"type": "createAccount",
+        "info": {"source": wallet(), "newAccount": account, "lamports": lamports, "space": 200, "owner": STAKE}}})
+}
+
+fn initialize(account: &str) -> Value {
+    stake_ix(
+        "initialize",
+        json!({"stakeAccount": account, "rentSysvar": RENT,
+            "authorized": {"staker": wallet(), "withdrawer": wallet()},
+            "lockup": {"unixTimestamp": 0, "epoch": 0, "custodian": SYSTEM}}),
+    )
+}
+
+fn delegate(account: &str) -> Value {
+    stake_ix(
+        "delegate",
+        json!({"stakeAccount": account, "voteAccount": vote(), "clockSysvar": CLOCK,
+            "stakeHistorySysvar": HISTORY, "stakeConfigAccount": CONFIG, "stakeAuthority": wallet()}),
+    )
+}
+
+fn addresses(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s)
+            if s.len() >= 32 && bs58::decode(s).into_vec().is_ok_and(|b| b.len() == 32) =>
+        {
+            if !out.contains(s) {
+                out.push(s.clone());
+            }
+        }
+        Value::Object(map) => map.values().for_each(|v| addresses(v, out)),
+        Value::Array(list) => list.iter().for_each(|v| addresses(v, out)),
+        _ => {}
+    }
+}
+
+/// A recorded-shape (`jsonParsed`) transaction signed by the wallet:
+/// `balances` are (account, before, after); every other account keeps
+/// one SOL.
+fn tx(n: u8, slot: u64, instructions: Vec<Value>, balances: &[(String, u64, u64)]) -> Value {
+    let mut keys = vec![wallet()];
+    for (account, _, _) in balances {
+        if !keys.contains(account) {
+            keys.push(account.clone());
+        }
+    }
+    addresses(&json!(instructions), &mut keys);
+    let balance = |k: &String| balances.iter().find(|(a, _, _)| a == k);
+    let pre: Vec<u64> = keys
+        .iter()
+        .map(|k| balance(k).map_or(SOL, |b| b.1))
+        .collect();
+    let post: Vec<u64> = keys
+        .iter()
+        .map(|k| balance(k).map_or(SOL, |b| b.2))
+        .collect();
+    let account_keys: Vec<Value> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| json!({"pubkey": k, "signer": i == 0, "writable": balance(k).is_some() || i == 0, "source": "transaction"}))
+        .collect();
+    json!({"jsonrpc": "2.0", "id": 1, "result": {
+        "slot": slot, "blockTime": 1_700_000_000 + slot as i64 * 1_728, "version": "legacy",
+        "meta": {"err": null, "fee": FEE, "preBalances": pre, "postBalances": post,
+                 "preTokenBalances": [], "postTokenBalances": [], "innerInstructions": [], "logMessages": []},
+        "transaction": {"signatures": [bs58::encode([n; 64]).into_string()],
+            "message": {"accountKeys": account_keys, "instructions": instructions,
+                        "recentBlockhash": key(99)}}}})
+}
+
+/// `StakeStateV2::Stake` bytes: staker, withdrawer, activation epoch.
+fn stake_state(staker: &str, withdrawer: &str, activation_epoch: u64) -> Vec<u8> {
+    let mut d = 2u32.to_le_bytes().to_vec();
+    d.extend(2_282_880u64.to_le_bytes());
+    d.extend(bs58::decode(staker).into_vec().unwrap());
+    d.extend(bs58::decode(withdrawer).into_vec().unwrap());
+    d.extend([0u8; 48]);
+    d.extend(bs58::decode(vote()).into_vec().unwrap());
+    d.extend(SOL.to_le_bytes());
+    d.extend(activation_epoch.to_le_bytes());
+    d.extend(u64::MAX.to_le_bytes());
+    d.resize(200, 0);
+    d
+}
+
+fn reward(i: u8, epoch: u64) -> ((String, u64), Value) {
+    let effective = (epoch + 1) * SPE;
+    (
+        (stake(i), epoch),
+        json!({"epoch": epoch, "effectiveSlot": effective, "amount": amount(i, epoch),
+               "postBalance": SOL + amount(i, epoch), "commission": 7}),
+    )
+}
+
+/// The staker's history. Epochs are 100 slots; the current epoch is 12,
+/// so 11 is the last completed one.
+fn staker() -> Shared {
+    let w = wallet();
+    let txs = vec![
+        // Epoch 1: create and delegate account 1 (2 SOL).
+        tx(
+            1,
+            150,
+            vec![
+                create(&stake(1), 2 * SOL),
+                initialize(&stake(1)),
+                delegate(&stake(1)),
+            ],
+            &[(w.clone(), 10 * SOL, 8 * SOL - FEE), (stake(1), 0, 2 * SOL)],
+        ),
+        // Epoch 2: accounts 3 and 4 (1 SOL each).
+        tx(
+            2,
+            220,
+            vec![
+                create(&stake(3), SOL),
+                initialize(&stake(3)),
+                delegate(&stake(3)),
+            ],
+            &[
+                (w.clone(), 8 * SOL - FEE, 7 * SOL - 2 * FEE),
+                (stake(3), 0, SOL),
+            ],
+        ),
+        tx(
+            3,
+            230,
+            vec![
+                create(&stake(4), SOL),
+                initialize(&stake(4)),
+                delegate(&stake(4)),
+            ],
+            &[
+                (w.clone(), 7 * SOL - 2 * FEE, 6 * SOL - 3 * FEE),
+                (stake(4), 0, SOL),
+            ],
+        ),
+        // Epoch 4: split half a SOL of account 1 into account 2.
+        tx(
+            4,
+            450,
+            vec![stake_ix(
+                "split",
+                json!({"stakeAccount": stake(1), "newSplitAccount": stake(2), "stakeAuthority": w, "lamports": SOL / 2}),
+            )],
+            &[
+                (w.clone(), 6 * SOL - 3 * FEE, 6 * SOL - 4 * FEE),
+                (stake(1), 2 * SOL, 3 * SOL / 2),
+                (stake(2), 0, SOL / 2),
+            ],
+        ),
+        // Epoch 5: deactivate account 3; hand account 4's withdraw authority to someone else.
+        tx(
+            5,
+            520,
+            vec![stake_ix(
+                "deactivate",
+                json!({"stakeAccount": stake(3), "clockSysvar": CLOCK, "stakeAuthority": w}),
+            )],
+            &[(w.clone(), 6 * SOL - 4 * FEE, 6 * SOL - 5 * FEE)],
+        ),
+        tx(
+            6,
+            530,
+            vec![stake_ix(
+                "authorize",
+                json!({"stakeAccount": stake(4), "clockSysvar": CLOCK, "authority": w, "newAuthority": other(), "authorityType": "Withdrawer"}),
+            )],
+            &[(w.clone(), 6 * SOL - 5 * FEE, 6 * SOL - 6 * FEE)],
+        ),
+        // Epoch 7: merge account 2 back into 1 (account 2 closes).
+        tx(
+            7,
+            750,
+            vec![stake_ix(
+                "merge",
+                json!({"destination": stake(1), "source": stake(2), "clockSysvar": CLOCK, "stakeHistorySysvar": HISTORY, "stakeAuthority": w}),
+            )],
+            &[
+                (w.clone(), 6 * SOL - 6 * FEE, 6 * SOL - 7 * FEE),
+                (stake(1), 3 * SOL / 2, 2 * SOL),
+                (stake(2), SOL / 2, 0),
+            ],
+        ),
+        // Epoch 8: withdraw everything from account 3 (it closes).
+        tx(
+            8,
+            810,
+            vec![stake_ix(
+                "withdraw",
+                json!({"stakeAccount": stake(3), "destination": w, "clockSysvar": CLOCK, "stakeHistorySysvar": HISTORY, "withdrawAuthority": w, "lamports": SOL}),
+            )],
+            &[
+                (w.clone(), 6 * SOL - 7 * FEE, 7 * SOL - 8 * FEE),
+                (stake(3), SOL, 0),
+            ],
+        ),
+    ];
+    let entry = |t: &Value| {
+        let r = &t["result"];
+        json!({"signature": r["transaction"]["signatures"][0], "slot": r["slot"], "blockTime": r["blockTime"], "err": null, "memo": null})
+    };
+    let newest_first =
+        |picks: &[usize]| -> Vec<Value> { picks.iter().rev().map(|i| entry(&txs[*i])).collect() };
+    let history: HashMap<String, Vec<Value>> = [
+        (w.clone(), newest_first(&[0, 1, 2, 3, 4, 5, 6, 7])),
+        (stake(1), newest_first(&[0, 3, 6])),
+        (stake(2), newest_first(&[3, 6])),
+        (stake(3), newest_first(&[1, 4, 7])),
+        (stake(4), newest_first(&[2, 5])),
+    ]
+    .into();
+    // Account 1 earns from epoch 2 on; account 2 in epochs 5 and 6 (merged
+    // in epoch 7); account 3 in epochs 3-5, the last one after its
+    // deactivation; account 4 in 3-6, of which only 3 and 4 are paid
+    // before its handover (slot 530); account 5 is not the wallet's.
+    let mut rewards: HashMap<(String, u64), Value> = HashMap::new();
+    rewards.extend((2..=11).map(|e| reward(1, e)));
+    rewards.extend([5, 6].map(|e| reward(2, e)));
+    rewards.extend((3..=5).map(|e| reward(3, e)));
+    rewards.extend((3..=6).map(|e| reward(4, e)));
+    rewards.extend((1..=11).map(|e| reward(5, e)));
+    let shared = Shared {
+        history,
+        transactions: txs
+            .iter()
+            .map(|t| {
+                (
+                    t["result"]["transaction"]["signatures"][0]
+                        .as_str()
+                        .unwrap()
+                        .to_owned(),
+                    t.clone(),
+                )
+            })
+            .collect(),
+        stake_accounts: vec![
+            (stake(1), stake_state(&w, &w, 1)),
+            (stake(4), stake_state(&w, &other(), 2)),
+            (stake(5), stake_state(&other(), &other(), 1)),
+        ],
+        inflation_rewards: Mutex::new(rewards),
+        slots_per_epoch: SPE,
+        block_times: block_times(),
+        ..Shared::default()
+    };
+    shared.epoch.store(12, Ordering::SeqCst);
+    shared
+}
+
+/// The rewards the wallet earned, as (account, epoch): what the ledger
+/// must show.
+fn earned() -> Vec<(u8, u64)> {
+    let mut all: Vec<(u8, u64)> = (2..=11).map(|e| (1, e)).collect();
+    all.extend([(2, 5), (2, 6), (3, 3), (3, 4), (3, 5), (4, 3), (4, 4)]);
+    all
+}
+
+async fn scan(app: &TestApp, scope: &str) -> Value {
+    let quote = app
+        .call_tool("quote_wallet", json!({"address": wallet(), "scope": scope}))
+        .await;
+    let quote_id = quote["structuredContent"]["quote_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let started = app
+        .call_tool("scan_wallet", json!({"quote_id": quote_id}))
+        .await;
+    assert_eq!(started["isError"], false, "{started}");
+    wait_done(
+        app,
+        started["structuredContent"]["job_id"].as_str().unwrap(),
+    )
+    .await
+}
+
+/// The wallet's staking_reward entries from get_ledger, by signature.
+async fn rewards_in_ledger(app: &TestApp) -> BTreeMap<String, Value> {
+    let page = app
+        .call_tool("get_ledger", json!({"address": wallet(), "limit": 1000}))
+        .await;
+    assert_eq!(page["isError"], false, "{page}");
+    page["structuredContent"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["operation_type"] == "staking_reward")
+        .map(|e| (e["signature"].as_str().unwrap().to_owned(), e.clone()))
+        .collect()
+}
+
+fn epochs_asked(stand_in: &StandIn) -> Vec<u64> {
+    stand_in
+        .shared
+        .params_of("getInflationReward")
+        .iter()
+        .map(|p| p[1]["epoch"].as_u64().unwrap())
+        .collect()
+}
+
+async fn staker_is_scanned_with(encoding: TxEncoding) {
+    let (app, stand_in) = app_with_encoding(staker(), None, encoding).await;
+    let job = scan(&app, "full").await;
+    assert_eq!(job["status"], "completed", "{job}");
+
+    let found = rewards_in_ledger(&app).await;
+    let times = block_times();
+    let mut expected = BTreeMap::new();
+    for (i, epoch) in earned() {
+        let effective = (epoch + 1) * SPE;
+        // Slot 600 had no block: the time is the next block's (601).
+        let (_, time) = times.range(effective..).next().unwrap();
+        expected.insert(
+            format!("staking_reward:{epoch}:{}", stake(i)),
+            (amount(i, epoch).to_string(), effective, rfc3339(*time)),
+        );
+    }
+    let got: BTreeMap<String, (String, u64, String)> = found
+        .iter()
+        .map(|(sig, e)| {
+            assert_eq!(e["mint"], "sol");
+            assert_eq!(e["decimals"], 9);
+            (
+                sig.clone(),
+                (
+                    e["amount"].as_str().unwrap().to_owned(),
+                    e["slot"].as_u64().unwrap(),
+                    e["block_time"].as_str().unwrap().to_owned(),
+                ),
+            )
+        })
+        .collect();
+    assert_eq!(got, expected);
+
+    // Every epoch from the first the wallet staked in (1) through the last
+    // completed (11), once, for all of its accounts together.
+    assert_eq!(epochs_asked(&stand_in), (1..=11).collect::<Vec<u64>>());
+    for params in stand_in.shared.params_of("getInflationReward") {
+        assert!(!params[0].as_array().unwrap().contains(&json!(stake(5))));
+    }
+    // The accounts found only in the history (2 closed by merge, 3 closed
+    // by withdrawal) had their own signatures listed; account 5 did not.
+    let listed: Vec<String> = stand_in
+        .shared
+        .params_of("getSignaturesForAddress")
+        .iter()
+        .map(|p| p[0].as_str().unwrap().to_owned())
+        .collect();
+    for i in 1..=4 {
+        assert!(listed.contains(&stake(i)), "account {i} not listed");
+    }
+    assert!(!listed.contains(&stake(5)));
+    // Two getProgramAccounts calls, with the authority at its offset.
+    let gpa = stand_in.shared.params_of("getProgramAccounts");
+    let offsets: Vec<u64> = gpa
+        .iter()
+        .map(|p| p[1]["filters"][1]["memcmp"]["offset"].as_u64().unwrap())
+        .collect();
+    assert_eq!(offsets, vec![12, 44]);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_stakers_scan_shows_every_epochs_reward_at_its_block_time() {
+    staker_is_scanned_with(TxEncoding::Json).await;
+}
+
+#[tokio::test]
+async fn a_stakers_scan_reads_json_parsed_stake_instructions_too() {
+    staker_is_scanned_with(TxEncoding::JsonParsed).await;
+}
+
+#[tokio::test]
+async fn an_incremental_rescan_asks_only_the_epochs_not_read() {
+    let (app, stand_in) = app_with_encoding(staker(), None, TxEncoding::Json).await;
+    assert_eq!(scan(&app, "full").await["status"], "completed");
+    assert_eq!(rewards_in_ledger(&app).await.len(), earned().len());
+
+    // Nothing new: not one reward call.
+    stand_in.shared.requests.lock().unwrap().clear();
+    assert_eq!(scan(&app, "incremental").await["status"], "completed");
+    assert!(epochs_asked(&stand_in).is_empty());
+
+    // Two more epochs pass: only they are asked.
+    {
+        let mut rewards = stand_in.shared.inflation_rewards.lock().unwrap();
+        rewards.extend([12, 13].map(|e| reward(1, e)));
+    }
+    stand_in.shared.epoch.store(14, Ordering::SeqCst);
+    stand_in.shared.requests.lock().unwrap().clear();
+    assert_eq!(scan(&app, "incremental").await["status"], "completed");
+    assert_eq!(epochs_asked(&stand_in), vec![12, 13]);
+    let found = rewards_in_ledger(&app).await;
+    assert_eq!(found.len(), earned().len() + 2);
+    assert_eq!(
+        found[&format!("staking_reward:13:{}", stake(1))]["amount"],
+        amount(1, 13).to_string()
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn epochs_the_provider_does_not_serve_leave_the_scan_partial_naming_them() {
+    let shared = staker();
+    shared.unserved_epochs.lock().unwrap().extend([2, 3, 7]);
+    let (app, stand_in) = app_with_encoding(shared, None, TxEncoding::Json).await;
+    let job = scan(&app, "full").await;
+    assert_eq!(job["status"], "partial", "{job}");
+    let error = job["error"].as_str().unwrap();
+    assert!(error.contains("epochs 2-3, 7"), "{error}");
+    assert!(!error.contains("transactions"), "{error}");
+    let found = rewards_in_ledger(&app).await;
+    assert_eq!(
+        found.len(),
+        earned()
+            .iter()
+            .filter(|(_, e)| ![2, 3, 7].contains(e))
+            .count()
+    );
+
+    // Once the provider serves them, an incremental scan asks for those
+    // epochs again (and nothing else) and completes.
+    stand_in.shared.unserved_epochs.lock().unwrap().clear();
+    stand_in.shared.requests.lock().unwrap().clear();
+    let job = scan(&app, "incremental").await;
+    assert_eq!(job["status"], "completed", "{job}");
+    assert_eq!(epochs_asked(&stand_in), vec![2, 3, 7]);
+    assert_eq!(rewards_in_ledger(&app).await.len(), earned().len());
+    app.stop().await;
+}
