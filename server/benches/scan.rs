@@ -10,6 +10,10 @@
 //! RPC calls and credits per 1,000 transactions against the floor (one
 //! `getTransaction` per transaction plus one signature page per 1,000),
 //! and the peak memory per size, which must not grow with the history.
+//! The wallet also holds `STAKE_ACCOUNTS` (3) stake accounts delegated
+//! `REWARD_EPOCHS` (500) epochs ago: the stand-in counts the
+//! `getInflationReward` calls, against the floor of one per epoch for all
+//! of the accounts together.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -22,6 +26,8 @@ use std::{
     sync::Arc,
     time::{Duration, Instant},
 };
+
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::{Json, Router, extract::State, routing::post};
 use serde_json::{Value, json};
@@ -45,6 +51,31 @@ fn templates() -> Vec<Value> {
 struct History {
     size: usize,
     templates: Vec<Value>,
+    inflation_reward_calls: AtomicUsize,
+}
+
+const STAKE_ACCOUNTS: u8 = 3;
+const REWARD_EPOCHS: u64 = 500;
+const CURRENT_EPOCH: u64 = 800;
+const SLOTS_PER_EPOCH: u64 = 432_000;
+
+fn stake_account(i: u8) -> String {
+    bs58::encode([100 + i; 32]).into_string()
+}
+
+/// `StakeStateV2::Stake` of an account the wallet stakes and withdraws,
+/// activated `REWARD_EPOCHS` before the last completed epoch.
+fn stake_state() -> String {
+    use base64::Engine;
+    let wallet = bs58::decode(WALLET).into_vec().unwrap();
+    let mut d = 2u32.to_le_bytes().to_vec();
+    d.extend(2_282_880u64.to_le_bytes());
+    d.extend(&wallet);
+    d.extend(&wallet);
+    d.extend([0u8; 48 + 32 + 8]);
+    d.extend((CURRENT_EPOCH - REWARD_EPOCHS).to_le_bytes());
+    d.resize(172, 0);
+    base64::engine::general_purpose::STANDARD.encode(d)
 }
 
 fn signature(i: usize) -> String {
@@ -55,6 +86,7 @@ fn one(h: &History, request: &Value) -> Value {
     let id = request["id"].clone();
     let params = &request["params"];
     let result = match request["method"].as_str() {
+        Some("getSignaturesForAddress") if params[0] != WALLET => json!([]),
         Some("getSignaturesForAddress") => {
             // Newest first: index size-1 down to 0.
             let start = params[1]["before"]
@@ -71,6 +103,23 @@ fn one(h: &History, request: &Value) -> Value {
             json!(page)
         }
         Some("getTokenAccountsByOwner") => json!({"context": {"slot": 1}, "value": []}),
+        Some("getProgramAccounts") => json!((0..STAKE_ACCOUNTS)
+            .map(|i| json!({"pubkey": stake_account(i), "account": {"data": [stake_state(), "base64"],
+                "executable": false, "lamports": 1_000_000_000u64, "owner": params[0], "rentEpoch": 0}}))
+            .collect::<Vec<_>>()),
+        Some("getEpochSchedule") => json!({"firstNormalEpoch": 0, "firstNormalSlot": 0,
+            "leaderScheduleSlotOffset": SLOTS_PER_EPOCH, "slotsPerEpoch": SLOTS_PER_EPOCH, "warmup": false}),
+        Some("getEpochInfo") => json!({"absoluteSlot": CURRENT_EPOCH * SLOTS_PER_EPOCH, "blockHeight": 1,
+            "epoch": CURRENT_EPOCH, "slotIndex": 0, "slotsInEpoch": SLOTS_PER_EPOCH, "transactionCount": 1}),
+        Some("getInflationReward") => {
+            h.inflation_reward_calls.fetch_add(1, Ordering::SeqCst);
+            let epoch = params[1]["epoch"].as_u64().unwrap();
+            json!(params[0].as_array().unwrap().iter()
+                .map(|_| json!({"epoch": epoch, "effectiveSlot": (epoch + 1) * SLOTS_PER_EPOCH,
+                    "amount": 1_000_000, "postBalance": 2_000_000_000u64, "commission": 5}))
+                .collect::<Vec<_>>())
+        }
+        Some("getBlockTime") => json!(1_600_000_000 + params[0].as_u64().unwrap() / 2),
         Some("getTransaction") => {
             let i: usize = params[0]
                 .as_str()
@@ -99,8 +148,11 @@ async fn standin(size: usize) {
     let history = Arc::new(History {
         size,
         templates: templates(),
+        inflation_reward_calls: AtomicUsize::new(0),
     });
-    let app = Router::new().route("/", post(handle)).with_state(history);
+    let app = Router::new()
+        .route("/", post(handle))
+        .with_state(history.clone());
     let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
         .await
         .unwrap();
@@ -113,6 +165,7 @@ async fn standin(size: usize) {
     })
     .await
     .unwrap();
+    println!("{}", history.inflation_reward_calls.load(Ordering::SeqCst));
 }
 
 /// Child: scan the stand-in's history; print what it cost.
@@ -214,9 +267,9 @@ fn main() {
         .collect();
     let me = std::env::current_exe().unwrap();
     println!(
-        "| transactions | legs | time (s) | tx/s | calls | credits | calls / 1000 tx | credits / 1000 tx | credit floor / 1000 tx | peak RSS (MiB) |"
+        "| transactions | legs | time (s) | tx/s | calls | credits | calls / 1000 tx | credits / 1000 tx | credit floor / 1000 tx | peak RSS (MiB) | reward epochs | getInflationReward calls |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for size in sizes {
         let mut standin = Command::new(&me)
             .args(["standin", &size.to_string()])
@@ -225,23 +278,26 @@ fn main() {
             .spawn()
             .unwrap();
         let mut url = String::new();
-        BufReader::new(standin.stdout.take().unwrap())
-            .read_line(&mut url)
-            .unwrap();
+        let mut standin_out = BufReader::new(standin.stdout.take().unwrap());
+        standin_out.read_line(&mut url).unwrap();
         let output = Command::new(&me)
             .args(["scan", url.trim()])
             .output()
             .unwrap();
         drop(standin.stdin.take());
+        let mut reward_calls = String::new();
+        standin_out.read_line(&mut reward_calls).unwrap();
         let _ = standin.wait_timeout_or_kill(Duration::from_secs(5));
         let r = support::child_report(&output);
         let tx = r["transactions"].as_f64().unwrap();
         let per_k = |v: f64| v / tx * 1000.0;
         // Floor: one getTransaction per transaction, one page per 1,000
-        // signatures, plus the final short page.
+        // signatures, plus the final short page; the rewards cost extra.
         let floor = size as f64 + (size / 1000) as f64 + 1.0;
+        // Rewards: one getInflationReward per epoch from the activation
+        // epoch through the last completed one, all accounts at once.
         println!(
-            "| {} | {} | {:.1} | {:.0} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} |",
+            "| {} | {} | {:.1} | {:.0} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} |",
             r["transactions"],
             r["legs"],
             r["secs"].as_f64().unwrap(),
@@ -252,6 +308,8 @@ fn main() {
             per_k(r["credits"].as_f64().unwrap()),
             per_k(floor),
             r["peak_rss_kib"].as_f64().unwrap() / 1024.0,
+            REWARD_EPOCHS,
+            reward_calls.trim(),
         );
     }
 }

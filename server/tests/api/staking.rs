@@ -107,11 +107,11 @@ fn delegate(account: &str) -> Value {
 fn addresses(value: &Value, out: &mut Vec<String>) {
     match value {
         Value::String(s)
-            if s.len() >= 32 && bs58::decode(s).into_vec().is_ok_and(|b| b.len() == 32) =>
+            if s.len() >= 32
+                && bs58::decode(s).into_vec().is_ok_and(|b| b.len() == 32)
+                && !out.contains(s) =>
         {
-            if !out.contains(s) {
-                out.push(s.clone());
-            }
+            out.push(s.clone());
         }
         Value::Object(map) => map.values().for_each(|v| addresses(v, out)),
         Value::Array(list) => list.iter().for_each(|v| addresses(v, out)),
@@ -181,7 +181,7 @@ fn reward(i: u8, epoch: u64) -> ((String, u64), Value) {
 /// so 11 is the last completed one.
 fn staker() -> Shared {
     let w = wallet();
-    let txs = vec![
+    let txs = [
         // Epoch 1: create and delegate account 1 (2 SOL).
         tx(
             1,
