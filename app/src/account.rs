@@ -18,7 +18,7 @@ use crate::{
     frame::{PortalPage, csrf_field, refused, with_portal},
     snippets,
     views::{
-        ConsentView, Destination, FieldError, KeysView, MintedToken, OAuthActivityRow,
+        ConfirmView, ConsentView, Destination, FieldError, KeysView, MintedToken, OAuthActivityRow,
         OAuthClientRow, WalletsView,
     },
 };
@@ -98,8 +98,19 @@ pub fn SignInPage() -> impl IntoView {
     })
 }
 
+/// A long address as people glance at it: `7xKX…gAsU`.
+fn short(address: &str) -> String {
+    let chars: Vec<char> = address.chars().collect();
+    if chars.len() <= 12 {
+        return address.to_owned();
+    }
+    let head: String = chars[..4].iter().collect();
+    let tail: String = chars[chars.len() - 4..].iter().collect();
+    format!("{head}…{tail}")
+}
+
 /// Percent-encode a query component (everything but unreserved characters).
-fn encode_component(s: &str) -> String {
+pub(crate) fn encode_component(s: &str) -> String {
     s.bytes()
         .map(|b| {
             if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
@@ -169,6 +180,9 @@ pub fn KeysPage() -> impl IntoView {
             <h1>"Keys"</h1>
             <p class="lede">"MCP tokens (" <code>"lm_…"</code> ") connect agents to " <code>"/mcp"</code>
                 "; API keys (" <code>"lk_…"</code> ") call the REST API under " <code>"/v1"</code> "."</p>
+            {keys.notice.clone().map(|n| view! { <p class="notice" role="status" id="notice">{n}</p> })}
+            {field_error(&error, "token_id")}
+            {field_error(&error, "client_id")}
             {keys.minted.map(|minted| view! { <Minted minted public_url=viewer.public_url.clone()/> })}
             <section class="card" aria-labelledby="mint-heading">
                 <h2 id="mint-heading">"Mint a token"</h2>
@@ -203,7 +217,7 @@ pub fn KeysPage() -> impl IntoView {
                                 <thead><tr><th>"Label"</th><th>"Kind"</th><th>"Scopes"</th><th>"Prefix"</th><th>"Created"</th><th>"Last used"</th><th></th></tr></thead>
                                 <tbody>
                                     {keys.tokens.into_iter().map(|t| {
-                                        let csrf = viewer.csrf.clone();
+                                        let name = if t.label.is_empty() { format!("{}…", t.prefix) } else { t.label.clone() };
                                         view! {
                                             <tr id=format!("token-{}", t.id)>
                                                 <td data-label="Label" class="token-label">{if t.label.is_empty() { "(no label)".to_owned() } else { t.label.clone() }}</td>
@@ -213,11 +227,7 @@ pub fn KeysPage() -> impl IntoView {
                                                 <td data-label="Created">{t.created}</td>
                                                 <td data-label="Last used">{t.last_used.unwrap_or_else(|| "never".to_owned())}</td>
                                                 <td class="token-actions">
-                                                    <form method="post" action="/keys/revoke">
-                                                        <input type="hidden" name="csrf" value=csrf/>
-                                                        <input type="hidden" name="token_id" value=t.id.clone()/>
-                                                        <button type="submit" class="danger">"Revoke"</button>
-                                                    </form>
+                                                    <a class="button danger" rel="external" href=format!("/keys/revoke?token_id={}", encode_component(&t.id))>{format!("Revoke {name}")}</a>
                                                 </td>
                                             </tr>
                                         }
@@ -231,7 +241,6 @@ pub fn KeysPage() -> impl IntoView {
             <OAuthSection
                 clients=keys.oauth_clients
                 activity=keys.oauth_activity
-                csrf=viewer.csrf.clone()
                 public_url=viewer.public_url.clone()
             />
             <script src="/portal.js" defer></script>
@@ -244,7 +253,6 @@ pub fn KeysPage() -> impl IntoView {
 fn OAuthSection(
     clients: Vec<OAuthClientRow>,
     activity: Vec<OAuthActivityRow>,
-    csrf: String,
     public_url: String,
 ) -> impl IntoView {
     let no_clients = clients.is_empty();
@@ -273,20 +281,15 @@ fn OAuthSection(
                             <thead><tr><th>"Client"</th><th>"From"</th><th>"Scopes"</th><th>"Connected"</th><th>"Last used"</th><th></th></tr></thead>
                             <tbody>
                                 {clients.into_iter().map(|c| {
-                                    let csrf = csrf.clone();
                                     view! {
                                         <tr class="oauth-client">
-                                            <td data-label="Client">{c.name}</td>
+                                            <td data-label="Client">{c.name.clone()}</td>
                                             <td data-label="From">{c.from}</td>
                                             <td data-label="Scopes">{c.scopes}</td>
                                             <td data-label="Connected">{c.connected}</td>
                                             <td data-label="Last used">{c.last_used.unwrap_or_else(|| "never".to_owned())}</td>
                                             <td class="token-actions">
-                                                <form method="post" action="/keys/oauth/disconnect">
-                                                    <input type="hidden" name="csrf" value=csrf/>
-                                                    <input type="hidden" name="client_id" value=c.client_id.clone()/>
-                                                    <button type="submit" class="danger">"Disconnect"</button>
-                                                </form>
+                                                <a class="button danger" rel="external" href=format!("/keys/oauth/disconnect?client_id={}", encode_component(&c.client_id))>{format!("Disconnect {}", c.name)}</a>
                                             </td>
                                         </tr>
                                     }
@@ -430,6 +433,7 @@ pub fn WalletsPage() -> impl IntoView {
                                 let relabel_error = error.as_ref()
                                     .filter(|e| e.field == format!("relabel-{}", w.address))
                                     .map(|e| view! { <p class="field-error" role="alert">{e.message.clone()}</p> });
+                                let name = if w.label.is_empty() { short(&w.address) } else { w.label.clone() };
                                 view! {
                                     <article class="card wallet" id=format!("wallet-{}", w.address)>
                                         <h3>{if w.label.is_empty() { "(no label)".to_owned() } else { w.label.clone() }}</h3>
@@ -451,17 +455,13 @@ pub fn WalletsPage() -> impl IntoView {
                                         <p class="follow"><a href=format!("/wallets/{}/graph", w.address) rel="external">"Follow the money"</a>" (one hop at a time, paid from your research credits)"</p>
                                         <div class="wallet-forms">
                                             <form method="post" action="/wallets/relabel" class="inline">
-                                                <input type="hidden" name="csrf" value=csrf.clone()/>
+                                                <input type="hidden" name="csrf" value=csrf/>
                                                 <input type="hidden" name="address" value=w.address.clone()/>
                                                 <label class="visually-hidden" for=format!("relabel-{}", w.address)>"New label"</label>
                                                 <input type="text" name="label" id=format!("relabel-{}", w.address) maxlength="128" value=w.label.clone()/>
                                                 <button type="submit">"Relabel"</button>
                                             </form>
-                                            <form method="post" action="/wallets/remove" class="inline">
-                                                <input type="hidden" name="csrf" value=csrf/>
-                                                <input type="hidden" name="address" value=w.address.clone()/>
-                                                <button type="submit" class="danger">"Remove"</button>
-                                            </form>
+                                            <a class="button danger" rel="external" href=format!("/wallets/remove?address={}", encode_component(&w.address))>{format!("Remove {name}")}</a>
                                         </div>
                                         {relabel_error}
                                     </article>
@@ -470,6 +470,37 @@ pub fn WalletsPage() -> impl IntoView {
                         </div>
                     }.into_any()
                 }}
+            </section>
+        }
+        .into_any()
+    })
+}
+
+/// The question before a destructive action: what it acts on, a button
+/// that says what it does, and a way back. A plain form: no JavaScript.
+#[component]
+pub fn ConfirmPage() -> impl IntoView {
+    with_portal(|portal| {
+        let confirm = match portal.page {
+            PortalPage::Confirm(confirm) => confirm,
+            PortalPage::Refused(message) => return refused(message),
+            _ => ConfirmView::default(),
+        };
+        let viewer = portal.viewer;
+        view! {
+            <Title text=format!("Ledger: {}", confirm.question)/>
+            <h1 id="confirm-question">{confirm.question.clone()}</h1>
+            <section class="card confirm">
+                <p id="confirm-consequence">{confirm.consequence.clone()}</p>
+                <form method="post" action=confirm.action.clone() class="confirm-actions" id="confirm-form">
+                    {csrf_field(&viewer)}
+                    {confirm.fields.iter().map(|(name, value)| view! {
+                        <input type="hidden" name=name.clone() value=value.clone()/>
+                    }).collect_view()}
+                    <button type="submit" class="danger" id="confirm-button">{confirm.button.clone()}</button>
+                    " "
+                    <a href=confirm.cancel.clone() rel="external" id="confirm-cancel">"Cancel"</a>
+                </form>
             </section>
         }
         .into_any()

@@ -14,8 +14,8 @@ use leptos_meta::Title;
 use serde::{Deserialize, Serialize};
 
 use crate::views::{
-    ConsentView, CreditsPage, GraphPage, KeysView, OAuthErrorView, PaymentRow, ReportView,
-    SignInView, WalletsView,
+    ConfirmView, ConsentView, CreditsPage, GraphPage, KeysView, OAuthErrorView, PaymentRow,
+    ReportView, SignInView, WalletsView,
 };
 
 /// Everything a portal render knows about its request.
@@ -64,6 +64,8 @@ pub enum PortalPage {
     Report(ReportView),
     /// A form was refused (CSRF); nothing changed.
     Refused(String),
+    /// A destructive action, asked about before it is done.
+    Confirm(ConfirmView),
     /// An OAuth client asks for access (`/authorize`).
     Consent(ConsentView),
     /// An authorization request that cannot be answered (`/authorize`):

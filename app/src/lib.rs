@@ -37,10 +37,14 @@ pub use frame::Portal;
 
 /// The portal's account pages, which the server renders itself (their
 /// forms POST to the same paths); its route list leaves them out.
-pub const ACCOUNT_PATHS: [&str; 8] = [
+pub const ACCOUNT_PATHS: [&str; 12] = [
     "/signin",
     "/keys",
+    "/keys/revoke",
+    "/keys/oauth/disconnect",
     "/wallets",
+    "/wallets/remove",
+    "/wallets/{address}/share/revoke",
     "/payments",
     "/authorize",
     "/credits",
@@ -103,6 +107,10 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/signin") view=account::SignInPage ssr=SsrMode::Async/>
                     <Route path=path!("/keys") view=account::KeysPage ssr=SsrMode::Async/>
                     <Route path=path!("/wallets") view=account::WalletsPage ssr=SsrMode::Async/>
+                    <Route path=path!("/keys/revoke") view=account::ConfirmPage ssr=SsrMode::Async/>
+                    <Route path=path!("/keys/oauth/disconnect") view=account::ConfirmPage ssr=SsrMode::Async/>
+                    <Route path=path!("/wallets/remove") view=account::ConfirmPage ssr=SsrMode::Async/>
+                    <Route path=path!("/wallets/:address/share/revoke") view=account::ConfirmPage ssr=SsrMode::Async/>
                     <Route path=path!("/payments") view=account::PaymentsPage ssr=SsrMode::Async/>
                     <Route path=path!("/authorize") view=account::ConsentPage ssr=SsrMode::Async/>
                     <Route path=path!("/credits") view=research::CreditsView ssr=SsrMode::Async/>

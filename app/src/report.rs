@@ -92,7 +92,7 @@ pub fn WalletReportPage() -> impl IntoView {
                                 <thead><tr><th scope="col">"Link"</th><th scope="col">"View"</th><th scope="col">"Created"</th><th scope="col">"Expires"</th><th scope="col"></th></tr></thead>
                                 <tbody>
                                     {report.links.into_iter().map(|l| {
-                                        let csrf = viewer.csrf.clone();
+                                        let confirm = format!("{revoke_action}?id={}", l.id);
                                         view! {
                                             <tr id=format!("link-{}", l.id)>
                                                 <td><code>{format!("/s/{}…", l.hint)}</code></td>
@@ -100,11 +100,7 @@ pub fn WalletReportPage() -> impl IntoView {
                                                 <td>{l.created.clone()}</td>
                                                 <td>{l.expires.clone()}</td>
                                                 <td>
-                                                    <form method="post" action=revoke_action.clone() class="inline">
-                                                        <input type="hidden" name="csrf" value=csrf/>
-                                                        <input type="hidden" name="id" value=l.id.clone()/>
-                                                        <button type="submit" class="danger">"Revoke"</button>
-                                                    </form>
+                                                    <a class="button danger" rel="external" href=confirm>{format!("Revoke link {}…", l.hint)}</a>
                                                 </td>
                                             </tr>
                                         }

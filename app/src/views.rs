@@ -103,8 +103,29 @@ pub struct FieldError {
     pub message: String,
 }
 
+/// A destructive action asked about before it is done: what it acts on,
+/// in words, and one form that does it. Works with JavaScript off.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfirmView {
+    /// The question, naming what is acted on: "Revoke token `laptop`
+    /// (created 2 Dec 2026)?".
+    pub question: String,
+    /// What doing it means, in a sentence.
+    pub consequence: String,
+    /// Where the form POSTs.
+    pub action: String,
+    /// The form's hidden fields besides the CSRF token.
+    pub fields: Vec<(String, String)>,
+    /// The button, saying what it does: "Revoke laptop".
+    pub button: String,
+    /// Where "Cancel" goes back to.
+    pub cancel: String,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeysView {
+    /// What the last form did, in words.
+    pub notice: Option<String>,
     pub tokens: Vec<TokenRow>,
     /// A token minted by this very request: its plaintext, shown once.
     pub minted: Option<MintedToken>,
@@ -145,6 +166,8 @@ pub struct TokenRow {
     pub scopes: String,
     pub prefix: String,
     pub created: String,
+    /// The day it was created (`2 Dec 2026`), for naming it.
+    pub created_day: String,
     pub last_used: Option<String>,
 }
 

@@ -187,8 +187,13 @@ test('a revoked token is refused: the client gets 401', async () => {
   const { page, token } = state;
   assert.ok(token, 'minted by an earlier test');
   await page.goto(`${BASE}/keys`);
-  await Promise.all([page.waitForURL(`${BASE}/keys`), page.click('table.tokens button.danger')]);
+  // Revoking asks first, on a page naming the token.
+  await Promise.all([page.waitForURL(/\/keys\/revoke\?token_id=/), page.click('table.tokens a.danger')]);
+  assert.match(await page.textContent('#confirm-question'), /^Revoke MCP token `end2end agent` \(created .+\)\?$/);
+  assert.equal((await page.textContent('#confirm-button')).trim(), 'Revoke end2end agent');
+  await Promise.all([page.waitForURL(`${BASE}/keys`), page.click('#confirm-button')]);
   assert.ok(await page.isVisible('text=No live tokens yet.'), 'the list is empty');
+  assert.ok(await page.isVisible('#notice'), 'what happened is said');
   await assert.rejects(mcpClient(token), (err) => {
     assert.equal(err?.code, 401, String(err?.message ?? err));
     assert.match(String(err.message), /unauthenticated/);

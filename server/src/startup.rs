@@ -484,10 +484,13 @@ fn portal_router(
         .route("/auth/signout", post(portal::signin::sign_out))
         .route("/signin", get(portal::pages::sign_in_page))
         .route("/keys", get(portal::pages::keys).post(portal::pages::mint))
-        .route("/keys/revoke", post(portal::pages::revoke))
+        .route(
+            "/keys/revoke",
+            get(portal::pages::confirm_revoke).post(portal::pages::revoke),
+        )
         .route(
             "/keys/oauth/disconnect",
-            post(portal::pages::disconnect_oauth_client),
+            get(portal::pages::confirm_disconnect).post(portal::pages::disconnect_oauth_client),
         )
         .route(
             "/authorize",
@@ -498,13 +501,16 @@ fn portal_router(
             get(portal::pages::wallets).post(portal::pages::add_wallet),
         )
         .route("/wallets/relabel", post(portal::pages::relabel_wallet))
-        .route("/wallets/remove", post(portal::pages::remove_wallet))
+        .route(
+            "/wallets/remove",
+            get(portal::pages::confirm_remove_wallet).post(portal::pages::remove_wallet),
+        )
         .route("/wallets/{address}/report", get(portal::reports::download))
         .route("/wallets/{address}", get(portal::report::page))
         .route("/wallets/{address}/share", post(portal::report::create))
         .route(
             "/wallets/{address}/share/revoke",
-            post(portal::report::revoke),
+            get(portal::report::confirm_revoke).post(portal::report::revoke),
         )
         .route("/payments", get(portal::pages::payments))
         .route("/credits", get(portal::research::credits))

@@ -7,6 +7,11 @@
 //! the daily close; daily for 1d); a mint with no price series at all is
 //! listed in `unpriced_mints` and left out of the value. The bucket that
 //! holds now has not closed: it is valued at spot and marked `estimated`.
+//! A mint with a series but no price at a point (its source is down, or
+//! has not filled the bucket yet) is valued at its last known close and
+//! named in the point's `stale_mints` with that close's time and age: a
+//! missing price is never zero, which would show a healthy wallet losing
+//! most of its value.
 //! One pass over legs sorted by time, so the cost is legs + buckets × mints
 //! held (docs/benchmarks.md has the figures).
 
@@ -69,6 +74,18 @@ pub struct Holding {
     pub usd: Option<String>,
 }
 
+/// A mint valued at an earlier close than the point's, because its price
+/// at the point is unavailable.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct StaleMint {
+    /// A mint, or "sol".
+    pub mint: String,
+    /// When the close it is valued at closed, RFC 3339.
+    pub close_at: String,
+    /// How old that close is at the point, in seconds.
+    pub age_secs: i64,
+}
+
 /// The value at one bucket close.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ValuePoint {
@@ -83,6 +100,11 @@ pub struct ValuePoint {
     /// Valued at spot: the bucket has not closed yet.
     pub estimated: bool,
     pub holdings: Vec<Holding>,
+    /// Mints held here whose price at the point is unavailable, valued at
+    /// their last known close (included in `usd`); absent when none.
+    /// Leave them out when comparing points.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stale_mints: Vec<StaleMint>,
 }
 
 /// A wallet's value history.
@@ -159,15 +181,26 @@ pub fn compute(
             entry.0 += leg.amount;
             next += 1;
         }
-        let sol_price = price(valuer, p, SOL, bucket, open);
+        let sol_price = price(valuer, p, SOL, bucket, open)
+            .or_else(|| valuer.last_close_before(SOL, at).map(|(_, px)| px));
         let mut total = Decimal::ZERO;
         let mut holdings = Vec::with_capacity(held.len());
+        let mut stale = Vec::new();
         for (mint, (amount, decimals)) in &held {
             if *amount == 0 {
                 continue;
             }
             let value = if valuer.knows(mint) {
-                price(valuer, p, mint, bucket, open).map(|px| usd(*amount, *decimals, px))
+                let px = price(valuer, p, mint, bucket, open).or_else(|| {
+                    let (closed, px) = valuer.last_close_before(mint, at)?;
+                    stale.push(StaleMint {
+                        mint: (*mint).to_owned(),
+                        close_at: rfc3339(closed.saturating_mul(1000)),
+                        age_secs: at - closed,
+                    });
+                    Some(px)
+                });
+                px.map(|px| usd(*amount, *decimals, px))
             } else {
                 unpriced.insert((*mint).to_owned());
                 None
@@ -195,6 +228,7 @@ pub fn compute(
                 .map(|px| (total / px).round_dp(9).normalize().to_string()),
             estimated: open,
             holdings,
+            stale_mints: stale,
         });
         bucket += step;
     }
@@ -380,6 +414,52 @@ mod tests {
         assert_eq!(points[2].t, 2 * day + 100);
         assert_eq!(unpriced, vec!["MYSTERY".to_owned()]);
         assert_eq!(coverage, "75");
+    }
+
+    #[test]
+    fn a_mint_without_a_price_at_a_point_keeps_its_last_close_and_is_marked_stale() {
+        let day = 86_400;
+        // SOL's source answered for day 0 only, then went down: no close
+        // for day 1, no spot for the open day 2.
+        let daily = HashMap::from([(SOL.to_owned(), BTreeMap::from([(0, Decimal::from(100))]))]);
+        let valuer = Valuer::from_series(HashMap::new(), daily, ["USDC".to_owned()].into());
+        let legs = vec![leg(10, SOL, 2_000_000_000), leg(20, "USDC", 5_000_000)];
+        let params = Params {
+            granularity: Granularity::Day,
+            from: 0,
+            to: 3 * day - 1,
+            now_secs: 2 * day + 100,
+            spot: HashMap::new(),
+        };
+        let (points, unpriced, _) = compute(&legs, &valuer, &params).unwrap();
+        // 2 SOL at the day-0 close of 100, plus 5 USDC, at every point.
+        let usd: Vec<&str> = points.iter().map(|p| p.usd.as_str()).collect();
+        assert_eq!(usd, ["205", "205", "205"]);
+        assert!(points[0].stale_mints.is_empty(), "day 0 has its own close");
+        let stale = |i: usize| points[i].stale_mints.clone();
+        let closed = rfc3339(day * 1000);
+        assert_eq!(
+            stale(1),
+            [StaleMint {
+                mint: SOL.to_owned(),
+                close_at: closed.clone(),
+                age_secs: day
+            }]
+        );
+        assert_eq!(
+            stale(2),
+            [StaleMint {
+                mint: SOL.to_owned(),
+                close_at: closed,
+                age_secs: day + 100
+            }]
+        );
+        assert_eq!(
+            points[2].sol.as_deref(),
+            Some("2.05"),
+            "SOL at the same close"
+        );
+        assert!(unpriced.is_empty(), "a stale mint is priced, only old");
     }
 
     #[test]

@@ -44,6 +44,8 @@ pub struct CheckedForm<T> {
     pub viewer: Viewer,
     pub account: AccountId,
     pub form: T,
+    /// The session, for the flash a handler leaves before its 303.
+    pub session: Session,
 }
 
 impl<T: PortalForm> FromRequest<AppState> for CheckedForm<T> {
@@ -113,6 +115,7 @@ async fn check<T: DeserializeOwned>(
         viewer,
         account,
         form,
+        session: session.clone(),
     })
 }
 

@@ -2,9 +2,14 @@
 //! signed-in account (a signed-out visitor is sent to `/signin`); a form
 //! POST checks the session's CSRF token first (a refusal is a 403 page and
 //! nothing changes), then does one domain call and answers a 303 back to
-//! the page, or the page again with the error next to its field. Minting
-//! answers the page itself with the new token in it: the plaintext lives
-//! in that one response and nowhere else (never in the session).
+//! the page with what it did kept in the session's one-time flash
+//! (post/redirect/get: a reload shows the page again and never repeats the
+//! action), or the page again with the error next to its field. A minted
+//! token's plaintext rides in that flash, server-side, and is removed the
+//! first time the Keys page shows it (`Cache-Control: no-store`); it is
+//! never in a URL. Destructive actions (revoke a token, disconnect an
+//! OAuth client, remove a wallet) are a GET of a confirm page first that
+//! names what they act on; its form does the POST.
 
 use axum::{
     extract::State,
@@ -17,13 +22,15 @@ use tower_sessions::Session;
 use super::{
     Parts,
     form::{CheckedForm, PortalForm},
-    render, viewer,
+    render,
+    sessions::{Flashed, flash, take_flash},
+    viewer,
 };
 use app::{
     frame::{Portal, PortalPage},
     views::{
-        FieldError, KeysView, MintForm, MintedToken, OAuthActivityRow, OAuthClientRow, PaymentRow,
-        SignInView, TokenRow, WalletRow, WalletsView,
+        ConfirmView, FieldError, KeysView, MintForm, MintedToken, OAuthActivityRow, OAuthClientRow,
+        PaymentRow, SignInView, TokenRow, WalletRow, WalletsView,
     },
 };
 
@@ -34,11 +41,33 @@ use crate::{
     state::AppState,
 };
 
-/// A time for people: `2026-12-01 12:00 UTC`.
+/// A time for people: `1 Dec 2026, 12:00 UTC`.
 pub(super) fn when(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
-        .unwrap_or_default()
+    crate::values::format::date_time(ms)
+}
+
+/// The 303 a form answers once it acted: back to `page`, with `what` in
+/// the session's flash for that page's next GET.
+pub(super) async fn done(session: &Session, page: &str, what: Flashed) -> Response {
+    match flash(session, page, what).await {
+        Ok(()) => Redirect::to(page).into_response(),
+        Err(err) => err.into_response(),
+    }
+}
+
+/// The confirm page of a destructive action, rendered at `path` (the GET
+/// of the action's own path).
+pub(super) async fn confirm_page(
+    state: &AppState,
+    viewer: app::frame::Viewer,
+    path: &str,
+    confirm: ConfirmView,
+) -> Response {
+    let portal = Portal {
+        viewer,
+        page: PortalPage::Confirm(confirm),
+    };
+    render(state, path, StatusCode::OK, portal).await
 }
 
 /// The signed-in account of a page request, or where to send the visitor.
@@ -133,6 +162,7 @@ async fn token_rows(state: &AppState, account: &AccountId) -> Result<Vec<TokenRo
             scopes: t.scopes.to_string(),
             prefix: t.prefix.as_str().to_owned(),
             created: when(t.created_at),
+            created_day: crate::values::format::date(t.created_at),
             last_used: t.last_used_at.map(when),
         })
         .collect())
@@ -163,25 +193,25 @@ async fn keys_response(
     render(state, "/keys", status, portal).await
 }
 
-/// `GET /keys`.
+/// `GET /keys`, with what the last form did (a token minted: its
+/// plaintext, this once).
 pub async fn keys(
     State(state): State<AppState>,
     axum::Extension(parts): axum::Extension<Parts>,
     session: Session,
 ) -> Response {
-    match account_page(&state, &parts, &session).await {
-        Ok((viewer, account)) => {
-            keys_response(
-                &state,
-                viewer,
-                &account,
-                StatusCode::OK,
-                KeysView::default(),
-            )
-            .await
-        }
-        Err(response) => response,
+    let (viewer, account) = match account_page(&state, &parts, &session).await {
+        Ok(page) => page,
+        Err(response) => return response,
+    };
+    let mut view = KeysView::default();
+    match take_flash(&session, "/keys").await {
+        Ok(Some(Flashed::Minted(minted))) => view.minted = Some(minted),
+        Ok(Some(Flashed::Notice(notice))) => view.notice = Some(notice),
+        Ok(Some(Flashed::NewLink { .. }) | None) => {}
+        Err(err) => return err.into_response(),
     }
+    keys_response(&state, viewer, &account, StatusCode::OK, view).await
 }
 
 #[derive(Deserialize)]
@@ -210,14 +240,15 @@ fn field_of(err: &AccountsError, default: &str) -> String {
     }
 }
 
-/// `POST /keys`: mint a token; the response is the Keys page with the
-/// plaintext in it, once.
+/// `POST /keys`: mint a token; 303 to the Keys page, which shows the
+/// plaintext once (from the session's flash).
 pub async fn mint(
     State(state): State<AppState>,
     CheckedForm {
         viewer,
         account,
         form,
+        session,
     }: CheckedForm<MintRequest>,
 ) -> Response {
     let echo = MintForm {
@@ -264,15 +295,12 @@ pub async fn mint(
     .await
     {
         Ok(minted) => {
-            let view = KeysView {
-                minted: Some(MintedToken {
-                    plaintext: minted.plaintext,
-                    kind: minted.kind.as_str().to_owned(),
-                    label: minted.label,
-                }),
-                ..KeysView::default()
+            let minted = MintedToken {
+                plaintext: minted.plaintext,
+                kind: minted.kind.as_str().to_owned(),
+                label: minted.label,
             };
-            keys_response(&state, viewer, &account, StatusCode::OK, view).await
+            done(&session, "/keys", Flashed::Minted(minted)).await
         }
         Err(err @ AccountsError::Invalid { .. }) => {
             let view = invalid(&field_of(&err, "label"), err.to_string());
@@ -298,6 +326,79 @@ impl PortalForm for RevokeRequest {
     const PAGE: &'static str = "/keys";
 }
 
+/// How a token is named to people: its label, else its prefix.
+fn token_name(row: &TokenRow) -> String {
+    if row.label.is_empty() {
+        format!("{}…", row.prefix)
+    } else {
+        row.label.clone()
+    }
+}
+
+/// The Keys page answering that `field` names nothing live on the account.
+async fn keys_not_found(
+    state: &AppState,
+    viewer: app::frame::Viewer,
+    account: &AccountId,
+    field: &str,
+    message: &str,
+) -> Response {
+    let view = KeysView {
+        error: Some(FieldError {
+            field: field.to_owned(),
+            message: message.to_owned(),
+        }),
+        ..KeysView::default()
+    };
+    keys_response(state, viewer, account, StatusCode::NOT_FOUND, view).await
+}
+
+const NO_TOKEN: &str = "no such live token on this account; it may have been revoked already";
+
+#[derive(Deserialize)]
+pub struct TokenQuery {
+    #[serde(default)]
+    token_id: String,
+}
+
+/// `GET /keys/revoke?token_id=…`: ask before revoking, naming the token.
+pub async fn confirm_revoke(
+    State(state): State<AppState>,
+    axum::Extension(parts): axum::Extension<Parts>,
+    session: Session,
+    axum::extract::Query(query): axum::extract::Query<TokenQuery>,
+) -> Response {
+    let (viewer, account) = match account_page(&state, &parts, &session).await {
+        Ok(page) => page,
+        Err(response) => return response,
+    };
+    let rows = match token_rows(&state, &account).await {
+        Ok(rows) => rows,
+        Err(err) => return err.into_response(),
+    };
+    let Some(row) = rows.into_iter().find(|t| t.id == query.token_id) else {
+        return keys_not_found(&state, viewer, &account, "token_id", NO_TOKEN).await;
+    };
+    let name = token_name(&row);
+    let kind = if row.kind == "api" {
+        "API key"
+    } else {
+        "MCP token"
+    };
+    let confirm = ConfirmView {
+        question: format!("Revoke {kind} `{name}` (created {})?", row.created_day),
+        consequence: format!(
+            "Anything using it ({} scopes, {}…) is refused from now on. This cannot be undone; mint another to replace it.",
+            row.scopes, row.prefix
+        ),
+        action: "/keys/revoke".to_owned(),
+        fields: vec![("token_id".to_owned(), row.id.clone())],
+        button: format!("Revoke {name}"),
+        cancel: "/keys".to_owned(),
+    };
+    confirm_page(&state, viewer, "/keys/revoke", confirm).await
+}
+
 /// `POST /keys/revoke`: revoke one of the account's tokens, 303 to /keys.
 pub async fn revoke(
     State(state): State<AppState>,
@@ -305,25 +406,29 @@ pub async fn revoke(
         viewer,
         account,
         form,
+        session,
     }: CheckedForm<RevokeRequest>,
 ) -> Response {
+    let name = match token_rows(&state, &account).await {
+        Ok(rows) => rows
+            .iter()
+            .find(|t| t.id == form.token_id)
+            .map(token_name)
+            .unwrap_or_default(),
+        Err(err) => return err.into_response(),
+    };
     let result = match TokenId::parse(&form.token_id) {
         Ok(id) => accounts::revoke(state.store(), state.now_ms(), &account, &id).await,
         Err(err) => Err(err),
     };
     match result {
-        Ok(()) => Redirect::to("/keys").into_response(),
+        Ok(()) => {
+            let notice = format!("Revoked `{name}`: it no longer works.");
+            done(&session, "/keys", Flashed::Notice(notice)).await
+        }
         Err(err @ (AccountsError::Invalid { .. } | AccountsError::NoToken(_))) => {
-            let view = KeysView {
-                error: Some(FieldError {
-                    field: "token_id".to_owned(),
-                    message: "no such live token on this account; it may have been revoked already"
-                        .to_owned(),
-                }),
-                ..KeysView::default()
-            };
             tracing::debug!(error = %err, "revoke refused");
-            keys_response(&state, viewer, &account, StatusCode::NOT_FOUND, view).await
+            keys_not_found(&state, viewer, &account, "token_id", NO_TOKEN).await
         }
         Err(err) => AppError::from(err).into_response(),
     }
@@ -387,6 +492,50 @@ impl PortalForm for DisconnectRequest {
     const PAGE: &'static str = "/keys";
 }
 
+const NO_CLIENT: &str = "no such connected client on this account";
+
+#[derive(Deserialize)]
+pub struct ClientQuery {
+    #[serde(default)]
+    client_id: String,
+}
+
+/// `GET /keys/oauth/disconnect?client_id=…`: ask before disconnecting,
+/// naming the client.
+pub async fn confirm_disconnect(
+    State(state): State<AppState>,
+    axum::Extension(parts): axum::Extension<Parts>,
+    session: Session,
+    axum::extract::Query(query): axum::extract::Query<ClientQuery>,
+) -> Response {
+    let (viewer, account) = match account_page(&state, &parts, &session).await {
+        Ok(page) => page,
+        Err(response) => return response,
+    };
+    let clients = match oauth_rows(&state, &account).await {
+        Ok((clients, _)) => clients,
+        Err(err) => return AppError::from(err).into_response(),
+    };
+    let Some(client) = clients.into_iter().find(|c| c.client_id == query.client_id) else {
+        return keys_not_found(&state, viewer, &account, "client_id", NO_CLIENT).await;
+    };
+    let confirm = ConfirmView {
+        question: format!(
+            "Disconnect {} (connected {})?",
+            client.name, client.connected
+        ),
+        consequence: format!(
+            "Every token {} holds for your account ({}) stops working at once; it must ask you again to reconnect.",
+            client.name, client.scopes
+        ),
+        action: "/keys/oauth/disconnect".to_owned(),
+        fields: vec![("client_id".to_owned(), client.client_id.clone())],
+        button: format!("Disconnect {}", client.name),
+        cancel: "/keys".to_owned(),
+    };
+    confirm_page(&state, viewer, "/keys/oauth/disconnect", confirm).await
+}
+
 /// `POST /keys/oauth/disconnect`: revoke every token of one OAuth client
 /// for this account, 303 to /keys.
 pub async fn disconnect_oauth_client(
@@ -395,20 +544,23 @@ pub async fn disconnect_oauth_client(
         viewer,
         account,
         form,
+        session,
     }: CheckedForm<DisconnectRequest>,
 ) -> Response {
+    let name = match oauth_rows(&state, &account).await {
+        Ok((clients, _)) => clients
+            .into_iter()
+            .find(|c| c.client_id == form.client_id)
+            .map(|c| c.name)
+            .unwrap_or_default(),
+        Err(err) => return AppError::from(err).into_response(),
+    };
     match crate::oauth::flow::disconnect(state.oauth(), &account, &form.client_id).await {
-        Ok(true) => Redirect::to("/keys").into_response(),
-        Ok(false) => {
-            let view = KeysView {
-                error: Some(FieldError {
-                    field: "client_id".to_owned(),
-                    message: "no such connected client on this account".to_owned(),
-                }),
-                ..KeysView::default()
-            };
-            keys_response(&state, viewer, &account, StatusCode::NOT_FOUND, view).await
+        Ok(true) => {
+            let notice = format!("Disconnected {name}: its tokens no longer work.");
+            done(&session, "/keys", Flashed::Notice(notice)).await
         }
+        Ok(false) => keys_not_found(&state, viewer, &account, "client_id", NO_CLIENT).await,
         Err(err) => AppError::from(err).into_response(),
     }
 }
@@ -449,25 +601,91 @@ async fn wallets_response(
     render(state, "/wallets", status, portal).await
 }
 
-/// `GET /wallets`.
+/// `GET /wallets`, with what the last form did.
 pub async fn wallets(
     State(state): State<AppState>,
     axum::Extension(parts): axum::Extension<Parts>,
     session: Session,
 ) -> Response {
-    match account_page(&state, &parts, &session).await {
-        Ok((viewer, account)) => {
-            wallets_response(
-                &state,
-                viewer,
-                &account,
-                StatusCode::OK,
-                WalletsView::default(),
-            )
-            .await
-        }
-        Err(response) => response,
+    let (viewer, account) = match account_page(&state, &parts, &session).await {
+        Ok(page) => page,
+        Err(response) => return response,
+    };
+    let mut view = WalletsView::default();
+    match take_flash(&session, "/wallets").await {
+        Ok(Some(Flashed::Notice(notice))) => view.notice = Some(notice),
+        Ok(_) => {}
+        Err(err) => return err.into_response(),
     }
+    wallets_response(&state, viewer, &account, StatusCode::OK, view).await
+}
+
+/// A watched wallet as people name it: `main (7xKX…gAsU)`, or the
+/// shortened address alone.
+fn wallet_name(label: &str, address: &WalletAddress) -> String {
+    let short = crate::values::format::short_address(address.as_str());
+    if label.is_empty() {
+        short
+    } else {
+        format!("`{label}` ({short})")
+    }
+}
+
+#[derive(Deserialize)]
+pub struct AddressQuery {
+    #[serde(default)]
+    address: String,
+}
+
+/// `GET /wallets/remove?address=…`: ask before removing, naming the
+/// wallet.
+pub async fn confirm_remove_wallet(
+    State(state): State<AppState>,
+    axum::Extension(parts): axum::Extension<Parts>,
+    session: Session,
+    axum::extract::Query(query): axum::extract::Query<AddressQuery>,
+) -> Response {
+    let (viewer, account) = match account_page(&state, &parts, &session).await {
+        Ok(page) => page,
+        Err(response) => return response,
+    };
+    let watched = match accounts::list_wallets(state.store(), &account).await {
+        Ok(wallets) => wallets
+            .into_iter()
+            .find(|w| w.address.as_str() == query.address.trim()),
+        Err(err) => return AppError::from(err).into_response(),
+    };
+    let Some(wallet) = watched else {
+        let view = WalletsView {
+            error: Some(FieldError {
+                field: "address".to_owned(),
+                message: "this wallet is not on your list".to_owned(),
+            }),
+            ..WalletsView::default()
+        };
+        return wallets_response(&state, viewer, &account, StatusCode::NOT_FOUND, view).await;
+    };
+    let button_name = if wallet.label.is_empty() {
+        crate::values::format::short_address(wallet.address.as_str())
+    } else {
+        wallet.label.clone()
+    };
+    let confirm = ConfirmView {
+        question: format!(
+            "Remove wallet {} (added {}) from your list?",
+            wallet_name(&wallet.label, &wallet.address),
+            crate::values::format::date(wallet.added_at)
+        ),
+        consequence: format!(
+            "Your account stops watching {}: its reads are no longer free for your tokens, and its report and share links leave the portal. You can add it again at any time.",
+            wallet.address
+        ),
+        action: "/wallets/remove".to_owned(),
+        fields: vec![("address".to_owned(), wallet.address.to_string())],
+        button: format!("Remove {button_name}"),
+        cancel: "/wallets".to_owned(),
+    };
+    confirm_page(&state, viewer, "/wallets/remove", confirm).await
 }
 
 #[derive(Deserialize)]
@@ -498,6 +716,7 @@ async fn wallet_form(
         viewer,
         account,
         form,
+        session,
     }: CheckedForm<WalletRequest>,
     action: WalletAction,
 ) -> Response {
@@ -556,7 +775,18 @@ async fn wallet_form(
             .map(|_| ()),
     };
     match result {
-        Ok(()) => Redirect::to("/wallets").into_response(),
+        Ok(()) => {
+            let name = wallet_name(form.label.trim(), &address);
+            let notice = match action {
+                WalletAction::Add => format!("Added wallet {name}."),
+                WalletAction::Relabel => format!("Relabelled wallet {name}."),
+                WalletAction::Remove => format!(
+                    "Removed wallet {} from your list.",
+                    crate::values::format::short_address(address.as_str())
+                ),
+            };
+            done(&session, "/wallets", Flashed::Notice(notice)).await
+        }
         Err(err @ AccountsError::Invalid { .. }) => {
             let field = match action {
                 WalletAction::Add => field_of(&err, "label"),
@@ -654,6 +884,6 @@ mod tests {
 
     #[test]
     fn times_read_in_utc_minutes() {
-        assert_eq!(when(1_796_126_400_000), "2026-12-01 12:00 UTC");
+        assert_eq!(when(1_796_126_400_000), "1 Dec 2026, 12:00 UTC");
     }
 }

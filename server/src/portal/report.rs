@@ -3,7 +3,11 @@
 //! The view renders the share page's report section
 //! (`share::html::report_section`) from the same reads, as the wallet's
 //! link principal once the account is seen to watch it; the forms check
-//! the session's CSRF token before anything else (`form::CheckedForm`).
+//! the session's CSRF token before anything else (`form::CheckedForm`)
+//! and answer a 303 back to the view, what they did kept in the session's
+//! one-time flash (a new link's URL shown once), so a reload never mints
+//! a second link. Revoking a link asks first
+//! (`GET /wallets/{address}/share/revoke?id=…`).
 
 use axum::{
     extract::{Path, Query, State},
@@ -16,8 +20,9 @@ use tower_sessions::Session;
 use super::{
     Parts,
     form::{CheckedForm, PortalForm},
-    pages::account_page,
+    pages::{account_page, confirm_page, done},
     render,
+    sessions::{Flashed, take_flash},
 };
 use crate::{
     accounts::{AccountId, LinkReader, Principal, watchlist},
@@ -33,7 +38,7 @@ use crate::{
 };
 use app::{
     frame::{Portal, PortalPage, Viewer},
-    views::{ReportView, ShareLinkRow},
+    views::{ConfirmView, ReportView, ShareLinkRow},
 };
 
 /// What a render of the view carries besides the report.
@@ -143,21 +148,30 @@ pub async fn page(
     Path(address): Path<String>,
     Query(query): Query<ViewQuery>,
 ) -> Response {
-    match account_page(&state, &parts, &session).await {
-        Ok((viewer, account)) => {
-            view_response(
-                &state,
-                viewer,
-                &account,
-                &address,
-                query,
-                StatusCode::OK,
-                Outcome::default(),
-            )
-            .await
+    let (viewer, account) = match account_page(&state, &parts, &session).await {
+        Ok(page) => page,
+        Err(response) => return response,
+    };
+    let mut outcome = Outcome::default();
+    match take_flash(&session, &format!("/wallets/{address}")).await {
+        Ok(Some(Flashed::NewLink { url, notice })) => {
+            outcome.new_link = Some(url);
+            outcome.notice = Some(notice);
         }
-        Err(response) => response,
+        Ok(Some(Flashed::Notice(notice))) => outcome.notice = Some(notice),
+        Ok(_) => {}
+        Err(err) => return err.into_response(),
     }
+    view_response(
+        &state,
+        viewer,
+        &account,
+        &address,
+        query,
+        StatusCode::OK,
+        outcome,
+    )
+    .await
 }
 
 #[derive(Deserialize)]
@@ -176,8 +190,8 @@ impl PortalForm for ShareForm {
     }
 }
 
-/// `POST /wallets/{address}/share`: mint a link; the page again, with the
-/// new link's URL in it (the only time it is shown).
+/// `POST /wallets/{address}/share`: mint a link; 303 to the view, which
+/// shows the new link's URL once (from the session's flash).
 pub async fn create(
     State(state): State<AppState>,
     Path(address): Path<String>,
@@ -185,6 +199,7 @@ pub async fn create(
         viewer,
         account,
         form,
+        session,
     }: CheckedForm<ShareForm>,
 ) -> Response {
     let parsed = (
@@ -219,17 +234,17 @@ pub async fn create(
         match share::create_for_account(&state.sharing(), &account, &wallet, range, denominate)
             .await
         {
-            Ok(link) => (
-                StatusCode::OK,
-                Outcome {
-                    new_link: link.url,
-                    notice: Some(format!(
-                        "Share link created; it expires {}.",
-                        link.expires_at
-                    )),
-                    error: None,
-                },
-            ),
+            Ok(link) => {
+                let notice = format!(
+                    "Share link created; it expires {}.",
+                    crate::values::format::date_time_text(&link.expires_at)
+                );
+                let page = format!("/wallets/{wallet}");
+                return match link.url {
+                    Some(url) => done(&session, &page, Flashed::NewLink { url, notice }).await,
+                    None => done(&session, &page, Flashed::Notice(notice)).await,
+                };
+            }
             Err(err) if err.code() == crate::error::Code::Internal => return err.into_response(),
             Err(err) => (
                 err.code().status(),
@@ -265,6 +280,78 @@ impl PortalForm for RevokeForm {
     }
 }
 
+#[derive(Deserialize)]
+pub struct LinkQuery {
+    #[serde(default)]
+    id: String,
+}
+
+/// `GET /wallets/{address}/share/revoke?id=…`: ask before revoking,
+/// naming the link.
+pub async fn confirm_revoke(
+    State(state): State<AppState>,
+    axum::Extension(parts): axum::Extension<Parts>,
+    session: Session,
+    Path(address): Path<String>,
+    Query(query): Query<LinkQuery>,
+) -> Response {
+    let (viewer, account) = match account_page(&state, &parts, &session).await {
+        Ok(page) => page,
+        Err(response) => return response,
+    };
+    let (wallet, _) = match watched(&state, &account, &address).await {
+        Ok(found) => found,
+        Err(err) => return crate::site::share::problem(&err),
+    };
+    let links = match share::list_for(&state.sharing(), &account).await {
+        Ok(listed) => listed.snapshots,
+        Err(err) => return err.into_response(),
+    };
+    let Some(link) = links
+        .into_iter()
+        .find(|l| l.id == query.id.trim() && l.address == wallet.as_str())
+    else {
+        let outcome = Outcome {
+            error: Some(
+                "No live share link of yours has that id; it may have been revoked already."
+                    .to_owned(),
+            ),
+            ..Outcome::default()
+        };
+        return view_response(
+            &state,
+            viewer,
+            &account,
+            &address,
+            ViewQuery::default(),
+            StatusCode::NOT_FOUND,
+            outcome,
+        )
+        .await;
+    };
+    let confirm = ConfirmView {
+        question: format!(
+            "Revoke share link /s/{}… ({}, {}, created {})?",
+            link.hint,
+            link.range,
+            link.denominate.to_uppercase(),
+            crate::values::format::date_time_text(&link.created_at)
+        ),
+        consequence: "Anyone opening it sees that it was revoked; the report is no longer shown there. This cannot be undone.".to_owned(),
+        action: format!("/wallets/{wallet}/share/revoke"),
+        fields: vec![("id".to_owned(), link.id.clone())],
+        button: format!("Revoke link {}…", link.hint),
+        cancel: format!("/wallets/{wallet}#share-links"),
+    };
+    confirm_page(
+        &state,
+        viewer,
+        &format!("/wallets/{wallet}/share/revoke"),
+        confirm,
+    )
+    .await
+}
+
 /// `POST /wallets/{address}/share/revoke`: revoke one of the account's
 /// links, then back to the view.
 pub async fn revoke(
@@ -274,11 +361,15 @@ pub async fn revoke(
         viewer,
         account,
         form,
+        session,
     }: CheckedForm<RevokeForm>,
 ) -> Response {
     match share::revoke_by_id(&state.sharing(), &account, form.id.trim()).await {
         Ok(_) => match WalletAddress::parse(&address) {
-            Ok(w) => Redirect::to(&format!("/wallets/{w}#share-links")).into_response(),
+            Ok(w) => {
+                let notice = "Share link revoked: it no longer shows the wallet.".to_owned();
+                done(&session, &format!("/wallets/{w}"), Flashed::Notice(notice)).await
+            }
             Err(_) => Redirect::to("/wallets").into_response(),
         },
         Err(err) if err.code() == crate::error::Code::Internal => err.into_response(),

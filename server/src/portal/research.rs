@@ -339,6 +339,7 @@ pub async fn expand(
         viewer,
         account,
         form,
+        ..
     }: CheckedForm<ExpandForm>,
 ) -> Response {
     // `ExpandForm::page` already refused an address that is not one,

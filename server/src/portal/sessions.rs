@@ -187,3 +187,57 @@ pub async fn begin(session: &Session, account: &AccountId, now_ms: i64) -> Resul
 pub async fn end(session: &Session) -> Result<(), AppError> {
     session.flush().await.map_err(session_failed)
 }
+
+/// The session key the one-time [`Flash`] is kept under.
+const FLASH_KEY: &str = "flash";
+
+/// What a form just did, kept in the session between its POST and the GET
+/// its 303 leads to (post/redirect/get), for the page at `page` only, and
+/// removed the first time that page shows it: a reload shows the page
+/// without it and never repeats the action.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Flash {
+    /// The path of the page that shows it (`/keys`, `/wallets/{address}`).
+    pub page: String,
+    pub what: Flashed,
+}
+
+/// The outcome a [`Flash`] carries.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Flashed {
+    /// What happened, in words.
+    Notice(String),
+    /// A token just minted: its plaintext, shown once. Kept server-side in
+    /// the session row (never in a URL) until the Keys page shows it.
+    Minted(app::views::MintedToken),
+    /// A share link just minted: its URL (the token is in it), shown once.
+    NewLink { url: String, notice: String },
+}
+
+/// Keep `what` for the next GET of `page`, replacing any earlier flash.
+pub async fn flash(session: &Session, page: &str, what: Flashed) -> Result<(), AppError> {
+    let flash = Flash {
+        page: page.to_owned(),
+        what,
+    };
+    session
+        .insert(FLASH_KEY, flash)
+        .await
+        .map_err(session_failed)
+}
+
+/// The flash kept for `page`, removed from the session as it is taken; a
+/// flash for another page stays for that page.
+pub async fn take_flash(session: &Session, page: &str) -> Result<Option<Flashed>, AppError> {
+    let kept: Option<Flash> = session.get(FLASH_KEY).await.map_err(session_failed)?;
+    match kept {
+        Some(flash) if flash.page == page => {
+            session
+                .remove::<Flash>(FLASH_KEY)
+                .await
+                .map_err(session_failed)?;
+            Ok(Some(flash.what))
+        }
+        _ => Ok(None),
+    }
+}

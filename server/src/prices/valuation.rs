@@ -244,6 +244,22 @@ impl Closes {
         self.read.is_empty() && self.shared.range(self.from..self.to).next().is_none()
     }
 
+    /// The latest bucket with a close that starts before `before`, and its
+    /// close.
+    fn last_before(&self, before: i64) -> Option<(i64, Decimal)> {
+        let end = before.min(self.to);
+        if end <= self.from {
+            return None;
+        }
+        let read = self.read.range(self.from..end).next_back();
+        let shared = self.shared.range(self.from..end).next_back();
+        match (read, shared) {
+            (Some(r), Some(s)) => Some(if r.0 >= s.0 { r } else { s }),
+            (r, s) => r.or(s),
+        }
+        .map(|(t, c)| (*t, *c))
+    }
+
     fn fingerprint(&self, hasher: &mut impl Hasher) {
         (self.snapshot, self.from, self.to).hash(hasher);
         for (t, c) in &self.read {
@@ -574,6 +590,33 @@ impl Valuer {
             return Some(Decimal::ONE);
         }
         self.daily.get(key).and_then(|s| s.get(day))
+    }
+
+    /// The last close of `mint` known here that closed at or before `t`:
+    /// (the close's time, unix seconds; USD per whole token), the later of
+    /// the hourly and the daily series. What a mint is worth at `t` when
+    /// its price there is unavailable (a source down): an old price, which
+    /// the caller marks stale with its age, never zero. Only closes in the
+    /// span the valuer was prepared over are known. None for stablecoins
+    /// (always priced) and mints with no close before `t`.
+    pub fn last_close_before(&self, mint: &str, t: i64) -> Option<(i64, Decimal)> {
+        let key = Prices::canonical(mint);
+        let hour = Granularity::Hour.secs();
+        let day = Granularity::Day.secs();
+        let hourly = self
+            .hourly
+            .get(key)
+            .and_then(|s| s.last_before(t.saturating_sub(hour) + 1))
+            .map(|(b, c)| (b + hour, c));
+        let daily = self
+            .daily
+            .get(key)
+            .and_then(|s| s.last_before(t.saturating_sub(day) + 1))
+            .map(|(b, c)| (b + day, c));
+        match (hourly, daily) {
+            (Some(h), Some(d)) => Some(if h.0 >= d.0 { h } else { d }),
+            (h, d) => h.or(d),
+        }
     }
 
     /// Whether `mint` has any price at all here.

@@ -9,19 +9,22 @@
 //! and only what happened inside it is reported: legs, income, fees and
 //! the realized rows of disposals inside `[from, to]`. Open positions and
 //! the closing value are as of the end; the opening value as of the start.
+//! A mint whose price at either is unavailable (its source down) counts at
+//! its last known close and is named as stale, never valued at zero.
 
 use std::collections::BTreeMap;
 
 use rust_decimal::Decimal;
 
 use crate::{
-    analytics::{Leg, positions::inputs, scanned_legs},
+    analytics::{Leg, positions::inputs, scanned_legs, value_history::StaleMint},
     basis::{self, Disposal, Event, Method, Replay, Totals},
     error::AppError,
     ledger::{OperationType, SOL},
     prices::valuation::Valuer,
     reads::Reads,
     solana::WalletAddress,
+    values::rfc3339,
 };
 
 /// Inclusive bounds in unix seconds; none is unbounded.
@@ -255,38 +258,55 @@ impl Book {
     }
 
     /// The USD value of balances at `t` under `first` (else the legs'
-    /// valuer), and the mints held that have no price then (left out of
-    /// the value).
+    /// valuer), the mints held that have no price then (left out of the
+    /// value), and those whose price then is unavailable (a source down):
+    /// valued at their last known close, never at zero, and named with
+    /// that close's time and age.
     pub fn value_of(
         &self,
         balances: &BTreeMap<String, (i128, u32)>,
         t: i64,
         first: Option<&Valuer>,
-    ) -> (Decimal, Vec<String>) {
+    ) -> (Decimal, Vec<String>, Vec<StaleMint>) {
         let mut total = Decimal::ZERO;
         let mut unpriced = Vec::new();
+        let mut stale = Vec::new();
         for (mint, (amount, decimals)) in balances {
             let price = first
                 .and_then(|v| v.price_at(mint, t))
-                .or_else(|| self.valuer.price_at(mint, t));
+                .or_else(|| self.valuer.price_at(mint, t))
+                .or_else(|| {
+                    let last = first
+                        .and_then(|v| v.last_close_before(mint, t))
+                        .into_iter()
+                        .chain(self.valuer.last_close_before(mint, t))
+                        .max_by_key(|(closed, _)| *closed);
+                    let (closed, price) = last?;
+                    stale.push(StaleMint {
+                        mint: mint.clone(),
+                        close_at: rfc3339(closed.saturating_mul(1000)),
+                        age_secs: t - closed,
+                    });
+                    Some(price)
+                });
             match price.map(|p| crate::prices::valuation::usd(*amount, *decimals, p)) {
                 Some(v) => total += v,
                 None => unpriced.push(mint.clone()),
             }
         }
-        (total, unpriced)
+        (total, unpriced, stale)
     }
 
     /// The value at the start of the range (nothing is held before the
     /// first leg) and at its end.
-    pub fn value_start(&self) -> (Decimal, Vec<String>) {
+    pub fn value_start(&self) -> (Decimal, Vec<String>, Vec<StaleMint>) {
         match self.range.from {
             Some(from) => self.value_of(&self.balances_at(from, true), from, Some(&self.at_start)),
-            None => (Decimal::ZERO, Vec::new()),
+            None => (Decimal::ZERO, Vec::new(), Vec::new()),
         }
     }
 
-    pub fn value_end(&self) -> (Decimal, Vec<String>) {
+    pub fn value_end(&self) -> (Decimal, Vec<String>, Vec<StaleMint>) {
         self.value_of(
             &self.balances_at(self.end, false),
             self.end,

@@ -132,8 +132,14 @@ fn short(address: &str) -> String {
     format!("{}..{}", &address[..6], &address[address.len() - 4..])
 }
 
+/// A money cell: two decimals and thousands separators (`86,088.34 USD`),
+/// as every surface writes money (`values::format::fiat`); the minus sign
+/// is the hyphen, which the PDF's standard encoding has.
 fn usd(s: &str) -> String {
-    format!("${s}")
+    match s.parse::<rust_decimal::Decimal>() {
+        Ok(d) => crate::values::format::fiat(d, "USD").replace(crate::values::format::MINUS, "-"),
+        Err(_) => s.to_owned(),
+    }
 }
 
 fn date(t: i64) -> String {

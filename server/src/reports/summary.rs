@@ -15,7 +15,7 @@ use super::{
     tokens,
 };
 use crate::{
-    analytics::positions::RealizedView,
+    analytics::{positions::RealizedView, value_history::StaleMint},
     basis::{Method, Totals},
     ledger::OperationType,
     payments::PaymentBlock,
@@ -116,6 +116,12 @@ pub struct Figures {
     pub value_end_usd: String,
     /// Mints held at the start or end with no price then (left out of the values).
     pub unpriced_mints: Vec<String>,
+    /// Mints held at the start or end whose price then is unavailable (a
+    /// price source down): counted in the value at their last known close,
+    /// named here with that close's time and age. Compare values without
+    /// them. Absent when every price is current.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stale_mints: Vec<StaleMint>,
     /// Ledger legs in the range.
     pub legs: u64,
 }
@@ -156,6 +162,7 @@ struct Sums {
     value_start: Decimal,
     value_end: Decimal,
     unpriced: Vec<String>,
+    stale: Vec<StaleMint>,
     legs: u64,
 }
 
@@ -208,14 +215,16 @@ impl Sums {
                 ),
             );
         }
-        let (start, mut unpriced) = book.value_start();
-        let (end, unpriced_end) = book.value_end();
+        let (start, mut unpriced, mut stale) = book.value_start();
+        let (end, unpriced_end, stale_end) = book.value_end();
         unpriced.extend(unpriced_end);
         unpriced.sort();
         unpriced.dedup();
+        stale.extend(stale_end);
         s.value_start = start;
         s.value_end = end;
         s.unpriced = unpriced;
+        s.stale = stale;
         s
     }
 
@@ -243,6 +252,10 @@ impl Sums {
         self.unpriced.extend(o.unpriced);
         self.unpriced.sort();
         self.unpriced.dedup();
+        self.stale.extend(o.stale);
+        self.stale
+            .sort_by(|a, b| (&a.mint, &a.close_at).cmp(&(&b.mint, &b.close_at)));
+        self.stale.dedup();
         self.legs += o.legs;
     }
 
@@ -278,6 +291,7 @@ impl Sums {
             value_start_usd: text(self.value_start.round_dp(6)),
             value_end_usd: text(self.value_end.round_dp(6)),
             unpriced_mints: self.unpriced.clone(),
+            stale_mints: self.stale.clone(),
             legs: self.legs,
         }
     }

@@ -16,8 +16,9 @@ use rust_decimal::Decimal;
 use super::{
     ChartRange, Closed, Denomination,
     charts::ChartJson,
-    report::{Report, grouped, mint_label},
+    report::{Report, mint_label},
 };
+use crate::values::format;
 
 /// Escape text for HTML content and double-quoted attributes.
 pub fn esc(text: &str) -> String {
@@ -40,31 +41,44 @@ fn query_value(text: &str) -> String {
     url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
 
-/// An atomic amount in whole tokens (`-1.5` for -1500000 with 6 decimals).
+/// An atomic amount in whole tokens, to its meaningful digits (`−1.5` for
+/// -1500000 with 6 decimals; `values::format::atomic`).
 pub fn units(amount: &str, decimals: u32) -> String {
-    match amount.parse::<i128>() {
-        Ok(a) if decimals <= 28 && a.unsigned_abs() < (1u128 << 95) => {
-            Decimal::from_i128_with_scale(a, decimals)
-                .normalize()
-                .to_string()
-        }
-        _ => amount.to_owned(),
-    }
+    format::atomic_text(amount, decimals)
 }
 
-/// A USD decimal string rounded to cents for reading (the JSON reads keep
-/// every digit).
+/// A USD decimal string as money people read: cents, thousands grouped
+/// (the JSON reads keep every digit).
 fn cents(text: &str) -> String {
     text.parse::<Decimal>()
-        .map(|d| d.round_dp(2).to_string())
+        .map(|d| format::decimal(d, 2))
         .unwrap_or_else(|_| text.to_owned())
 }
 
-fn signed(text: &str) -> String {
-    if text.starts_with('-') {
-        text.replacen('-', "−", 1)
-    } else {
-        format!("+{text}")
+/// Places a value in `unit` is read to: cents for USD, four for SOL.
+fn places(unit: &str) -> u32 {
+    if unit == "SOL" { 4 } else { 2 }
+}
+
+/// A figure in `unit`, grouped (`86,088.34`).
+fn amount_in(text: &str, unit: &str) -> String {
+    text.parse::<Decimal>()
+        .map(|d| format::decimal(d, places(unit)))
+        .unwrap_or_else(|_| text.to_owned())
+}
+
+/// A change: always signed, grouped (`+1,200.00`, `−81,521.90`).
+fn signed(text: &str, places: u32) -> String {
+    match text.parse::<Decimal>() {
+        Ok(d) => {
+            let written = format::decimal(d, places);
+            if written.starts_with(format::MINUS) {
+                written
+            } else {
+                format!("+{written}")
+            }
+        }
+        Err(_) => text.to_owned(),
     }
 }
 
@@ -113,20 +127,31 @@ pub fn headline(report: &Report) -> String {
                 (Some(c), Some(p)) => {
                     format!(
                         "{} {} ({}%) over {}",
-                        signed(c),
+                        signed(c, places(&s.unit)),
                         s.unit,
-                        signed(p),
+                        signed(p, 1),
                         report.range.words()
                     )
                 }
                 (Some(c), None) => {
-                    format!("{} {} over {}", signed(c), s.unit, report.range.words())
+                    format!(
+                        "{} {} over {}",
+                        signed(c, places(&s.unit)),
+                        s.unit,
+                        report.range.words()
+                    )
                 }
                 _ => String::new(),
             };
+            let change = if change.is_empty() || s.stale.is_empty() {
+                change
+            } else {
+                let names: Vec<String> = s.stale.iter().map(|m| mint_label(&m.mint)).collect();
+                format!("{change}, {} left out (stale price)", names.join(", "))
+            };
             format!(
                 "{} {}{}",
-                grouped(end),
+                amount_in(end, &s.unit),
                 s.unit,
                 if change.is_empty() {
                     String::new()
@@ -136,6 +161,45 @@ pub fn headline(report: &Report) -> String {
             )
         }
     }
+}
+
+/// How old a close is, in words: hours under two days, else days.
+pub fn age_words(secs: i64) -> String {
+    let hours = secs.max(0) / 3600;
+    match hours {
+        0 => "less than an hour old".to_owned(),
+        1 => "1 hour old".to_owned(),
+        2..=47 => format!("{hours} hours old"),
+        _ => format!("{} days old", hours / 24),
+    }
+}
+
+/// The warning when the last point values a mint at an earlier close: its
+/// price is unavailable (a source is down), so the value carries an old
+/// price and the change leaves it out. Says nothing when every price is
+/// current.
+fn stale_note(o: &mut String, report: &Report) {
+    let stale = &report.summary.stale;
+    if stale.is_empty() {
+        return;
+    }
+    let named: Vec<String> = stale
+        .iter()
+        .map(|s| {
+            format!(
+                "{} at its last known close ({}, {})",
+                mint_label(&s.mint),
+                format::date_time_text(&s.close_at),
+                age_words(s.age_secs)
+            )
+        })
+        .collect();
+    let _ = write!(
+        o,
+        "<p class=\"stale\" id=\"stale-prices\" role=\"status\">Current prices are unavailable: \
+         the value counts {}. Stale and unpriced holdings are left out of the change.</p>",
+        esc(&named.join("; "))
+    );
 }
 
 /// The report: headline, value, allocation, flows, positions, ledger.
@@ -177,10 +241,12 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
             d.unit()
         );
     }
+    o.push_str("</nav>");
+    stale_note(&mut o, report);
     let _ = write!(
         o,
-        "</nav><p class=\"meta\">Generated {} from the ledger Ledger holds for this wallet.{}</p></section>",
-        esc(&report.generated_at),
+        "<p class=\"meta\">Generated {} from the ledger Ledger holds for this wallet.{}</p></section>",
+        esc(&format::date_time_text(&report.generated_at)),
         if report.value.unpriced_mints.is_empty() {
             String::new()
         } else {
@@ -212,13 +278,20 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
     );
     for p in &report.value.points {
         let v = super::report::point_value(p, report.denominate)
-            .map(|d| super::report::money(d, report.denominate))
+            .map(|d| format::decimal(d, places(unit)))
             .unwrap_or_else(|| "—".to_owned());
+        let stale = if p.stale_mints.is_empty() {
+            String::new()
+        } else {
+            let names: Vec<String> = p.stale_mints.iter().map(|s| mint_label(&s.mint)).collect();
+            format!(" (old price: {})", names.join(", "))
+        };
         let _ = write!(
             o,
-            "<tr><td>{}{}</td><td class=\"num\">{}</td></tr>",
-            esc(p.at.get(..10).unwrap_or(&p.at)),
+            "<tr><td>{}{}{}</td><td class=\"num\">{}</td></tr>",
+            esc(&format::date(p.t.saturating_mul(1000))),
             if p.estimated { " (at spot)" } else { "" },
+            esc(&stale),
             esc(&v)
         );
     }
@@ -246,7 +319,7 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
             "<tr><td title=\"{}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}%</td></tr>",
             esc(&s.mint),
             esc(&s.label),
-            esc(&s.usd),
+            esc(&cents(&s.usd)),
             esc(&s.pct)
         );
     }
@@ -294,7 +367,7 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
             esc(&name(&e.target)),
             esc(&mint_label(&e.mint)),
             esc(&units(&e.amount, e.decimals)),
-            esc(e.usd.as_deref().map_or("—", |u| u)),
+            esc(&e.usd.as_deref().map_or_else(|| "—".to_owned(), cents)),
             e.legs
         );
     }
@@ -354,12 +427,15 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
             o,
             "<tr><td>{}</td><td>{}</td><td title=\"{}\">{}</td><td class=\"num\">{}</td>\
              <td class=\"num\">{}</td><td><code title=\"{}\">{}…</code></td></tr>",
-            esc(e.block_time.as_deref().unwrap_or("—")),
+            esc(&e
+                .block_time
+                .as_deref()
+                .map_or_else(|| "—".to_owned(), format::date_time_text)),
             esc(&e.operation_type.replace('_', " ")),
             esc(&e.mint),
             esc(&mint_label(&e.mint)),
             esc(&units(&e.amount, u32::from(e.decimals))),
-            esc(e.usd_value.as_deref().unwrap_or("—")),
+            esc(&e.usd_value.as_deref().map_or_else(|| "—".to_owned(), cents)),
             esc(sig),
             esc(sig.get(..10).unwrap_or(sig))
         );
@@ -501,7 +577,7 @@ mod tests {
 
     #[test]
     fn atomic_amounts_read_in_whole_tokens() {
-        assert_eq!(units("-1500000", 6), "-1.5");
+        assert_eq!(units("-1500000", 6), "−1.5");
         assert_eq!(units("1000000000", 9), "1");
         assert_eq!(units("x", 9), "x");
     }

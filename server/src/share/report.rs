@@ -64,10 +64,18 @@ pub struct Summary {
     pub value_end: Option<String>,
     /// Value at the first point of the range.
     pub value_start: Option<String>,
-    /// value_end - value_start, signed.
+    /// The change of the holdings priced at both ends, signed: the
+    /// holdings in `excluded` are left out, so an old or missing price
+    /// never reads as a loss.
     pub change: Option<String>,
-    /// The change in percent of value_start; null when that was zero.
+    /// The change in percent of those holdings' value at the start; null
+    /// when that was zero.
     pub change_pct: Option<String>,
+    /// Mints held at either end whose price there is stale or missing:
+    /// left out of the change and its percentage.
+    pub excluded: Vec<String>,
+    /// The mints the last point values at an earlier close.
+    pub stale: Vec<value_history::StaleMint>,
 }
 
 /// A wallet's report.
@@ -86,16 +94,10 @@ pub struct Report {
     pub ledger: LedgerPage,
 }
 
-/// A mint as people read it.
+/// A mint as people read it: its symbol from the token list
+/// (`reports/tokens.json`), else the address shortened.
 pub fn mint_label(mint: &str) -> String {
-    if mint == "sol" {
-        "SOL".to_owned()
-    } else {
-        match WalletAddress::parse(mint) {
-            Ok(m) => m.short(),
-            Err(_) => mint.to_owned(),
-        }
-    }
+    crate::values::format::mint_name(mint, Some(crate::reports::tokens::symbol(mint)))
 }
 
 fn dec(text: &str) -> Option<Decimal> {
@@ -148,14 +150,58 @@ pub fn grouped(text: &str) -> String {
     out
 }
 
+/// The mints of a point whose value is not a fresh price there: held
+/// with no USD value, or valued at an earlier close.
+fn not_fresh(p: &value_history::ValuePoint) -> impl Iterator<Item = &str> {
+    p.holdings
+        .iter()
+        .filter(|h| h.usd.is_none())
+        .map(|h| h.mint.as_str())
+        .chain(p.stale_mints.iter().map(|s| s.mint.as_str()))
+}
+
+/// A point's value in `denominate` over its holdings other than
+/// `excluded`: the USD sum of those, converted at the point's own SOL
+/// price (its `sol` over its `usd`) for SOL.
+fn comparable(
+    p: &value_history::ValuePoint,
+    excluded: &std::collections::BTreeSet<&str>,
+    denominate: Denomination,
+) -> Option<Decimal> {
+    let usd: Decimal = p
+        .holdings
+        .iter()
+        .filter(|h| !excluded.contains(h.mint.as_str()))
+        .filter_map(|h| dec(h.usd.as_deref()?))
+        .sum();
+    match denominate {
+        Denomination::Usd => Some(usd),
+        Denomination::Sol => {
+            let (total_usd, total_sol) = (dec(&p.usd)?, point_value(p, denominate)?);
+            if total_usd.is_zero() {
+                Some(usd)
+            } else {
+                Some(usd * total_sol / total_usd)
+            }
+        }
+    }
+}
+
 fn summary(value: &ValueHistory, denominate: Denomination) -> Summary {
-    let first = value
-        .points
-        .first()
-        .and_then(|p| point_value(p, denominate));
-    let last = value.points.last().and_then(|p| point_value(p, denominate));
-    let change = first.zip(last).map(|(a, b)| b - a);
-    let change_pct = first
+    let (first_point, last_point) = (value.points.first(), value.points.last());
+    let first = first_point.and_then(|p| point_value(p, denominate));
+    let last = last_point.and_then(|p| point_value(p, denominate));
+    // A holding stale or unpriced at either end has no honest change: it
+    // is left out of both ends, and the page says so.
+    let excluded: std::collections::BTreeSet<&str> = first_point
+        .into_iter()
+        .chain(last_point)
+        .flat_map(not_fresh)
+        .collect();
+    let start = first_point.and_then(|p| comparable(p, &excluded, denominate));
+    let end = last_point.and_then(|p| comparable(p, &excluded, denominate));
+    let change = start.zip(end).map(|(a, b)| b - a);
+    let change_pct = start
         .zip(change)
         .filter(|(a, _)| !a.is_zero())
         .map(|(a, c)| (c / a * Decimal::ONE_HUNDRED).round_dp(1).to_string());
@@ -165,6 +211,10 @@ fn summary(value: &ValueHistory, denominate: Denomination) -> Summary {
         value_start: first.map(|d| money(d, denominate)),
         change: change.map(|d| money(d, denominate)),
         change_pct,
+        excluded: excluded.into_iter().map(str::to_owned).collect(),
+        stale: last_point
+            .map(|p| p.stale_mints.clone())
+            .unwrap_or_default(),
     }
 }
 

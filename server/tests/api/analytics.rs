@@ -344,3 +344,185 @@ async fn positions_are_valued_again_once_closes_are_stored() {
     assert_eq!(open_sol(&after), open_sol(&before), "the same legs");
     app.stop().await;
 }
+
+/// The SOL spot price source goes down: every surface values SOL at its
+/// last known daily close, marks it stale with that close's time and age,
+/// and leaves it out of the change, rather than counting it as zero.
+#[tokio::test]
+async fn a_price_outage_values_sol_at_its_last_close_marked_stale_and_out_of_the_change() {
+    use rust_decimal::Decimal;
+    use std::sync::atomic::Ordering::SeqCst;
+
+    use crate::portal::{Browser, sign_in};
+
+    let (app, clock, _s, prices) = crate::share::scanned(|c| {
+        c.prices.breaker_failures = 1;
+    })
+    .await;
+    let (_, token) = crate::share::owner(&app).await;
+    let day = 86_400;
+    let now = app.state.now_ms() / 1000;
+    // The recorded history holds only fees; 10 SOL arrived 40 days ago.
+    write_transfer(&app, "deposit", 1, now - 40 * day, 10_000_000_000).await;
+    let from = server::values::rfc3339((now - 30 * day) * 1000);
+    let args = json!({"address": WALLET, "from": from});
+    // With the source up, the daily series is complete up to today.
+    let before = ok(&app.call_tool("get_value_history", args.clone()).await);
+    assert!(
+        before["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p.get("stale_mints").is_none()),
+        "no stale mint while prices work: {before}"
+    );
+
+    // The source goes down six hours into the day, past the spot cache.
+    prices.counters.failing.store(true, SeqCst);
+    clock.advance_ms(6 * 3600 * 1000);
+    let now = app.state.now_ms() / 1000;
+    let today = now - now.rem_euclid(day);
+    let yesterday_close: Decimal = crate::price_standin::close_at(today - day).parse().unwrap();
+    let legs = app.state.store().wallet_legs(WALLET).await.unwrap();
+    let sol_held: i128 = legs
+        .iter()
+        .filter(|l| l.mint == "sol" && l.block_time.is_some_and(|t| t < now))
+        .map(|l| l.amount.parse::<i128>().unwrap())
+        .sum();
+    assert!(sol_held > 0, "the wallet holds SOL now");
+    let sol_usd = (Decimal::from_i128_with_scale(sol_held, 9) * yesterday_close)
+        .round_dp(6)
+        .normalize();
+
+    let body = ok(&app.call_tool("get_value_history", args.clone()).await);
+    let points = body["points"].as_array().unwrap();
+    let last = points.last().unwrap();
+    assert_eq!(last["estimated"], true);
+    assert_eq!(
+        last["stale_mints"],
+        json!([{
+            "mint": "sol",
+            "close_at": server::values::rfc3339(today * 1000),
+            "age_secs": 6 * 3600,
+        }]),
+        "SOL at yesterday's close, which closed six hours ago"
+    );
+    let holding = |p: &Value, mint: &str| -> Option<Decimal> {
+        p["holdings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["mint"] == mint)
+            .and_then(|h| h["usd"].as_str())
+            .map(|u| u.parse().unwrap())
+    };
+    assert_eq!(holding(last, "sol"), Some(sol_usd), "never zero");
+    let total: Decimal = last["usd"].as_str().unwrap().parse().unwrap();
+    assert!(total >= sol_usd.round_dp(2), "{total} counts SOL");
+    let (status, rest_body) = rest(
+        &app,
+        &format!("/v1/wallets/{WALLET}/value-history?from={from}"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(rest_body, body, "the REST twin answers the same");
+
+    // The change leaves SOL out: only what is priced fresh at both ends.
+    let first = &points[0];
+    assert!(first.get("stale_mints").is_none());
+    let fresh = |p: &Value| -> Decimal {
+        p["holdings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| h["mint"] != "sol")
+            .filter_map(|h| h["usd"].as_str())
+            .map(|u| u.parse::<Decimal>().unwrap())
+            .sum()
+    };
+    let change = server::values::format::signed_fiat(fresh(last) - fresh(first), "USD");
+
+    let link = crate::share::create(&app, &token, json!({"address": WALLET, "range": "30d"})).await
+        ["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let share = app
+        .client
+        .get(app.url(&format!("/s/{link}")))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let mut browser = Browser::new();
+    let account = sign_in(&mut browser, &app).await;
+    let wallet = server::solana::WalletAddress::parse(WALLET).unwrap();
+    server::accounts::watchlist::add_wallet(
+        app.state.store(),
+        app.state.now_ms(),
+        &account,
+        wallet,
+        "main",
+    )
+    .await
+    .unwrap();
+    let portal = browser
+        .get(&app.url(&format!("/wallets/{WALLET}")))
+        .await
+        .text()
+        .await
+        .unwrap();
+    let close_at = server::values::rfc3339(today * 1000);
+    for (page, html) in [("share page", &share), ("portal report", &portal)] {
+        let close_words = server::values::format::date_time_text(&close_at);
+        assert!(
+            html.contains(&format!(
+                "Current prices are unavailable: the value counts SOL at its last known close ({close_words}, 6 hours old)."
+            )),
+            "{page}: the stale warning\n{html}"
+        );
+        assert!(
+            html.contains(&format!(" · {change}")),
+            "{page}: the change of the fresh holdings only, {change}\n{html}"
+        );
+        assert!(
+            html.contains("SOL left out (stale price)"),
+            "{page}: the headline says so"
+        );
+    }
+
+    // get_report's summary names the stale mint at the end.
+    let answer: Value = app
+        .post_mcp(
+            &json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+                    "params":{"name":"get_report","arguments":{"wallets": [WALLET], "format": "json"}}}),
+            &[("mcp-protocol-version", "2025-06-18")],
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let report = ok(&answer["result"]);
+    // The report values its end with the closes its own valuers hold (the
+    // legs' span and the end's day): an older close than the chart's, but
+    // a close, named with its age.
+    let stale = &report["total"]["stale_mints"];
+    assert_eq!(stale[0]["mint"], "sol", "{report}");
+    let closed = chrono::DateTime::parse_from_rfc3339(stale[0]["close_at"].as_str().unwrap())
+        .unwrap()
+        .timestamp();
+    assert!(closed <= today, "a close that has closed");
+    assert_eq!(stale[0]["age_secs"], now - closed);
+    let value_end: Decimal = report["total"]["value_end_usd"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        value_end > Decimal::from(900),
+        "{value_end} counts the 10 SOL at a close of 100 USD or more"
+    );
+    app.stop().await;
+}

@@ -1811,6 +1811,20 @@ async fn the_keys_page_lists_connected_clients_and_activity_and_disconnect_revok
     let refreshed = html.find("refreshed its token").unwrap();
     let authorized = html.find("was authorized").unwrap();
     assert!(refreshed < authorized, "newest first");
+    // The list asks first, on a page naming the client.
+    assert!(html.contains(">Disconnect Test Agent</a>"), "{html}");
+    let encoded: String = url::form_urlencoded::byte_serialize(client_id.as_bytes()).collect();
+    let confirm = browser
+        .get(&app.url(&format!("/keys/oauth/disconnect?client_id={encoded}")))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        confirm.contains("Disconnect Test Agent (connected "),
+        "{confirm}"
+    );
+    assert!(confirm.contains(">Disconnect Test Agent</button>"));
     // Disconnect without the CSRF token: refused, nothing revoked.
     let refused = browser
         .post_form(

@@ -741,9 +741,15 @@ async fn a_minted_token_is_shown_once_and_absent_from_the_list_page() {
     let mut browser = Browser::new();
     let account = sign_in(&mut browser, &app).await;
     let csrf = browser.csrf(&app).await;
-    let response = browser
+    let posted = browser
         .post_form(&app.url("/keys"), &mint_form(&csrf))
         .await;
+    // Post/redirect/get: the POST answers 303 to a URL without the secret.
+    assert_eq!(posted.status(), StatusCode::SEE_OTHER);
+    let location = posted.headers()["location"].to_str().unwrap().to_owned();
+    assert_eq!(location, "/keys");
+    assert!(!posted.text().await.unwrap().contains("lm_"));
+    let response = browser.get(&app.url(&location)).await;
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(response.headers()["cache-control"], "no-store");
     let html = response.text().await.unwrap();
@@ -797,9 +803,12 @@ async fn a_minted_token_is_shown_once_and_absent_from_the_list_page() {
         .unwrap()
         .unwrap();
     assert_eq!(resolved.account_id, account);
-    let list = browser.get(&app.url("/keys")).await.text().await.unwrap();
+    // A reload of the page the 303 led to shows the list, without the
+    // secret, and mints nothing.
+    let list = browser.get(&app.url(&location)).await.text().await.unwrap();
     assert!(!list.contains(&plaintext), "never shown again");
     assert!(list.contains(&plaintext[..10]), "the prefix is listed");
+    assert_eq!(tokens(&app, &account).await, 1, "one mint, one token");
     assert!(list.contains("laptop"));
     assert!(list.contains("OAuth clients"));
     app.stop().await;
@@ -831,6 +840,23 @@ async fn revoking_from_the_keys_page_kills_the_token() {
     .await
     .unwrap();
     let csrf = browser.csrf(&app).await;
+    // The list links to a confirm page naming the token; asking changes
+    // nothing.
+    let keys = browser.get(&app.url("/keys")).await.text().await.unwrap();
+    let confirm_href = format!("/keys/revoke?token_id={}", minted.token_id.as_str());
+    assert!(keys.contains(&format!("href=\"{confirm_href}\"")), "{keys}");
+    assert!(keys.contains(">Revoke ci</a>"));
+    let confirm = browser.get(&app.url(&confirm_href)).await;
+    assert_eq!(confirm.status(), StatusCode::OK);
+    let confirm = crate::pages::unescape(&confirm.text().await.unwrap());
+    let day = server::values::format::date(now_ms());
+    assert!(
+        confirm.contains(&format!("Revoke MCP token `ci` (created {day})?")),
+        "{confirm}"
+    );
+    assert!(confirm.contains(">Revoke ci</button>"), "{confirm}");
+    assert!(confirm.contains("name=\"token_id\""));
+    assert_eq!(tokens(&app, &account).await, 1, "asking revokes nothing");
     let response = browser
         .post_form(
             &app.url("/keys/revoke"),
@@ -840,6 +866,13 @@ async fn revoking_from_the_keys_page_kills_the_token() {
     assert_eq!(response.status(), StatusCode::SEE_OTHER);
     assert_eq!(response.headers()["location"], "/keys");
     assert_eq!(tokens(&app, &account).await, 0);
+    let shown = browser.get(&app.url("/keys")).await.text().await.unwrap();
+    assert!(
+        crate::pages::unescape(&shown).contains("Revoked `ci`: it no longer works."),
+        "what happened is said once"
+    );
+    let again = browser.get(&app.url("/keys")).await.text().await.unwrap();
+    assert!(!again.contains("Revoked `ci`"), "and not on a reload");
     assert!(
         accounts::resolve(app.state.store(), now_ms(), &minted.plaintext)
             .await
@@ -903,6 +936,39 @@ async fn wallets_are_added_relabelled_and_removed_from_the_page() {
         .unwrap();
     assert_eq!(list.len(), 1);
     assert_eq!(list[0].label, "warm");
+    let short = format!("{}…{}", &address[..4], &address[address.len() - 4..]);
+    let shown = browser
+        .get(&app.url("/wallets"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        crate::pages::unescape(&shown).contains(&format!("Relabelled wallet `warm` ({short}).")),
+        "the 303 led to what happened"
+    );
+    assert!(shown.contains(&format!("href=\"/wallets/remove?address={address}\"")));
+    assert!(shown.contains(">Remove warm</a>"));
+    let confirm = browser
+        .get(&app.url(&format!("/wallets/remove?address={address}")))
+        .await
+        .text()
+        .await
+        .unwrap();
+    let confirm = crate::pages::unescape(&confirm);
+    assert!(
+        confirm.contains(&format!("Remove wallet `warm` ({short}) (added ")),
+        "{confirm}"
+    );
+    assert!(confirm.contains(">Remove warm</button>"), "{confirm}");
+    assert_eq!(
+        accounts::list_wallets(app.state.store(), &account)
+            .await
+            .unwrap()
+            .len(),
+        1,
+        "asking removes nothing"
+    );
     let removed = browser
         .post_form(
             &app.url("/wallets/remove"),

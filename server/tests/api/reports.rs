@@ -652,15 +652,13 @@ async fn a_pdf_report_is_a_resource_link_to_rest_and_pdftotext_reads_its_totals(
             .lines()
             .find(|l| l.contains("Realized gain or (loss)"))
             .unwrap();
-        assert!(line.contains(&format!("${gain}")), "{line}");
-        assert!(
-            text.contains(&format!("${short}")),
-            "short-term gain ${short}"
-        );
-        assert!(text.contains(&format!(
-            "${}",
-            figures["total"]["fees"]["usd"].as_str().unwrap()
-        )));
+        // Money cells read as people write money: 1,234.50 USD.
+        let fiat = |text: &str| {
+            server::values::format::fiat(text.parse().unwrap(), "USD").replace('−', "-")
+        };
+        assert!(line.contains(&fiat(gain)), "{line}");
+        assert!(text.contains(&fiat(short)), "short-term gain {short}");
+        assert!(text.contains(&fiat(figures["total"]["fees"]["usd"].as_str().unwrap())));
     }
     app.stop().await;
 }

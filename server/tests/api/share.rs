@@ -817,13 +817,19 @@ async fn the_portal_report_view_shares_and_revokes_behind_the_csrf_token() {
             &[("csrf", &csrf), ("range", "30d"), ("denominate", "sol")],
         )
         .await;
-    assert_eq!(minted.status(), StatusCode::OK);
-    let html = minted.text().await.unwrap();
+    // Post/redirect/get: the link is shown by the GET the 303 leads to,
+    // once; reloading it twice mints nothing more.
+    assert_eq!(minted.status(), StatusCode::SEE_OTHER);
+    let location = minted.headers()["location"].to_str().unwrap().to_owned();
+    assert_eq!(location, format!("/wallets/{WALLET}"));
+    let html = browser.get(&app.url(&location)).await.text().await.unwrap();
     assert!(
         html.contains("id=\"new-share-link\""),
         "the link is shown once"
     );
-    assert_eq!(live(&app).await, 1);
+    let again = browser.get(&app.url(&location)).await.text().await.unwrap();
+    assert!(!again.contains("id=\"new-share-link\""), "and only once");
+    assert_eq!(live(&app).await, 1, "one POST, two GETs: one link");
     let id = app
         .state
         .store()
@@ -832,10 +838,18 @@ async fn the_portal_report_view_shares_and_revokes_behind_the_csrf_token() {
         .unwrap()[0]
         .id
         .clone();
+    let confirm_href = format!("/wallets/{WALLET}/share/revoke?id={id}");
     assert!(
-        html.contains(&format!("value=\"{id}\"")),
-        "listed with a revoke form"
+        again.contains(&format!("href=\"{confirm_href}\"")),
+        "listed with a link that asks before revoking"
     );
+    let confirm = browser.get(&app.url(&confirm_href)).await;
+    assert_eq!(confirm.status(), StatusCode::OK);
+    let confirm = confirm.text().await.unwrap();
+    assert!(confirm.contains("Revoke share link /s/"), "{confirm}");
+    assert!(confirm.contains("(30d, SOL, created "), "{confirm}");
+    assert!(confirm.contains(&format!("value=\"{id}\"")), "{confirm}");
+    assert_eq!(live(&app).await, 1, "asking revokes nothing");
 
     let refused = browser
         .post_form(

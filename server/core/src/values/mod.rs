@@ -1,8 +1,10 @@
 //! Value types every layer may use: money ([`Usd`]) and time (parsing and
-//! writing it). They sit below the domain and the surfaces alike, so
-//! `config` can price things and a REST edge can parse a bound without
-//! importing the modules that act on them.
+//! writing it), and how both read to people ([`format`]). They sit below
+//! the domain and the surfaces alike, so `config` can price things and a
+//! REST edge can parse a bound without importing the modules that act on
+//! them.
 
+pub mod format;
 pub mod kept;
 pub mod money;
 pub mod time;
