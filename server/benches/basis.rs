@@ -98,6 +98,7 @@ fn synthetic_legs(count: usize) -> Vec<LegInput> {
                 amount,
                 decimals: mint.decimals,
                 usd_value,
+                position: None,
             });
             index += 1;
         };

@@ -65,6 +65,9 @@ async fn seed(state: &server::state::AppState, mints: usize) {
             amount: 1_000_000_000,
             decimals,
             counterparties: Vec::new(),
+            position: None,
+            venue: None,
+            router: None,
         };
         (signature, t, vec![leg])
     });

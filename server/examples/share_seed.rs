@@ -55,6 +55,9 @@ async fn counterparty_transfers(store: &server::store::Store, now: i64) {
                 },
                 kind: CounterpartyKind::Wallet,
             }],
+            position: None,
+            venue: None,
+            router: None,
         };
         store
             .write_legs(

@@ -855,6 +855,9 @@ fn leg(signature: &str, index: u32) -> Leg {
         amount: 1_000,
         decimals: 9,
         counterparties: Vec::new(),
+        position: None,
+        venue: None,
+        router: None,
     }
 }
 

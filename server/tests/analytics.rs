@@ -56,6 +56,8 @@ fn leg() -> impl Strategy<Value = Leg> {
                 })
                 .into_iter()
                 .collect(),
+            position: None,
+            router: None,
         })
 }
 

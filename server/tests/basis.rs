@@ -247,6 +247,7 @@ fn leg() -> impl Strategy<Value = LegInput> {
             amount,
             decimals: if asset == 0 { 9 } else { 6 },
             usd_value: usd.map(|v| Decimal::new(v, 2)),
+            position: None,
         })
 }
 

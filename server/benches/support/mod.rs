@@ -153,6 +153,9 @@ pub async fn seed_wallet_legs(store: &server::store::Store, legs_wanted: usize, 
             amount,
             decimals,
             counterparties: Vec::new(),
+            position: None,
+            venue: None,
+            router: None,
         };
         let op = if incoming {
             OperationType::TransferIn

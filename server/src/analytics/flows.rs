@@ -352,6 +352,8 @@ mod tests {
                 },
                 kind,
             }],
+            position: None,
+            router: None,
         }
     }
 

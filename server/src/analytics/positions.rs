@@ -115,6 +115,76 @@ pub struct PositionView {
     pub realized: RealizedView,
 }
 
+/// An account a program holds for the wallet (a limit order's or DCA's
+/// escrow; docs/ledger.md "Positions"): what went in and what came out, per
+/// mint, in atomic units as strings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ProgramPositionView {
+    /// The program account: the order or DCA account.
+    pub id: String,
+    /// The program's name in the ledger's registry, e.g. "Jupiter Limit Order v2".
+    pub program: Option<String>,
+    pub protocol: Option<String>,
+    /// Deposited into the position (position_deposit legs).
+    pub deposited: BTreeMap<String, String>,
+    /// Came back to the wallet (position_withdraw legs).
+    pub withdrawn: BTreeMap<String, String>,
+    /// Left it as the sent side of fills (swap legs with this position).
+    pub filled: BTreeMap<String, String>,
+    /// Deposited less withdrawn and filled: what the ledger shows it holds.
+    pub held: BTreeMap<String, String>,
+}
+
+/// The wallet's program positions from its legs, by first appearance.
+pub fn program_positions(legs: &[Leg]) -> Vec<ProgramPositionView> {
+    type Sums = BTreeMap<String, i128>;
+    let mut order: Vec<&str> = Vec::new();
+    let mut sums: HashMap<&str, (Option<&str>, Sums, Sums, Sums)> = HashMap::new();
+    for leg in legs {
+        let Some(id) = leg.position.as_deref() else {
+            continue;
+        };
+        let entry = sums.entry(id).or_insert_with(|| {
+            order.push(id);
+            (None, Sums::new(), Sums::new(), Sums::new())
+        });
+        let add = |m: &mut Sums, v: i128| *m.entry(leg.mint.clone()).or_insert(0) += v;
+        match OperationType::parse(&leg.operation_type) {
+            Some(OperationType::PositionDeposit) => add(&mut entry.1, -leg.amount),
+            Some(OperationType::PositionWithdraw) => add(&mut entry.2, leg.amount),
+            Some(OperationType::Swap) if leg.amount < 0 => add(&mut entry.3, -leg.amount),
+            _ => {}
+        }
+        // Deposits and withdrawals name the order program alone; a fill's
+        // router starts with it.
+        if entry.0.is_none() {
+            entry.0 = leg.router.as_deref().and_then(|r| r.split(", ").next());
+        }
+    }
+    let text = |m: &Sums| m.iter().map(|(k, v)| (k.clone(), v.to_string())).collect();
+    order
+        .into_iter()
+        .filter_map(|id| {
+            let (router, deposited, withdrawn, filled) = sums.remove(id)?;
+            let mut held = deposited.clone();
+            for (mint, v) in withdrawn.iter().chain(&filled) {
+                *held.entry(mint.clone()).or_insert(0) -= v;
+            }
+            held.retain(|_, v| *v != 0);
+            let registered = router.and_then(crate::ledger::protocols::by_name);
+            Some(ProgramPositionView {
+                id: id.to_owned(),
+                program: router.map(str::to_owned),
+                protocol: registered.map(|p| p.protocol.to_owned()),
+                deposited: text(&deposited),
+                withdrawn: text(&withdrawn),
+                filled: text(&filled),
+                held: text(&held),
+            })
+        })
+        .collect()
+}
+
 /// A wallet's positions.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Positions {
@@ -132,6 +202,11 @@ pub struct Positions {
     pub rent_locked_lamports: String,
     /// Legs the replay had no USD value for (their rows are incomplete).
     pub unpriced_legs: u64,
+    /// Accounts programs hold for the wallet (limit orders, DCA), beside
+    /// the holdings above, whose lots include what they hold; absent when
+    /// there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub program_positions: Vec<ProgramPositionView>,
     /// The payment this call settled (or replayed), with its receipt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub payment: Option<PaymentBlock>,
@@ -159,6 +234,7 @@ pub fn inputs(legs: &[Leg], valuer: &Valuer) -> (Vec<LegInput>, u64) {
                 amount: l.amount,
                 decimals: u8::try_from(l.decimals).unwrap_or(u8::MAX),
                 usd_value,
+                position: l.position.clone(),
             })
         })
         .collect();
@@ -203,6 +279,7 @@ pub fn view(address: &str, replay: &Replay, exclude_spam: bool, unpriced_legs: u
         payment: None,
         rent_locked_lamports: lamports.to_string(),
         unpriced_legs,
+        program_positions: Vec::new(),
     }
 }
 
@@ -279,7 +356,8 @@ async fn replayed(
     let (inputs, unpriced) = inputs(&legs, &valuer);
     let events = basis::events_from_legs(&inputs, exclude_spam);
     let replay = basis::replay(&events, method);
-    let positions = view(address.as_str(), &replay, exclude_spam, unpriced);
+    let mut positions = view(address.as_str(), &replay, exclude_spam, unpriced);
+    positions.program_positions = program_positions(&legs);
     let json = Arc::new(KeptJson::new(Bytes::from(
         serde_json::to_vec(&positions)
             .map_err(|e| AppError::internal("serialising positions", e))?,
@@ -358,5 +436,60 @@ impl ReplayCache {
         if all.get(&key).is_none_or(|k| k.version <= kept.version) {
             all.insert(key, kept);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leg(op: OperationType, mint: &str, amount: i128, router: &str) -> Leg {
+        Leg {
+            signature: format!("s{amount}"),
+            index: 0,
+            block_time: Some(0),
+            operation_type: op.as_str().to_owned(),
+            mint: mint.to_owned(),
+            amount,
+            decimals: 6,
+            counterparties: Vec::new(),
+            position: Some("order".to_owned()),
+            router: Some(router.to_owned()),
+        }
+    }
+
+    #[test]
+    fn a_program_position_sums_what_went_in_and_came_out() {
+        // 2,390 USDC in; a fill spends 1,000; the cancel returns 1,390.
+        let legs = [
+            leg(
+                OperationType::PositionDeposit,
+                "usdc",
+                -2_390_000_000,
+                "Jupiter Limit Order v2",
+            ),
+            leg(
+                OperationType::Swap,
+                "usdc",
+                -1_000_000_000,
+                "Jupiter Limit Order v2, Jupiter Aggregator v6",
+            ),
+            leg(
+                OperationType::PositionWithdraw,
+                "usdc",
+                1_390_000_000,
+                "Jupiter Limit Order v2",
+            ),
+        ];
+        let view = program_positions(&legs);
+        assert_eq!(view.len(), 1);
+        let p = &view[0];
+        assert_eq!(p.id, "order");
+        assert_eq!(p.program.as_deref(), Some("Jupiter Limit Order v2"));
+        assert_eq!(p.protocol.as_deref(), Some("Jupiter"));
+        assert_eq!(p.deposited["usdc"], "2390000000");
+        assert_eq!(p.filled["usdc"], "1000000000");
+        assert_eq!(p.withdrawn["usdc"], "1390000000");
+        assert!(p.held.is_empty(), "2,390 - 1,000 - 1,390 = 0");
     }
 }

@@ -61,9 +61,17 @@ impl Namer {
                 name: Some(p.name.clone()),
                 category: p.category.clone(),
             },
-            None => Named {
-                name: None,
-                category: "external".to_owned(),
+            // Programs the ledger's decoders know (ledger::protocols) that
+            // this list does not name yet.
+            None => match crate::ledger::protocols::lookup(address) {
+                Some(p) => Named {
+                    name: Some(p.name.to_owned()),
+                    category: p.kind.as_str().to_owned(),
+                },
+                None => Named {
+                    name: None,
+                    category: "external".to_owned(),
+                },
             },
         }
     }

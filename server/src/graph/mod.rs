@@ -285,6 +285,8 @@ fn to_analytics(leg: crate::ledger::Leg) -> Leg {
         amount: leg.amount,
         decimals: u32::from(leg.decimals),
         counterparties: leg.counterparties,
+        position: leg.position,
+        router: leg.router,
     }
 }
 

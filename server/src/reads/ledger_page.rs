@@ -104,6 +104,18 @@ pub struct Entry {
     pub priced: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counterparties: Option<Vec<Counterparty>>,
+    /// The program account that holds the asset for the wallet (a limit
+    /// order or DCA account) when the leg moves into, out of or from within
+    /// such a position; absent otherwise (docs/ledger.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position: Option<String>,
+    /// For a swap: the pools and order books it went through, by name
+    /// (docs/ledger.md, program registry); absent when none is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub venue: Option<String>,
+    /// For a swap: the aggregator or order program that routed it, by name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub router: Option<String>,
 }
 
 /// A page of the ledger.
@@ -168,6 +180,9 @@ fn entry(row: LegRow, usd: Option<rust_decimal::Decimal>, with_counterparties: b
         decimals: u8::try_from(row.decimals).unwrap_or(0),
         counterparties: with_counterparties
             .then(|| serde_json::from_str(&row.counterparties).unwrap_or_default()),
+        position: row.position,
+        venue: row.venue,
+        router: row.router,
     }
 }
 

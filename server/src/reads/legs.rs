@@ -18,6 +18,10 @@ pub struct Leg {
     pub amount: i128,
     pub decimals: u32,
     pub counterparties: Vec<crate::ledger::Counterparty>,
+    /// The program account the leg moves into, out of or from within.
+    pub position: Option<String>,
+    /// Registry name of the program that routed it (`ledger::Leg::router`).
+    pub router: Option<String>,
 }
 
 impl Leg {
@@ -31,6 +35,8 @@ impl Leg {
             counterparties: serde_json::from_str(&row.counterparties).unwrap_or_default(),
             operation_type: row.operation_type,
             mint: row.mint,
+            position: row.position,
+            router: row.router,
         })
     }
 }
@@ -91,6 +97,8 @@ mod tests {
                 amount: 1,
                 decimals: 9,
                 counterparties: Vec::new(),
+                position: None,
+                router: None,
             })
             .collect()
     }

@@ -345,6 +345,8 @@ mod tests {
             amount,
             decimals: 9,
             counterparties: Vec::new(),
+            position: None,
+            router: None,
         }
     }
 

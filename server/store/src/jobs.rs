@@ -434,8 +434,9 @@ impl Store {
                         .unwrap_or_else(|_| "[]".to_owned());
                     sqlx::query(
                         "INSERT INTO legs (wallet, signature, leg_index, slot, block_time, operation_type, \
-                         mint, amount, decimals, counterparties) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
+                         mint, amount, decimals, counterparties, position, venue, router) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+                         ON CONFLICT DO NOTHING",
                     )
                     .bind(wallet)
                     .bind(&leg.signature)
@@ -447,6 +448,9 @@ impl Store {
                     .bind(leg.amount.to_string())
                     .bind(i32::from(leg.decimals))
                     .bind(counterparties)
+                    .bind(leg.position.as_deref())
+                    .bind(leg.venue.as_deref())
+                    .bind(leg.router.as_deref())
                     .execute(&mut *tx)
                     .await?;
                     written += 1;
@@ -543,6 +547,12 @@ pub struct LegRow {
     pub amount: String,
     pub decimals: i32,
     pub counterparties: String,
+    /// The program account the leg moves into, out of or from within.
+    pub position: Option<String>,
+    /// Registry names of the pools and order books a swap went through.
+    pub venue: Option<String>,
+    /// Registry name of the aggregator or order program that routed it.
+    pub router: Option<String>,
 }
 
 /// Which legs a ledger page holds.
@@ -595,13 +605,14 @@ impl Store {
         Ok(on_pool!(&self.pool, |pool| {
             let mut sql = sqlx::QueryBuilder::new(if packed {
                 "SELECT json_group_array(json_array(signature, leg_index, slot, block_time, \
-                 operation_type, mint, amount, decimals, counterparties)) FROM ("
+                 operation_type, mint, amount, decimals, counterparties, position, venue, router)) \
+                 FROM ("
             } else {
                 ""
             });
             sql.push(
                 "SELECT signature, leg_index, slot, block_time, operation_type, mint, amount, decimals, \
-                 counterparties FROM legs WHERE wallet = ",
+                 counterparties, position, venue, router FROM legs WHERE wallet = ",
             );
             sql.push_bind(&q.wallet);
             if let Some(from) = q.from {
@@ -664,6 +675,9 @@ fn unpack_legs(packed: &str) -> Result<Vec<LegRow>, StoreError> {
         String,
         i32,
         String,
+        Option<String>,
+        Option<String>,
+        Option<String>,
     );
     let rows: Vec<Packed> = serde_json::from_str(packed)
         .map_err(|e| StoreError::Database(sqlx::Error::Decode(Box::new(e))))?;
@@ -679,6 +693,9 @@ fn unpack_legs(packed: &str) -> Result<Vec<LegRow>, StoreError> {
             amount: r.6,
             decimals: r.7,
             counterparties: r.8,
+            position: r.9,
+            venue: r.10,
+            router: r.11,
         })
         .collect();
     rows.sort_by(|a, b| {

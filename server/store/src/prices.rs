@@ -25,6 +25,10 @@ pub struct AnalyticsLeg {
     pub amount: String,
     pub decimals: i32,
     pub counterparties: String,
+    /// The program account the leg moves into, out of or from within.
+    pub position: Option<String>,
+    /// Registry name of the program that routed it.
+    pub router: Option<String>,
 }
 
 /// The job kind of a price backfill.
@@ -202,7 +206,7 @@ impl Store {
     pub async fn wallet_legs(&self, wallet: &str) -> Result<Vec<AnalyticsLeg>, StoreError> {
         Ok(on_pool!(&self.pool, |pool| sqlx::query_as(
             "SELECT signature, leg_index, block_time, operation_type, mint, amount, decimals, \
-             counterparties FROM legs WHERE wallet = $1 \
+             counterparties, position, router FROM legs WHERE wallet = $1 \
              ORDER BY COALESCE(block_time, 0), slot, signature, leg_index"
         )
         .bind(wallet)

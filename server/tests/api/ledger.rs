@@ -232,6 +232,9 @@ pub async fn write_transfer(app: &TestApp, signature: &str, slot: u64, t: i64, l
         amount: lamports,
         decimals: 9,
         counterparties: Vec::new(),
+        position: None,
+        venue: None,
+        router: None,
     }];
     let written = app
         .state

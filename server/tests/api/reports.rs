@@ -147,6 +147,9 @@ async fn seed_wallet(app: &TestApp, wallet: &str, plan: Plan<'_>) {
                     amount,
                     decimals: if mint == "sol" { 9 } else { 6 },
                     counterparties: Vec::new(),
+                    position: None,
+                    venue: None,
+                    router: None,
                 })
                 .collect();
             (sig.to_owned(), slot, t, legs)
@@ -275,18 +278,26 @@ async fn seeded() -> (TestApp, crate::price_standin::PriceStandIn) {
 /// (a lock moves no lot; a release beyond what is locked opens one).
 fn basis_input(book: &Book) -> String {
     let mut out = String::from("date,type,asset,quantity,usd_value,fee_usd\n");
-    let mut locked: HashMap<String, Decimal> = HashMap::new();
+    // Rent (false) and positions (true) are locked apart, as in the engine.
+    let mut locked: HashMap<(bool, String), Decimal> = HashMap::new();
     for e in &book.events {
         let date = server::values::rfc3339(e.time * 1000);
         let (kind, quantity, value) = match e.kind {
             EventKind::Acquire => ("acquire", e.quantity, e.usd_value),
             EventKind::Dispose => ("dispose", e.quantity, e.usd_value),
-            EventKind::RentLock => {
-                *locked.entry(e.asset.clone()).or_default() += e.quantity;
+            EventKind::RentLock | EventKind::PositionLock => {
+                let key = (e.kind == EventKind::PositionLock, e.asset.clone());
+                *locked.entry(key).or_default() += e.quantity;
                 continue;
             }
-            EventKind::RentRelease => {
-                let held = locked.entry(e.asset.clone()).or_default();
+            EventKind::PositionSpend => {
+                let held = locked.entry((true, e.asset.clone())).or_default();
+                *held -= e.quantity.min(*held);
+                continue;
+            }
+            EventKind::RentRelease | EventKind::PositionRelease => {
+                let key = (e.kind == EventKind::PositionRelease, e.asset.clone());
+                let held = locked.entry(key).or_default();
                 let released = e.quantity.min(*held);
                 *held -= released;
                 let excess = e.quantity - released;

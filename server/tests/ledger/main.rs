@@ -126,7 +126,8 @@ fn raydium_swaps_are_swaps_against_the_amm() {
 #[test]
 fn a_limit_order_escrows_tokens_and_pays_rent() {
     // Jupiter limit order creation: the maker funds the order and escrow
-    // accounts and moves USDC into escrow.
+    // accounts and moves USDC into the order's escrow, a position it keeps
+    // (docs/ledger.md), not a transfer out.
     let name = "4aBP4353YQuQ";
     let (_, json) = fixtures()
         .into_iter()
@@ -142,7 +143,7 @@ fn a_limit_order_escrows_tokens_and_pays_rent() {
             OperationType::RentDeposit,
             OperationType::RentDeposit,
             OperationType::RentDeposit,
-            OperationType::TransferOut,
+            OperationType::PositionDeposit,
         ]
     );
     let usdc = legs.last().unwrap();

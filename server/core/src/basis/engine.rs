@@ -59,6 +59,21 @@ pub fn replay(events: &[Event], method: Method) -> Replay {
                     book.acquire(excess, value, event.time, event.seq);
                 }
             }
+            EventKind::PositionLock => book.in_positions += event.quantity,
+            EventKind::PositionRelease => {
+                let released = event.quantity.min(book.in_positions);
+                book.in_positions -= released;
+                let excess = event.quantity - released;
+                if excess > Decimal::ZERO {
+                    let value = event
+                        .usd_value
+                        .map(|v| share(v, excess, event.quantity) + event.fee_usd);
+                    book.acquire(excess, value, event.time, event.seq);
+                }
+            }
+            EventKind::PositionSpend => {
+                book.in_positions -= event.quantity.min(book.in_positions);
+            }
         }
     }
 
@@ -248,6 +263,7 @@ struct Book {
     disposed: Decimal,
     uncovered: Decimal,
     rent_locked: Decimal,
+    in_positions: Decimal,
     totals: Totals,
 }
 
@@ -266,6 +282,7 @@ impl Book {
             disposed: Decimal::ZERO,
             uncovered: Decimal::ZERO,
             rent_locked: Decimal::ZERO,
+            in_positions: Decimal::ZERO,
             totals: Totals::default(),
         }
     }
@@ -386,6 +403,7 @@ impl Book {
             open_quantity,
             uncovered_quantity: self.uncovered,
             rent_locked: self.rent_locked,
+            in_positions: self.in_positions,
             totals: self.totals,
         };
         (summary, lots)

@@ -32,6 +32,10 @@ pub struct LegInput {
     pub decimals: u8,
     /// Absolute USD value of the leg at block time; `None` when unpriced.
     pub usd_value: Option<Decimal>,
+    /// The position the leg moves into, out of or from within
+    /// (`ledger::Leg::position`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<String>,
 }
 
 /// Turn legs into events for [`super::replay`].
@@ -56,6 +60,17 @@ pub struct LegInput {
 /// - `rent_deposit` / `rent_refund`: [`EventKind::RentLock`] /
 ///   [`EventKind::RentRelease`], never disposals.
 /// - `airdrop_spam`: left out when `exclude_spam`, else as `airdrop`.
+/// - `position_deposit` / `position_withdraw`: [`EventKind::PositionLock`] /
+///   [`EventKind::PositionRelease`]: moving an asset into an account a
+///   program holds for the wallet and back is not a disposal (the wallet
+///   keeps beneficial ownership), so lots keep their dates and bases.
+///   A swap leg sent from a position (a limit order's or DCA's fill) is a
+///   disposal like any swap, plus [`EventKind::PositionSpend`].
+/// - `interest`: income, an acquisition at fair value when withdrawn.
+/// - `borrow` / `repay`: no event (a loan is neither income nor a
+///   disposal; repaying it returns it).
+/// - `platform_fee`, `tip`: as `network_fee`, a disposal of what was paid
+///   and a cost of the transaction.
 ///
 /// A leg with a zero amount, or one whose amount cannot be a [`Decimal`]
 /// (|amount| ≥ 2^96 or more than 28 decimals; no real token), is skipped.
@@ -99,9 +114,19 @@ fn transaction_events(tx: &[&LegInput], exclude_spam: bool, out: &mut Vec<Event>
             | OperationType::Airdrop
             | OperationType::AirdropSpam
             | OperationType::StakingReward
-            | OperationType::MevReward => (acquire_or_dispose(incoming), own_value),
+            | OperationType::MevReward
+            | OperationType::Interest => (acquire_or_dispose(incoming), own_value),
             OperationType::Swap => (acquire_or_dispose(incoming), swap_value),
-            OperationType::NetworkFee => {
+            OperationType::Borrow | OperationType::Repay => continue,
+            OperationType::PositionDeposit | OperationType::PositionWithdraw => {
+                let kind = if incoming {
+                    EventKind::PositionRelease
+                } else {
+                    EventKind::PositionLock
+                };
+                (kind, own_value)
+            }
+            OperationType::NetworkFee | OperationType::PlatformFee | OperationType::Tip => {
                 fee += own_value.unwrap_or_default();
                 fee_events.push(out.len());
                 (acquire_or_dispose(incoming), own_value)
@@ -118,6 +143,7 @@ fn transaction_events(tx: &[&LegInput], exclude_spam: bool, out: &mut Vec<Event>
                 (kind, own_value)
             }
         };
+        let spent_from_position = leg.position.is_some() && kind == EventKind::Dispose;
         out.push(Event {
             time: leg.block_time,
             seq: 0,
@@ -127,6 +153,17 @@ fn transaction_events(tx: &[&LegInput], exclude_spam: bool, out: &mut Vec<Event>
             usd_value,
             fee_usd: Decimal::ZERO,
         });
+        if spent_from_position {
+            out.push(Event {
+                time: leg.block_time,
+                seq: 0,
+                asset: leg.mint.clone(),
+                kind: EventKind::PositionSpend,
+                quantity,
+                usd_value: None,
+                fee_usd: Decimal::ZERO,
+            });
+        }
     }
     if fee.is_zero() {
         return;
@@ -243,6 +280,7 @@ mod tests {
             amount,
             decimals: if mint == SOL { 9 } else { 6 },
             usd_value: None,
+            position: None,
         }
     }
 
@@ -465,6 +503,82 @@ mod tests {
         let r = replay(&events_from_legs(&with_lot, true), Method::Fifo);
         assert!(r.disposals.is_empty());
         assert_eq!(r.rent_locked_lamports(), 2_039_280);
+    }
+
+    #[test]
+    fn a_limit_order_keeps_its_lots_until_each_fill_disposes_of_them() {
+        // 1,000 USDC bought for $1,000, then placed in a limit order: no
+        // disposal. A fill takes 400 USDC from the escrow for BONK worth
+        // $500: a gain of 500 - 400 = $100 on the escrowed lots. The cancel
+        // returns the other 600 USDC: no event beyond the unlock.
+        let mut buy = priced(
+            leg("a", 0, OperationType::TransferIn, USDC, 1_000_000_000),
+            dec!(1000),
+        );
+        buy.block_time -= 86_400;
+        let mut deposit = leg("o", 0, OperationType::PositionDeposit, USDC, -1_000_000_000);
+        deposit.position = Some("order".into());
+        let mut sent = priced(
+            leg("f", 0, OperationType::Swap, USDC, -400_000_000),
+            dec!(400),
+        );
+        sent.position = Some("order".into());
+        let got = priced(leg("f", 1, OperationType::Swap, BONK, 5_000_000), dec!(500));
+        let mut back = leg("c", 0, OperationType::PositionWithdraw, USDC, 600_000_000);
+        back.position = Some("order".into());
+
+        let events = events_from_legs(&[buy.clone(), deposit.clone()], true);
+        let r = replay(&events, Method::Fifo);
+        assert!(r.disposals.is_empty(), "a deposit is not a disposal");
+        let usdc = r.assets.iter().find(|a| a.asset == USDC).unwrap();
+        assert_eq!(
+            (usdc.open_quantity, usdc.in_positions),
+            (dec!(1000), dec!(1000))
+        );
+
+        let events = events_from_legs(&[buy, deposit, sent, got, back], true);
+        let r = replay(&events, Method::Fifo);
+        assert_eq!(r.disposals.len(), 1);
+        assert_eq!(r.disposals[0].gain, Some(dec!(100)));
+        let usdc = r.assets.iter().find(|a| a.asset == USDC).unwrap();
+        assert_eq!(
+            (usdc.open_quantity, usdc.in_positions),
+            (dec!(600), dec!(0))
+        );
+    }
+
+    #[test]
+    fn interest_is_income_loans_move_nothing_and_platform_fees_are_costs() {
+        let interest = priced(
+            leg("i", 0, OperationType::Interest, USDC, 5_000_000),
+            dec!(5),
+        );
+        let borrow = leg("b", 0, OperationType::Borrow, USDC, 100_000_000);
+        let repay = leg("r", 0, OperationType::Repay, USDC, -100_000_000);
+        let events = events_from_legs(&[interest, borrow, repay], true);
+        assert_eq!(
+            summary(&events),
+            vec![(EventKind::Acquire, USDC, dec!(5), Some(dec!(5)), dec!(0))]
+        );
+
+        let legs = [
+            priced(
+                leg("s", 0, OperationType::PlatformFee, USDC, -1_000_000),
+                dec!(1),
+            ),
+            priced(
+                leg("s", 1, OperationType::Swap, USDC, -99_000_000),
+                dec!(99),
+            ),
+            priced(leg("s", 2, OperationType::Swap, BONK, 1_000_000), dec!(99)),
+        ];
+        let events = events_from_legs(&legs, true);
+        assert_eq!(events[0].kind, EventKind::Dispose);
+        assert_eq!(
+            events[1].fee_usd,
+            dec!(1),
+            "the fee lowers the swap's proceeds"
+        );
     }
 
     #[test]

@@ -119,6 +119,17 @@ pub enum EventKind {
     /// (rent someone else paid, or a deposit before the history starts)
     /// opens a lot at `usd_value` for that excess.
     RentRelease,
+    /// An asset moved into a position a program holds for the wallet (an
+    /// order escrow, a vault, a lending obligation): still the wallet's, so
+    /// its lots keep their dates and bases; it is counted as in positions.
+    PositionLock,
+    /// An asset came back from a position: unlocks up to what is in
+    /// positions; any excess (deposited before the history starts) opens a
+    /// lot at `usd_value` for that excess, as a rent release does.
+    PositionRelease,
+    /// A position paid out of what it held (a fill's sent side, disposed of
+    /// by its own `Dispose` event): lowers what is in positions, no lots.
+    PositionSpend,
 }
 
 /// One dated movement of one asset, the engine's only input.
@@ -218,6 +229,10 @@ pub struct AssetSummary {
     pub uncovered_quantity: Decimal,
     /// Held in rent deposits now (part of `open_quantity`, not spendable).
     pub rent_locked: Decimal,
+    /// Held in positions programs hold for the wallet now (part of
+    /// `open_quantity`).
+    #[serde(default, skip_serializing_if = "Decimal::is_zero")]
+    pub in_positions: Decimal,
     pub totals: Totals,
 }
 

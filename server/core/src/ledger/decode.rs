@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{
     model::{Counterparty, CounterpartyKind, Direction, Leg, OperationType, SOL, SOL_DECIMALS},
+    protocols::{self, Step},
     tx::{
         ATA_PROGRAM, COMPUTE_BUDGET_PROGRAM, MEMO_PROGRAMS, NATIVE_MINT, Op, SYSTEM_PROGRAM,
         TOKEN_2022_PROGRAM, TOKEN_PROGRAM, TxView,
@@ -74,7 +75,7 @@ fn wrapped(balances: &[super::tx::TokenBalance], account: &str) -> u64 {
         .unwrap_or(0)
 }
 
-fn is_infrastructure(program: &str) -> bool {
+pub(crate) fn is_infrastructure(program: &str) -> bool {
     matches!(
         program,
         SYSTEM_PROGRAM | TOKEN_PROGRAM | TOKEN_2022_PROGRAM | ATA_PROGRAM | COMPUTE_BUDGET_PROGRAM
@@ -244,9 +245,44 @@ impl Context<'_> {
     }
 }
 
+/// A leg before it is numbered.
+struct Draft {
+    operation: OperationType,
+    mint: String,
+    amount: i128,
+    decimals: u8,
+    parties: Vec<Counterparty>,
+    position: Option<String>,
+    venue: Option<String>,
+    router: Option<String>,
+}
+
+impl Draft {
+    fn new(
+        operation: OperationType,
+        mint: String,
+        amount: i128,
+        decimals: u8,
+        parties: Vec<Counterparty>,
+    ) -> Self {
+        Draft {
+            operation,
+            mint,
+            amount,
+            decimals,
+            parties,
+            position: None,
+            venue: None,
+            router: None,
+        }
+    }
+}
+
 /// The legs of `tx` for `wallet`, in a fixed order: fee, rent deposits, rent
-/// refunds, then one leg per remaining asset (SOL first, then mints in
-/// order). Empty when the transaction did not change the wallet's balances.
+/// refunds, then what known order programs did with the wallet's positions
+/// (deposits, withdrawals, the escrow's side of fills), then one leg per
+/// remaining asset (SOL first, then mints in order). Empty when the
+/// transaction changed neither the wallet's balances nor its positions'.
 pub fn legs(tx: &TxView, wallet: &str) -> Vec<Leg> {
     let owned_accounts: BTreeSet<&str> = tx
         .pre_tokens
@@ -270,7 +306,7 @@ pub fn legs(tx: &TxView, wallet: &str) -> Vec<Leg> {
         owned_accounts,
         programs,
     };
-    let mut out: Vec<(OperationType, String, i128, u8, Vec<Counterparty>)> = Vec::new();
+    let mut out: Vec<Draft> = Vec::new();
 
     let sol_delta = tx
         .index_of(wallet)
@@ -282,7 +318,7 @@ pub fn legs(tx: &TxView, wallet: &str) -> Vec<Leg> {
         0
     };
     if fee > 0 {
-        out.push((
+        out.push(Draft::new(
             OperationType::NetworkFee,
             SOL.to_owned(),
             -fee,
@@ -308,7 +344,7 @@ pub fn legs(tx: &TxView, wallet: &str) -> Vec<Leg> {
                     if pre == 0 && rent > 0 {
                         let rent = i128::from(rent);
                         explained -= rent;
-                        out.push((
+                        out.push(Draft::new(
                             OperationType::RentDeposit,
                             SOL.to_owned(),
                             -rent,
@@ -326,7 +362,7 @@ pub fn legs(tx: &TxView, wallet: &str) -> Vec<Leg> {
                     if post == 0 && rent > 0 {
                         let rent = i128::from(rent);
                         explained += rent;
-                        out.push((
+                        out.push(Draft::new(
                             OperationType::RentRefund,
                             SOL.to_owned(),
                             rent,
@@ -351,6 +387,15 @@ pub fn legs(tx: &TxView, wallet: &str) -> Vec<Leg> {
             remaining.push((mint, delta, decimals));
         }
     }
+
+    let (venue, router) = protocols::route(tx);
+    let filled = if tx.failed {
+        None
+    } else {
+        positions(&ctx, &mut remaining, &mut out)
+    };
+    remaining.retain(|(_, d, _)| *d != 0);
+
     let any_in = remaining.iter().any(|(_, d, _)| *d > 0);
     let any_out = remaining.iter().any(|(_, d, _)| *d < 0);
     let signed = tx
@@ -362,7 +407,8 @@ pub fn legs(tx: &TxView, wallet: &str) -> Vec<Leg> {
         } else {
             Direction::Out
         };
-        let (operation, parties) = if any_in && any_out {
+        let fill = filled.is_some() && delta > 0;
+        let (operation, parties) = if (any_in && any_out) || fill {
             let mut parties = ctx.swap_programs(direction);
             if parties.is_empty() {
                 parties = ctx.transfer_parties(&mint);
@@ -383,33 +429,227 @@ pub fn legs(tx: &TxView, wallet: &str) -> Vec<Leg> {
             .into_iter()
             .filter(|p| p.direction == direction)
             .collect();
-        out.push((operation, mint, delta, decimals, parties));
+        let mut draft = Draft::new(operation, mint, delta, decimals, parties);
+        if operation == OperationType::Swap {
+            draft.venue = venue.clone();
+            draft.router = router.clone();
+        }
+        out.push(draft);
+    }
+    // A fill's sent side (the escrow's) is a swap of the same trade.
+    for draft in out.iter_mut().filter(|d| {
+        d.operation == OperationType::Swap && d.position.is_some() && d.router.is_none()
+    }) {
+        draft.venue = venue.clone();
+        draft.router = router.clone();
     }
 
     out.into_iter()
         .enumerate()
-        .map(
-            |(index, (operation_type, mint, amount, decimals, counterparties))| Leg {
-                signature: tx.signature.clone(),
-                slot: tx.slot,
-                block_time: tx.block_time,
-                index: u32::try_from(index).unwrap_or(u32::MAX),
-                operation_type,
-                mint,
-                amount,
-                decimals,
-                counterparties,
-            },
-        )
+        .map(|(index, d)| Leg {
+            signature: tx.signature.clone(),
+            slot: tx.slot,
+            block_time: tx.block_time,
+            index: u32::try_from(index).unwrap_or(u32::MAX),
+            operation_type: d.operation,
+            mint: d.mint,
+            amount: d.amount,
+            decimals: d.decimals,
+            counterparties: d.parties,
+            position: d.position,
+            venue: d.venue,
+            router: d.router,
+        })
         .collect()
 }
 
+/// The wallet's side of an asset that a position holds as `mint`: the
+/// same mint, or native SOL for wrapped SOL the wallet does not hold as a
+/// token (SOL and wSOL are one asset to the wallet).
+fn wallet_entry(remaining: &[(String, i128, u8)], mint: &str) -> Option<usize> {
+    remaining
+        .iter()
+        .position(|(m, _, _)| m == mint)
+        .or_else(|| {
+            (mint == NATIVE_MINT)
+                .then(|| remaining.iter().position(|(m, _, _)| m == SOL))
+                .flatten()
+        })
+}
+
+/// What order programs did with the wallet's positions in this
+/// transaction (`protocols::escrow_actions`): deposits into an order's
+/// escrow, withdrawals from it, the escrow's side of fills, and the rent of
+/// a closed order account coming back. Takes what it explains out of
+/// `remaining`; returns the filled position, if any, so that what the
+/// wallet received is read as the fill's bought side.
+fn positions(
+    ctx: &Context<'_>,
+    remaining: &mut [(String, i128, u8)],
+    out: &mut Vec<Draft>,
+) -> Option<String> {
+    let actions: Vec<protocols::EscrowAction> = protocols::escrow_actions(ctx.tx)
+        .into_iter()
+        .filter(|a| a.owner == ctx.wallet)
+        .collect();
+    let mut filled = None;
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    for action in &actions {
+        let position = action.position.as_str();
+        if !seen.insert(position) {
+            continue;
+        }
+        let steps: BTreeSet<_> = actions
+            .iter()
+            .filter(|a| a.position == position)
+            .map(|a| a.step)
+            .collect();
+        let mut escrow: Vec<(String, i128, u8)> = token_changes(ctx.tx, position)
+            .into_iter()
+            .map(|(mint, (delta, decimals))| (mint, delta, decimals))
+            .filter(|(_, delta, _)| *delta != 0)
+            .collect();
+        let party = |direction| ctx.account_party(position, direction);
+        let program = action.program.name;
+        let mut with_position = |mut draft: Draft| {
+            draft.position = Some(position.to_owned());
+            if draft.operation != OperationType::Swap {
+                draft.router = Some(program.to_owned());
+            }
+            out.push(draft);
+        };
+        // Into the escrow from the wallet.
+        if steps.contains(&Step::Open) {
+            for (mint, held, _) in escrow.iter_mut().filter(|(_, d, _)| *d > 0) {
+                let Some(i) = wallet_entry(remaining, mint) else {
+                    continue;
+                };
+                let moved = (*held).min(-remaining[i].1);
+                if moved > 0 {
+                    *held -= moved;
+                    remaining[i].1 += moved;
+                    with_position(Draft::new(
+                        OperationType::PositionDeposit,
+                        remaining[i].0.clone(),
+                        -moved,
+                        remaining[i].2,
+                        vec![party(Direction::Out)],
+                    ));
+                }
+            }
+        }
+        // Back to the wallet from the escrow.
+        if steps.contains(&Step::Close) || steps.contains(&Step::Fill) {
+            for (mint, held, _) in escrow.iter_mut().filter(|(_, d, _)| *d < 0) {
+                let Some(i) = wallet_entry(remaining, mint) else {
+                    continue;
+                };
+                let moved = (-*held).min(remaining[i].1);
+                if moved > 0 {
+                    *held += moved;
+                    remaining[i].1 -= moved;
+                    with_position(Draft::new(
+                        OperationType::PositionWithdraw,
+                        remaining[i].0.clone(),
+                        moved,
+                        remaining[i].2,
+                        vec![party(Direction::In)],
+                    ));
+                }
+            }
+        }
+        // The escrow paid a keeper the input of a fill: the sent side of
+        // the wallet's swap, from the position.
+        if steps.contains(&Step::Fill) {
+            for (mint, held, decimals) in escrow.iter_mut().filter(|(_, d, _)| *d < 0) {
+                let (mint, decimals) = if mint == NATIVE_MINT {
+                    (SOL.to_owned(), SOL_DECIMALS)
+                } else {
+                    (mint.clone(), *decimals)
+                };
+                with_position(Draft::new(
+                    OperationType::Swap,
+                    mint,
+                    *held,
+                    decimals,
+                    ctx.swap_programs(Direction::Out),
+                ));
+                *held = 0;
+                filled = Some(position.to_owned());
+            }
+        }
+        // The order account itself closed, its rent back to the wallet,
+        // which paid it when the order opened.
+        let (pre, post) = lamports(ctx.tx, position);
+        if let Some(i) = wallet_entry(remaining, SOL)
+            && pre > 0
+            && post == 0
+            && remaining[i].1 >= i128::from(pre)
+        {
+            remaining[i].1 -= i128::from(pre);
+            out.push(Draft::new(
+                OperationType::RentRefund,
+                SOL.to_owned(),
+                i128::from(pre),
+                SOL_DECIMALS,
+                vec![party(Direction::In)],
+            ));
+        }
+    }
+    filled
+}
+
 /// Sum legs per asset, leaving out zeros: equal to [`balance_changes`]
-/// for every transaction and wallet (SPEC S4).
+/// for every transaction and wallet (SPEC S4). Legs that move a position's
+/// balance rather than the wallet's (a fill's escrow side) are left out;
+/// [`sum_with_positions`] counts them.
 pub fn sum_by_asset(legs: &[Leg]) -> BTreeMap<String, i128> {
     let mut sums = BTreeMap::new();
-    for leg in legs {
+    for leg in legs.iter().filter(|l| l.moves_wallet()) {
         *sums.entry(leg.mint.clone()).or_insert(0) += leg.amount;
+    }
+    sums.retain(|_, s| *s != 0);
+    sums
+}
+
+/// The balance change of the wallet together with the positions its legs
+/// name (the token accounts each position account owns), per asset, with
+/// wrapped SOL counted as SOL: what [`sum_with_positions`] must equal.
+pub fn balance_changes_with_positions(
+    tx: &TxView,
+    wallet: &str,
+    legs: &[Leg],
+) -> BTreeMap<String, i128> {
+    let mut changes: BTreeMap<String, i128> = BTreeMap::new();
+    let mut add = |mint: &str, delta: i128| {
+        let key = if mint == NATIVE_MINT { SOL } else { mint };
+        *changes.entry(key.to_owned()).or_insert(0) += delta;
+    };
+    for (mint, delta) in balance_changes(tx, wallet) {
+        add(&mint, delta);
+    }
+    let positions: BTreeSet<&str> = legs.iter().filter_map(|l| l.position.as_deref()).collect();
+    for position in positions {
+        for (mint, (delta, _)) in token_changes(tx, position) {
+            add(&mint, delta);
+        }
+    }
+    changes.retain(|_, d| *d != 0);
+    changes
+}
+
+/// Sum legs per asset for the wallet together with its positions: a
+/// deposit or withdrawal moves an asset between the two, so it is left
+/// out; everything else counts, wrapped SOL as SOL.
+pub fn sum_with_positions(legs: &[Leg]) -> BTreeMap<String, i128> {
+    let mut sums = BTreeMap::new();
+    for leg in legs.iter().filter(|l| !l.is_position_transfer()) {
+        let key = if leg.mint == NATIVE_MINT {
+            SOL
+        } else {
+            leg.mint.as_str()
+        };
+        *sums.entry(key.to_owned()).or_insert(0) += leg.amount;
     }
     sums.retain(|_, s| *s != 0);
     sums

@@ -13,9 +13,12 @@
 pub mod cursor;
 pub mod decode;
 pub mod model;
+pub mod protocols;
 pub mod stake_accounts;
 pub mod tx;
 
-pub use decode::{balance_changes, legs, sum_by_asset};
+pub use decode::{
+    balance_changes, balance_changes_with_positions, legs, sum_by_asset, sum_with_positions,
+};
 pub use model::{Counterparty, CounterpartyKind, Direction, Leg, OperationType, SOL};
 pub use tx::{TxError, TxView};

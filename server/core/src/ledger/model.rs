@@ -29,10 +29,30 @@ pub enum OperationType {
     StakingReward,
     /// A claimed MEV tip (Jito tip distribution): income at fair value.
     MevReward,
+    /// An asset from the wallet into an account a program holds for it
+    /// (an order escrow, a DCA account, a lending obligation, a vault): still
+    /// the wallet's, so neither a disposal nor an acquisition; `position`
+    /// names the account (SPEC S7).
+    PositionDeposit,
+    /// An asset from such a position back into the wallet.
+    PositionWithdraw,
+    /// Yield that came out of a position beyond what went in, when
+    /// withdrawn: income at fair value.
+    Interest,
+    /// A loan received: moves no lots (a loan is not income).
+    Borrow,
+    /// A loan paid back: moves no lots.
+    Repay,
+    /// A fee a program or front end took from the transaction, beside the
+    /// network fee: a cost of the transaction.
+    PlatformFee,
+    /// A tip to a block builder or validator (e.g. Jito): a cost of the
+    /// transaction.
+    Tip,
 }
 
 impl OperationType {
-    pub const ALL: [OperationType; 12] = [
+    pub const ALL: [OperationType; 19] = [
         OperationType::TransferIn,
         OperationType::TransferOut,
         OperationType::Swap,
@@ -45,6 +65,13 @@ impl OperationType {
         OperationType::StakeWithdraw,
         OperationType::StakingReward,
         OperationType::MevReward,
+        OperationType::PositionDeposit,
+        OperationType::PositionWithdraw,
+        OperationType::Interest,
+        OperationType::Borrow,
+        OperationType::Repay,
+        OperationType::PlatformFee,
+        OperationType::Tip,
     ];
 
     pub fn parse(text: &str) -> Option<Self> {
@@ -65,6 +92,13 @@ impl OperationType {
             OperationType::StakeWithdraw => "stake_withdraw",
             OperationType::StakingReward => "staking_reward",
             OperationType::MevReward => "mev_reward",
+            OperationType::PositionDeposit => "position_deposit",
+            OperationType::PositionWithdraw => "position_withdraw",
+            OperationType::Interest => "interest",
+            OperationType::Borrow => "borrow",
+            OperationType::Repay => "repay",
+            OperationType::PlatformFee => "platform_fee",
+            OperationType::Tip => "tip",
         }
     }
 }
@@ -107,9 +141,39 @@ pub struct Leg {
     pub amount: i128,
     pub decimals: u8,
     pub counterparties: Vec<Counterparty>,
+    /// The program account that holds the asset for the wallet (an order
+    /// escrow's order, a DCA account…), when the leg moves into, out of or
+    /// from within a position. See [`Leg::moves_wallet`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<String>,
+    /// Where a swap or fill traded: the registry's venue names of the
+    /// pools and order books it went through, comma-separated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub venue: Option<String>,
+    /// The aggregator or order program that routed it, by registry name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub router: Option<String>,
 }
 
 impl Leg {
+    /// Whether the amount moved the wallet's own balances. A leg with a
+    /// `position` moves the position's balance instead (a fill's sent side
+    /// leaves the order escrow), except deposits and withdrawals, which
+    /// are the wallet's side of a move between the wallet and its position.
+    pub fn moves_wallet(&self) -> bool {
+        self.position.is_none() || self.is_position_transfer()
+    }
+
+    /// A deposit into or withdrawal from a position: the same asset
+    /// changes hands between the wallet and its position, so the two
+    /// together do not change what the wallet owns.
+    pub fn is_position_transfer(&self) -> bool {
+        matches!(
+            self.operation_type,
+            OperationType::PositionDeposit | OperationType::PositionWithdraw
+        )
+    }
+
     pub fn direction(&self) -> Direction {
         if self.amount >= 0 {
             Direction::In

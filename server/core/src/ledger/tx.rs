@@ -67,6 +67,21 @@ pub enum Op {
     Other { program: String },
 }
 
+/// A program instruction that moves no value by itself and that the
+/// token and system parsers do not read: its program, accounts and the
+/// first bytes of its data (an Anchor program's 8-byte instruction
+/// discriminator), so protocol decoders can tell what it did
+/// (`ledger::protocols`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invocation {
+    pub program: String,
+    pub accounts: Vec<String>,
+    /// Up to the first 8 bytes of the instruction data.
+    pub tag: Vec<u8>,
+    /// Invoked by the transaction itself, not by another program.
+    pub top_level: bool,
+}
+
 /// A transaction as the ledger reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TxView {
@@ -87,6 +102,9 @@ pub struct TxView {
     pub ops: Vec<Op>,
     /// Programs the top-level instructions invoked, in order.
     pub programs: Vec<String>,
+    /// Raw (unparsed) instructions of programs other than the system and
+    /// token programs, top level and inner, in execution order.
+    pub invocations: Vec<Invocation>,
 }
 
 impl TxView {
@@ -127,13 +145,14 @@ impl TxView {
         inner.sort_by_key(|(i, _)| *i);
         let mut ops = Vec::new();
         let mut programs = Vec::new();
+        let mut invocations = Vec::new();
         for (i, ix) in top.iter().enumerate() {
-            let op = instruction(ix, &keys)?;
+            let op = instruction(ix, &keys, true, &mut invocations)?;
             programs.push(program_of(ix, &keys)?);
             ops.push(op);
             for (_, list) in inner.iter().filter(|(index, _)| *index == i as u64) {
                 for ix in list.iter() {
-                    ops.push(instruction(ix, &keys)?);
+                    ops.push(instruction(ix, &keys, false, &mut invocations)?);
                 }
             }
         }
@@ -151,6 +170,7 @@ impl TxView {
             post_tokens,
             ops,
             programs,
+            invocations,
         })
     }
 
@@ -268,8 +288,14 @@ fn program_of(ix: &Value, keys: &[String]) -> Result<String, TxError> {
 }
 
 /// Read one instruction, parsed (`jsonParsed`) or raw (`json`, or a
-/// program `jsonParsed` does not parse).
-fn instruction(ix: &Value, keys: &[String]) -> Result<Op, TxError> {
+/// program `jsonParsed` does not parse); a raw instruction that is not a
+/// value move is also kept in `invocations` for the protocol decoders.
+fn instruction(
+    ix: &Value,
+    keys: &[String],
+    top_level: bool,
+    invocations: &mut Vec<Invocation>,
+) -> Result<Op, TxError> {
     let program = program_of(ix, keys)?;
     if let Some(parsed) = ix.get("parsed").filter(|p| p.is_object()) {
         return Ok(parsed_op(&program, parsed));
@@ -297,7 +323,16 @@ fn instruction(ix: &Value, keys: &[String]) -> Result<Op, TxError> {
         })
         .transpose()?
         .unwrap_or_default();
-    Ok(raw_op(&program, &accounts, &data))
+    let op = raw_op(&program, &accounts, &data);
+    if matches!(op, Op::Other { .. }) {
+        invocations.push(Invocation {
+            program,
+            tag: data.iter().take(8).copied().collect(),
+            accounts,
+            top_level,
+        });
+    }
+    Ok(op)
 }
 
 fn s(info: &Value, key: &str) -> Option<String> {

@@ -1,0 +1,339 @@
+//! Which program is which: a registry from program id to protocol, venue
+//! name and kind, each entry citing where its id is published, and the
+//! small pure decoders, one module per protocol, that say what a known
+//! program's instruction did for a wallet (SPEC S7).
+//!
+//! The ledger's decoder (`ledger::decode`) starts from balance changes;
+//! this module only explains them. A swap leg is named by the venues
+//! (pools, order books) and router (aggregator, order program) the
+//! registry knows among the transaction's instructions; an order program's
+//! decoder turns its escrow moves into position deposits, fills and
+//! withdrawals. A program that is not here keeps the conservative reading
+//! and is reported by [`unknown_programs`], never guessed.
+
+pub mod jupiter_dca;
+pub mod jupiter_limit;
+
+use super::tx::{Invocation, TxView};
+
+/// What a program does, as far as the ledger's reading is concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Routes a swap through other programs' pools.
+    Aggregator,
+    /// An automated market maker: pools priced by a curve.
+    Amm,
+    /// A central limit order book.
+    Orderbook,
+    /// Orders that fill later from an escrow the program holds.
+    LimitOrder,
+    /// Dollar-cost averaging: an escrow sold in slices over time.
+    Dca,
+    Lending,
+    Vault,
+    StakePool,
+    NftMarketplace,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Aggregator => "aggregator",
+            Kind::Amm => "amm",
+            Kind::Orderbook => "orderbook",
+            Kind::LimitOrder => "limit_order",
+            Kind::Dca => "dca",
+            Kind::Lending => "lending",
+            Kind::Vault => "vault",
+            Kind::StakePool => "stake_pool",
+            Kind::NftMarketplace => "nft_marketplace",
+        }
+    }
+
+    /// Programs where a swap trades (named as a leg's `venue`).
+    pub fn is_venue(self) -> bool {
+        matches!(self, Kind::Amm | Kind::Orderbook)
+    }
+
+    /// Programs that route a swap or an order (named as its `router`).
+    pub fn is_router(self) -> bool {
+        matches!(self, Kind::Aggregator | Kind::LimitOrder | Kind::Dca)
+    }
+}
+
+/// One known program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Program {
+    pub id: &'static str,
+    pub protocol: &'static str,
+    /// The name shown for it (a leg's venue or router, a flow's node).
+    pub name: &'static str,
+    pub kind: Kind,
+    /// Where the program id is published.
+    pub source: &'static str,
+}
+
+const fn program(
+    id: &'static str,
+    protocol: &'static str,
+    name: &'static str,
+    kind: Kind,
+    source: &'static str,
+) -> Program {
+    Program {
+        id,
+        protocol,
+        name,
+        kind,
+        source,
+    }
+}
+
+pub const JUPITER_AGGREGATOR_V6: &str = "JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4";
+pub const JUPITER_LIMIT_ORDER_V1: &str = "jupoNjAxXgZ4rjzxzPMP4oxduvQsQtZzyknqvzYNrNu";
+pub const JUPITER_LIMIT_ORDER_V2: &str = "j1o2qRpjcyUwEvwtcfhEQefh773ZgjxcVRry7LDqg5X";
+pub const JUPITER_DCA: &str = "DCA265Vj8a9CEuX1eb1LWRnDT7uK6q1xMipnNyatn23M";
+
+/// Every program the ledger knows by name. docs/ledger.md lists the same
+/// entries with their sources.
+pub const REGISTRY: &[Program] = &[
+    program(
+        JUPITER_AGGREGATOR_V6,
+        "Jupiter",
+        "Jupiter Aggregator v6",
+        Kind::Aggregator,
+        "https://github.com/pinax-network/substreams-solana-idls (packages/jupiter: Jupiter Aggregator V6)",
+    ),
+    program(
+        JUPITER_LIMIT_ORDER_V1,
+        "Jupiter",
+        "Jupiter Limit Order v1",
+        Kind::LimitOrder,
+        "https://github.com/jup-ag/space-station (docs/3-limit-order/2-limit-order-with-sdk.md: Program Address)",
+    ),
+    program(
+        JUPITER_LIMIT_ORDER_V2,
+        "Jupiter",
+        "Jupiter Limit Order v2",
+        Kind::LimitOrder,
+        "https://dev.jup.ag/docs/old/limit-order/limit-order (LO v2 Program, mainnet-beta)",
+    ),
+    program(
+        JUPITER_DCA,
+        "Jupiter",
+        "Jupiter DCA",
+        Kind::Dca,
+        "https://github.com/pinax-network/substreams-solana-idls (packages/jupiter: Jupiter DCA)",
+    ),
+    program(
+        "675kPX9MHTjS2zt1qfr1NYHuzeLXfQM9H24wFSUt1Mp8",
+        "Raydium",
+        "Raydium AMM v4",
+        Kind::Amm,
+        "https://github.com/raydium-io/raydium-amm (README: Mainnet program)",
+    ),
+    program(
+        "CAMMCzo5YL8w4VFF8KVHrK22GGUsp5VTaW7grrKgrWqK",
+        "Raydium",
+        "Raydium CLMM",
+        Kind::Amm,
+        "https://github.com/raydium-io/raydium-clmm; @raydium-io/raydium-sdk-v2 src/common/programId.ts CLMM_PROGRAM_ID",
+    ),
+    program(
+        "CPMMoo8L3F4NbTegBCKVNunggL7H1ZpdTHKxQB5qKP1C",
+        "Raydium",
+        "Raydium CPMM",
+        Kind::Amm,
+        "@raydium-io/raydium-sdk-v2 src/common/programId.ts (CPMM program)",
+    ),
+    program(
+        "whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc",
+        "Orca",
+        "Orca Whirlpools",
+        Kind::Amm,
+        "@orca-so/whirlpool-sdk dist/constants/programs.js getWhirlpoolProgramId (mainnet)",
+    ),
+    program(
+        "LBUZKhRxPF3XUpBCjp4YzTKgLccjZhTSDM9YuVaPwxo",
+        "Meteora",
+        "Meteora DLMM",
+        Kind::Amm,
+        "https://github.com/pinax-network/substreams-solana-idls (packages/meteora/src/dllm: Meteora DLMM Program)",
+    ),
+    program(
+        "PhoeNiXZ8ByJGLkxNfZRnkUfjvmuYqLR89jjFHGqdXY",
+        "Phoenix",
+        "Phoenix",
+        Kind::Orderbook,
+        "https://github.com/sevenlabs-hq/carbon (decoders/phoenix-v1-decoder: PROGRAM_ID)",
+    ),
+    program(
+        "srmqPvymJeFKQ4zGQed1GFppgkRHL9kaELCbyksJtPX",
+        "OpenBook",
+        "OpenBook",
+        Kind::Orderbook,
+        "@raydium-io/raydium-sdk-v2 src/common/programId.ts (OPEN_BOOK_PROGRAM)",
+    ),
+];
+
+/// The registry's entry for `id`.
+pub fn lookup(id: &str) -> Option<&'static Program> {
+    REGISTRY.iter().find(|p| p.id == id)
+}
+
+/// The registry's entry named `name` (a leg's `router` or `venue` part).
+pub fn by_name(name: &str) -> Option<&'static Program> {
+    REGISTRY.iter().find(|p| p.name == name)
+}
+
+/// The registry's entries among `tx`'s instructions, in first-seen order.
+fn known_programs(tx: &TxView) -> Vec<&'static Program> {
+    let mut out: Vec<&'static Program> = Vec::new();
+    for program in tx
+        .invocations
+        .iter()
+        .map(|i| i.program.as_str())
+        .chain(tx.programs.iter().map(String::as_str))
+    {
+        if let Some(p) = lookup(program)
+            && !out.contains(&p)
+        {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Venue and router names for a swap in `tx`: the registry names of the
+/// pools and order books it went through, and of the aggregator or order
+/// program that routed it (each comma-separated in first-seen order).
+pub fn route(tx: &TxView) -> (Option<String>, Option<String>) {
+    let known = known_programs(tx);
+    let join = |keep: fn(Kind) -> bool| {
+        let names: Vec<&str> = known
+            .iter()
+            .filter(|p| keep(p.kind))
+            .map(|p| p.name)
+            .collect();
+        (!names.is_empty()).then(|| names.join(", "))
+    };
+    (join(Kind::is_venue), join(Kind::is_router))
+}
+
+/// Programs `tx` ran that are neither the runtime's own (system, token,
+/// associated token, compute budget, memo) nor in the registry: the
+/// transaction was read the conservative way, and a scan lists them.
+pub fn unknown_programs(tx: &TxView) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for program in tx
+        .programs
+        .iter()
+        .chain(tx.invocations.iter().map(|i| &i.program))
+    {
+        if lookup(program).is_none()
+            && !super::decode::is_infrastructure(program)
+            && !out.contains(program)
+        {
+            out.push(program.clone());
+        }
+    }
+    out
+}
+
+/// What an order program's instruction did to an order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Step {
+    /// The owner moved funds into the order's escrow.
+    Open,
+    /// A keeper filled (part of) the order: the escrow paid the input, the
+    /// owner received the output.
+    Fill,
+    /// What was left came back to the owner and the order closed.
+    Close,
+}
+
+/// One order instruction, read: which order (the position) of whom.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EscrowAction {
+    /// The instruction's name in the program's IDL.
+    pub instruction: &'static str,
+    pub step: Step,
+    pub program: &'static Program,
+    /// The order or DCA account: it owns the escrow token accounts.
+    pub position: String,
+    /// The wallet the order belongs to.
+    pub owner: String,
+}
+
+/// An Anchor program's instruction discriminator: the first 8 bytes of
+/// `sha256("global:<instruction name>")` (Anchor's `#[program]` encoding).
+pub type Discriminator = [u8; 8];
+
+/// A decoder's table row: an instruction by discriminator, what it does
+/// and where its order and owner accounts are.
+pub(crate) struct Layout {
+    pub name: &'static str,
+    pub tag: Discriminator,
+    pub step: Step,
+    pub position: usize,
+    pub owner: usize,
+}
+
+pub(crate) fn read_with(
+    layouts: &[Layout],
+    program: &'static Program,
+    invocation: &Invocation,
+) -> Option<EscrowAction> {
+    let layout = layouts.iter().find(|l| invocation.tag == l.tag)?;
+    Some(EscrowAction {
+        instruction: layout.name,
+        step: layout.step,
+        program,
+        position: invocation.accounts.get(layout.position)?.clone(),
+        owner: invocation.accounts.get(layout.owner)?.clone(),
+    })
+}
+
+/// Every order instruction in `tx` a decoder reads, in execution order.
+pub fn escrow_actions(tx: &TxView) -> Vec<EscrowAction> {
+    tx.invocations
+        .iter()
+        .filter_map(|inv| match inv.program.as_str() {
+            JUPITER_LIMIT_ORDER_V1 | JUPITER_LIMIT_ORDER_V2 => jupiter_limit::read(inv),
+            JUPITER_DCA => jupiter_dca::read(inv),
+            _ => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use sha2::{Digest, Sha256};
+
+    /// Anchor's discriminator for an instruction name, computed.
+    pub fn discriminator(name: &str) -> [u8; 8] {
+        let digest = Sha256::digest(format!("global:{name}").as_bytes());
+        let mut out = [0u8; 8];
+        out.copy_from_slice(&digest[..8]);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_program_id_is_base58_of_32_bytes_and_listed_once() {
+        for (i, p) in REGISTRY.iter().enumerate() {
+            let bytes = bs58::decode(p.id).into_vec().unwrap_or_default();
+            assert_eq!(bytes.len(), 32, "{}", p.id);
+            assert!(!p.source.is_empty(), "{}", p.id);
+            assert!(
+                REGISTRY[i + 1..].iter().all(|q| q.id != p.id),
+                "{} twice",
+                p.id
+            );
+        }
+    }
+}
