@@ -1,0 +1,1 @@
+//! Jurisdictions (filled in by the next commit).
