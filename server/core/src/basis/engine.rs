@@ -179,8 +179,12 @@ impl<'a> Engine<'a> {
             }
         }
         open.sort_by(|a, b| {
-            (a.0.asset.as_str(), a.0.acquired, a.0.seq, a.1)
-                .cmp(&(b.0.asset.as_str(), b.0.acquired, b.0.seq, b.1))
+            (a.0.asset.as_str(), a.0.acquired, a.0.seq, a.1).cmp(&(
+                b.0.asset.as_str(),
+                b.0.acquired,
+                b.0.seq,
+                b.1,
+            ))
         });
         let (open_lots, pools) = open.into_iter().unzip();
         (
@@ -228,7 +232,7 @@ fn date(unix: i64) -> Option<NaiveDate> {
 }
 
 /// `total * part / whole`, rounded; all of `total` when `part == whole`.
-fn share(total: Decimal, part: Decimal, whole: Decimal) -> Decimal {
+pub(crate) fn share(total: Decimal, part: Decimal, whole: Decimal) -> Decimal {
     if part >= whole {
         return total;
     }

@@ -1,8 +1,9 @@
-//! Value types every layer may use: money ([`Usd`]) and time (parsing and
-//! writing it). They sit below the domain and the surfaces alike, so
+//! Value types every layer may use: money ([`Usd`]), currency conversion
+//! ([`fx`]) and time (parsing and writing it). They sit below the domain and the surfaces alike, so
 //! `config` can price things and a REST edge can parse a bound without
 //! importing the modules that act on them.
 
+pub mod fx;
 pub mod kept;
 pub mod money;
 pub mod time;
