@@ -65,6 +65,11 @@ impl Method {
         Method::Lofo,
     ];
 
+    /// The methods the service's tools and REST routes accept and document
+    /// (docs/contract/guide.txt lists these four); LOFO is offered offline
+    /// and by the jurisdiction rules until the surfaces take it.
+    pub const SERVED: [Method; 4] = [Method::Fifo, Method::Lifo, Method::Hifo, Method::Average];
+
     /// `fifo`, `lifo`, `hifo`, `average` or `lofo`.
     pub fn parse(text: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|m| m.as_str() == text)

@@ -12,8 +12,8 @@
 //! When fewer units were bought in the period, or are held at its end, than
 //! were sold, only that share of the loss is denied: the loss times the
 //! least of units sold, units acquired in the period and units held at its
-//! end, over units sold (the proration CRA applies, e.g. T4037 "Superficial
-//! loss"). Days are civil days in America/Toronto.
+//! end, over units sold (the usual proration for a partial repurchase; the
+//! Act states no formula). Days are civil days in America/Toronto.
 
 use std::collections::BTreeMap;
 

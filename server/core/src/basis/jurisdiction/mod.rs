@@ -30,7 +30,7 @@ use super::{
     Disposal, Method,
     books::{self, Books, Holder, MoveRecord, TransferRecord, UnlabelledTransfers, WalletEvent},
 };
-use crate::values::fx::Currency;
+use crate::values::fx::{Currency, FxError, RateTable};
 pub use civil::Zone;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -358,6 +358,34 @@ pub fn assess(
         transfers,
         years,
     })
+}
+
+/// `input` with values and fees given in `from` converted into the
+/// jurisdiction's currency, each at the reference rate of the event's civil
+/// date in the jurisdiction (HMRC, CRA, BMF and ATO all ask for the value
+/// in their currency at the time of the transaction; a day's ECB rate is
+/// the finest official grain). Unpriced values stay unpriced.
+pub fn convert(
+    jurisdiction: Jurisdiction,
+    input: &[WalletEvent],
+    from: Currency,
+    rates: &RateTable,
+) -> Result<Vec<WalletEvent>, FxError> {
+    let to = jurisdiction.currency();
+    input
+        .iter()
+        .map(|e| {
+            let mut e = e.clone();
+            let date = jurisdiction.zone().date(e.event.time).unwrap_or_default();
+            e.event.usd_value = e
+                .event
+                .usd_value
+                .map(|v| rates.convert(v, from, to, date))
+                .transpose()?;
+            e.event.fee_usd = rates.convert(e.event.fee_usd, from, to, date)?;
+            Ok(e)
+        })
+        .collect()
 }
 
 /// Whether a lot acquired at `acquired` and disposed of at `disposed` was

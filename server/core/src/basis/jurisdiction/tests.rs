@@ -905,3 +905,43 @@ fn unlabelled_transfers_follow_the_setting_are_totalled_and_relabelling_changes_
     assert_eq!(a.rows.len(), 1);
     assert_eq!(a.rows[0].row.disposed, at("2025-02-02"));
 }
+
+#[test]
+fn values_are_converted_at_the_rate_of_the_civil_date() {
+    // Rates per EUR: USD 1.10 and GBP 0.85 on Friday 5 April 2024, USD 1.20
+    // and GBP 0.90 on Monday 8 April. A sale at 23:30 UTC on 5 April is 6
+    // April in London (BST), a Saturday: Friday's rate still applies
+    // (last published before), 110 USD = 110 x 0.85 / 1.10 = 85 GBP; a
+    // sale on 8 April uses that day's: 120 USD = 120 x 0.90 / 1.20 = 90.
+    use crate::values::fx::{Currency, RateTable};
+    let mut rates = RateTable::new();
+    let day = |d| NaiveDate::from_ymd_opt(2024, 4, d).unwrap();
+    rates.insert(day(5), Currency::Usd, dec("1.10"));
+    rates.insert(day(5), Currency::Gbp, dec("0.85"));
+    rates.insert(day(8), Currency::Usd, dec("1.20"));
+    rates.insert(day(8), Currency::Gbp, dec("0.90"));
+    let mut sale = sell("a", "2024-04-05T23:30:00Z", "1", "110");
+    sale.event.fee_usd = dec("1.10");
+    let events = [sale, sell("a", "2024-04-08", "1", "120")];
+    let converted = convert(Jurisdiction::Uk, &events, Currency::Usd, &rates).unwrap();
+    let values: Vec<_> = converted
+        .iter()
+        .map(|e| (e.event.usd_value, e.event.fee_usd))
+        .collect();
+    assert_eq!(
+        values,
+        vec![(Some(dec("85")), dec("0.85")), (Some(dec("90")), dec("0"))]
+    );
+    // In Berlin it is 6 April too; in EUR for Germany: 110 / 1.10 = 100.
+    let de = convert(Jurisdiction::De, &events[..1], Currency::Usd, &rates).unwrap();
+    assert_eq!(de[0].event.usd_value, Some(dec("100")));
+    assert!(
+        convert(
+            Jurisdiction::Uk,
+            &[sell("a", "2024-03-01", "1", "1")],
+            Currency::Usd,
+            &rates
+        )
+        .is_err()
+    );
+}
