@@ -67,7 +67,7 @@ schema_type!(
     CostMethod,
     json_schema!({
         "type": "string",
-        "enum": Method::ALL.map(Method::as_str),
+        "enum": Method::SERVED.map(Method::as_str),
     })
 );
 
@@ -97,9 +97,12 @@ schema_type!(
 pub fn optional_method<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Method>, D::Error> {
     match Option::<String>::deserialize(d)? {
         None => Ok(None),
-        Some(text) => Method::parse(text.trim()).map(Some).ok_or_else(|| {
-            de::Error::custom(format!("{text:?} is none of fifo, lifo, hifo, average"))
-        }),
+        Some(text) => Method::parse(text.trim())
+            .filter(|m| Method::SERVED.contains(m))
+            .map(Some)
+            .ok_or_else(|| {
+                de::Error::custom(format!("{text:?} is none of fifo, lifo, hifo, average"))
+            }),
     }
 }
 

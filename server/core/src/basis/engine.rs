@@ -1,20 +1,25 @@
-//! The replay: events in time order through one book per asset, each book
-//! holding its open lots in the order the method consumes them.
+//! The replay: events in time order through one book per pool and asset,
+//! each book holding its open lots in the order the method consumes them.
 //!
-//! FIFO keeps a queue, LIFO a stack, HIFO a `BTreeMap` keyed by unit cost
-//! (so taking the next lot is O(log n), never a scan), and average cost the
-//! FIFO queue for dates plus a pool of quantity and basis. Basis and
-//! proceeds split across rows proportionally to quantity, rounded to
-//! [`USD_DP`] decimal places, and the last piece of a lot or disposal takes
-//! the remainder: a lot's basis and a disposal's proceeds are never created
-//! or lost by rounding, and each row's gain is `proceeds - basis` exactly.
+//! FIFO keeps a queue, LIFO a stack, HIFO and LOFO a `BTreeMap` keyed by
+//! unit cost (so taking the next lot is O(log n), never a scan), and
+//! average cost the FIFO queue for dates plus a pool of quantity and basis.
+//! Basis and proceeds split across rows proportionally to quantity, rounded
+//! to [`USD_DP`] decimal places, and the last piece of a lot or disposal
+//! takes the remainder: a lot's basis and a disposal's proceeds are never
+//! created or lost by rounding, and each row's gain is `proceeds - basis`
+//! exactly.
+//!
+//! A plain [`replay`] has one pool. The taxpayer's books ([`super::books`])
+//! drive an [`Engine`] with one pool per wallet (and one for lots parked at
+//! an exchange), moving lots between pools with their dates and bases.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use chrono::{DateTime, Months, NaiveDate};
 use rust_decimal::{Decimal, RoundingStrategy};
 
-use super::{AssetSummary, Disposal, Event, EventKind, Lot, Method, Replay, Term, Totals};
+use super::{AssetSummary, Disposal, Event, EventKind, Lot, Method, Replay, Rule, Term, Totals};
 
 /// Decimal places USD shares are rounded to when a lot or disposal is split.
 pub const USD_DP: u32 = 8;
@@ -30,15 +35,48 @@ pub fn replay(events: &[Event], method: Method) -> Replay {
     if !order.is_sorted_by_key(|e| (e.time, e.seq)) {
         order.sort_by_key(|e| (e.time, e.seq));
     }
-    let mut books: HashMap<&str, Book> = HashMap::new();
-    let mut disposals = Vec::new();
+    let mut engine = Engine::new(method);
     for event in order {
-        if event.quantity <= Decimal::ZERO {
-            continue;
+        engine.apply(0, event);
+    }
+    engine.finish().0
+}
+
+/// Names a pool of lots: a wallet, the universal pool, an exchange.
+pub type PoolId = u32;
+
+/// The replay as a machine the caller feeds in time order: events into a
+/// pool, and moves of lots from one pool to another.
+pub struct Engine<'a> {
+    method: Method,
+    books: HashMap<(PoolId, &'a str), Book>,
+    disposals: Vec<Disposal>,
+}
+
+impl<'a> Engine<'a> {
+    pub fn new(method: Method) -> Self {
+        Engine {
+            method,
+            books: HashMap::new(),
+            disposals: Vec::new(),
         }
-        let book = books
-            .entry(event.asset.as_str())
-            .or_insert_with(|| Book::new(method));
+    }
+
+    fn book(&mut self, pool: PoolId, asset: &'a str) -> &mut Book {
+        let method = self.method;
+        self.books
+            .entry((pool, asset))
+            .or_insert_with(|| Book::new(method))
+    }
+
+    /// Apply one event to `pool`. Callers feed events in `(time, seq)`
+    /// order; a non-positive quantity is ignored.
+    pub fn apply(&mut self, pool: PoolId, event: &'a Event) {
+        if event.quantity <= Decimal::ZERO {
+            return;
+        }
+        let mut rows = std::mem::take(&mut self.disposals);
+        let book = self.book(pool, event.asset.as_str());
         match event.kind {
             EventKind::Acquire => book.acquire(
                 event.quantity,
@@ -46,7 +84,7 @@ pub fn replay(events: &[Event], method: Method) -> Replay {
                 event.time,
                 event.seq,
             ),
-            EventKind::Dispose => book.dispose(event, &mut disposals),
+            EventKind::Dispose => book.dispose(event, &mut rows),
             EventKind::RentLock => book.rent_locked += event.quantity,
             EventKind::RentRelease => {
                 let released = event.quantity.min(book.rent_locked);
@@ -75,28 +113,116 @@ pub fn replay(events: &[Event], method: Method) -> Replay {
                 book.in_positions -= event.quantity.min(book.in_positions);
             }
         }
+        self.disposals = rows;
     }
 
-    let mut names: Vec<&str> = books.keys().copied().collect();
-    names.sort_unstable();
-    let mut open_lots = Vec::new();
-    let mut assets = Vec::with_capacity(names.len());
-    let mut total = Totals::default();
-    for name in names {
-        let Some(book) = books.remove(name) else {
-            continue;
-        };
-        let (summary, lots) = book.finish(name);
-        total.merge(&summary.totals);
-        open_lots.extend(lots);
-        assets.push(summary);
+    /// Move `quantity` of `asset` from pool `from` to pool `to`: the lots
+    /// the method picks leave `from` and arrive in `to` with their
+    /// acquisition dates, seqs and bases, and nothing is realized. What
+    /// `from` does not hold arrives as a lot of unknown basis acquired at
+    /// `time` (its history is outside the books). Returns that shortfall.
+    pub fn move_lots(
+        &mut self,
+        from: PoolId,
+        to: PoolId,
+        asset: &'a str,
+        quantity: Decimal,
+        time: i64,
+        seq: u64,
+    ) -> Decimal {
+        if quantity <= Decimal::ZERO || from == to {
+            return Decimal::ZERO;
+        }
+        let (lots, shortfall) = self.book(from, asset).withdraw(quantity);
+        let target = self.book(to, asset);
+        for lot in lots {
+            target.deposit(lot);
+        }
+        if shortfall > Decimal::ZERO {
+            target.acquire(shortfall, None, time, seq);
+        }
+        shortfall
     }
-    Replay {
-        method,
-        disposals,
-        open_lots,
-        assets,
-        total,
+
+    /// Quantity of `asset` open in `pool` (rent deposits included).
+    pub fn held(&self, pool: PoolId, asset: &str) -> Decimal {
+        self.books
+            .get(&(pool, asset))
+            .map_or(Decimal::ZERO, Book::open_quantity)
+    }
+
+    /// The pools that hold `asset`.
+    pub fn pools_of(&self, asset: &str) -> Vec<PoolId> {
+        let mut pools: Vec<PoolId> = self
+            .books
+            .keys()
+            .filter(|(_, a)| *a == asset)
+            .map(|(p, _)| *p)
+            .collect();
+        pools.sort_unstable();
+        pools
+    }
+
+    /// The assets any pool has seen, by name.
+    pub fn assets(&self) -> Vec<&'a str> {
+        let mut names: Vec<&'a str> = self.books.keys().map(|(_, a)| *a).collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+
+    /// The replay, and for each of its open lots the pool holding it.
+    /// Summaries and totals add up every pool of an asset.
+    pub fn finish(self) -> (Replay, Vec<PoolId>) {
+        let method = self.method;
+        let mut keys: Vec<(PoolId, &str)> = self.books.keys().copied().collect();
+        keys.sort_unstable_by_key(|(pool, asset)| (*asset, *pool));
+        let mut books = self.books;
+        let mut open: Vec<(Lot, PoolId)> = Vec::new();
+        let mut assets: Vec<AssetSummary> = Vec::new();
+        let mut total = Totals::default();
+        for key in keys {
+            let Some(book) = books.remove(&key) else {
+                continue;
+            };
+            let (summary, lots) = book.finish(key.1);
+            total.merge(&summary.totals);
+            open.extend(lots.into_iter().map(|l| (l, key.0)));
+            match assets.last_mut() {
+                Some(last) if last.asset == summary.asset => last.merge(&summary),
+                _ => assets.push(summary),
+            }
+        }
+        open.sort_by(|a, b| {
+            (a.0.asset.as_str(), a.0.acquired, a.0.seq, a.1).cmp(&(
+                b.0.asset.as_str(),
+                b.0.acquired,
+                b.0.seq,
+                b.1,
+            ))
+        });
+        let (open_lots, pools) = open.into_iter().unzip();
+        (
+            Replay {
+                method,
+                disposals: self.disposals,
+                open_lots,
+                assets,
+                total,
+            },
+            pools,
+        )
+    }
+}
+
+impl AssetSummary {
+    fn merge(&mut self, other: &AssetSummary) {
+        self.acquired_quantity += other.acquired_quantity;
+        self.disposed_quantity += other.disposed_quantity;
+        self.open_quantity += other.open_quantity;
+        self.uncovered_quantity += other.uncovered_quantity;
+        self.rent_locked += other.rent_locked;
+        self.totals.merge(&other.totals);
     }
 }
 
@@ -121,7 +247,7 @@ fn date(unix: i64) -> Option<NaiveDate> {
 }
 
 /// `total * part / whole`, rounded; all of `total` when `part == whole`.
-fn share(total: Decimal, part: Decimal, whole: Decimal) -> Decimal {
+pub(crate) fn share(total: Decimal, part: Decimal, whole: Decimal) -> Decimal {
     if part >= whole {
         return total;
     }
@@ -152,26 +278,28 @@ impl OpenLot {
     }
 }
 
-/// HIFO order: known unit costs, highest first; then lots of unknown cost.
-/// Equal unit costs: oldest first (time, then seq). `pushed` keeps keys
-/// unique even if a caller repeats a seq, so no lot is ever overwritten.
+/// HIFO and LOFO order: known unit costs, highest (HIFO) or lowest (LOFO)
+/// first; then lots of unknown cost. Equal unit costs: oldest first (time,
+/// then seq). `pushed` keeps keys unique even if a caller repeats a seq, so
+/// no lot is ever overwritten.
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
-struct HifoKey {
+struct RankKey {
     unknown: bool,
-    negated_unit_cost: Decimal,
+    rank: Decimal,
     acquired: i64,
     seq: u64,
     pushed: u64,
 }
 
-impl HifoKey {
-    fn of(lot: &OpenLot, pushed: u64) -> Self {
+impl RankKey {
+    fn of(lot: &OpenLot, pushed: u64, highest_first: bool) -> Self {
         let unit_cost = lot
             .basis
             .map(|b| b.checked_div(lot.quantity).unwrap_or(Decimal::MAX));
-        HifoKey {
+        let cost = unit_cost.unwrap_or_default();
+        RankKey {
             unknown: unit_cost.is_none(),
-            negated_unit_cost: -unit_cost.unwrap_or_default(),
+            rank: if highest_first { -cost } else { cost },
             acquired: lot.acquired,
             seq: lot.seq,
             pushed,
@@ -183,7 +311,8 @@ impl HifoKey {
 enum Lots {
     Queue(VecDeque<OpenLot>),
     Stack(Vec<OpenLot>),
-    Costliest(BTreeMap<HifoKey, OpenLot>, u64),
+    /// HIFO (`true`) or LOFO (`false`), and the count of lots pushed.
+    Ranked(BTreeMap<RankKey, OpenLot>, u64, bool),
 }
 
 impl Lots {
@@ -191,9 +320,9 @@ impl Lots {
         match self {
             Lots::Queue(q) => q.push_back(lot),
             Lots::Stack(s) => s.push(lot),
-            Lots::Costliest(m, pushed) => {
+            Lots::Ranked(m, pushed, highest_first) => {
                 *pushed += 1;
-                m.insert(HifoKey::of(&lot, *pushed), lot);
+                m.insert(RankKey::of(&lot, *pushed, *highest_first), lot);
             }
         }
     }
@@ -202,7 +331,7 @@ impl Lots {
         match self {
             Lots::Queue(q) => q.front_mut(),
             Lots::Stack(s) => s.last_mut(),
-            Lots::Costliest(m, _) => m.values_mut().next(),
+            Lots::Ranked(m, _, _) => m.values_mut().next(),
         }
     }
 
@@ -214,7 +343,7 @@ impl Lots {
             Lots::Stack(s) => {
                 s.pop();
             }
-            Lots::Costliest(m, _) => {
+            Lots::Ranked(m, _, _) => {
                 m.pop_first();
             }
         }
@@ -224,7 +353,7 @@ impl Lots {
         let mut lots: Vec<OpenLot> = match self {
             Lots::Queue(q) => q.into(),
             Lots::Stack(s) => s,
-            Lots::Costliest(m, _) => m.into_values().collect(),
+            Lots::Ranked(m, _, _) => m.into_values().collect(),
         };
         lots.sort_by_key(|l| (l.acquired, l.seq));
         lots
@@ -262,6 +391,10 @@ struct Book {
     acquired: Decimal,
     disposed: Decimal,
     uncovered: Decimal,
+    /// Lots moved in from, and out to, other pools: not acquisitions or
+    /// disposals, so the summary's quantities still balance per pool.
+    moved_in: Decimal,
+    moved_out: Decimal,
     rent_locked: Decimal,
     in_positions: Decimal,
     totals: Totals,
@@ -272,7 +405,8 @@ impl Book {
         let lots = match method {
             Method::Fifo | Method::Average => Lots::Queue(VecDeque::new()),
             Method::Lifo => Lots::Stack(Vec::new()),
-            Method::Hifo => Lots::Costliest(BTreeMap::new(), 0),
+            Method::Hifo => Lots::Ranked(BTreeMap::new(), 0, true),
+            Method::Lofo => Lots::Ranked(BTreeMap::new(), 0, false),
         };
         Book {
             method,
@@ -281,6 +415,8 @@ impl Book {
             acquired: Decimal::ZERO,
             disposed: Decimal::ZERO,
             uncovered: Decimal::ZERO,
+            moved_in: Decimal::ZERO,
+            moved_out: Decimal::ZERO,
             rent_locked: Decimal::ZERO,
             in_positions: Decimal::ZERO,
             totals: Totals::default(),
@@ -302,6 +438,49 @@ impl Book {
             acquired: time,
             seq,
         });
+    }
+
+    fn open_quantity(&self) -> Decimal {
+        self.acquired + self.moved_in - (self.disposed - self.uncovered) - self.moved_out
+    }
+
+    /// Take `quantity` out as whole or split lots in the method's order,
+    /// each with its share of basis (the pool's average for average cost);
+    /// and the part no lot covered.
+    fn withdraw(&mut self, quantity: Decimal) -> (Vec<OpenLot>, Decimal) {
+        let mut left = quantity;
+        let mut taken = Vec::new();
+        while left > Decimal::ZERO {
+            let Some(lot) = self.lots.next_mut() else {
+                break;
+            };
+            let part = lot.quantity.min(left);
+            let lot_basis = lot.take(part);
+            let (acquired, seq, emptied) = (lot.acquired, lot.seq, lot.quantity.is_zero());
+            if emptied {
+                self.lots.pop_next();
+            }
+            let basis = match self.method {
+                Method::Average => self.pool.take(part),
+                _ => lot_basis,
+            };
+            left -= part;
+            taken.push(OpenLot {
+                quantity: part,
+                basis,
+                acquired,
+                seq,
+            });
+        }
+        self.moved_out += quantity - left;
+        (taken, left)
+    }
+
+    /// Take in a lot moved from another pool, keeping its date and basis.
+    fn deposit(&mut self, lot: OpenLot) {
+        self.moved_in += lot.quantity;
+        self.acquired -= lot.quantity;
+        self.acquire(lot.quantity, lot.basis, lot.acquired, lot.seq);
     }
 
     fn dispose(&mut self, event: &Event, out: &mut Vec<Disposal>) {
@@ -342,6 +521,7 @@ impl Book {
                     uncovered: false,
                     disposal_seq: event.seq,
                     lot_seq: Some(lot_seq),
+                    rule: Rule::from(self.method),
                 },
             );
         }
@@ -361,6 +541,7 @@ impl Book {
                     uncovered: true,
                     disposal_seq: event.seq,
                     lot_seq: None,
+                    rule: Rule::from(self.method),
                 },
             );
         }
@@ -506,7 +687,7 @@ mod tests {
     }
 
     #[test]
-    fn method_parses_its_four_names_and_defaults_to_fifo() {
+    fn method_parses_its_five_names_and_defaults_to_fifo() {
         for m in Method::ALL {
             assert_eq!(m.as_str().parse::<Method>(), Ok(m));
         }
@@ -531,6 +712,76 @@ mod tests {
         let r = replay(&three_lots(), Method::Hifo);
         assert_eq!(r.disposals[0].lot_seq, Some(1));
         assert_eq!(r.disposals[0].gain, Some(dec!(-5)));
+    }
+
+    #[test]
+    fn lofo_consumes_the_lowest_unit_cost_first() {
+        // Lots at 10, 30, 20 per unit: LOFO takes the 10 lot, gain 25 - 10.
+        let r = replay(&three_lots(), Method::Lofo);
+        assert_eq!(r.disposals[0].lot_seq, Some(0));
+        assert_eq!(r.disposals[0].gain, Some(dec!(15)));
+        assert_eq!(r.disposals[0].rule, Rule::Lofo);
+    }
+
+    #[test]
+    fn lofo_ranks_by_unit_cost_with_fees_oldest_first_on_ties_unknown_last() {
+        // Unit costs with fees: seq 0 (1 + 1) / 1 = 2; seq 1 3 / 2 = 1.5;
+        // seq 2 1.5 too but newer; seq 3 unpriced.
+        let mut dear = buy(0, T0, dec!(1), dec!(1));
+        dear.fee_usd = dec!(1);
+        let events = vec![
+            dear,
+            buy(1, T0 + DAY, dec!(2), dec!(3)),
+            buy(2, T0 + 2 * DAY, dec!(2), dec!(3)),
+            ev(3, T0 + 3 * DAY, EventKind::Acquire, dec!(1), None),
+            sell(4, T0 + 4 * DAY, dec!(6), dec!(60)),
+        ];
+        assert_eq!(
+            consumed(Method::Lofo, &events),
+            vec![Some(1), Some(2), Some(0), Some(3)]
+        );
+    }
+
+    #[test]
+    fn moving_lots_between_pools_keeps_their_dates_and_basis_and_realizes_nothing() {
+        let events = [
+            buy(0, at("2023-01-01"), dec!(2), dec!(20)),
+            sell(2, at("2024-06-01"), dec!(1), dec!(50)),
+        ];
+        let mut engine = Engine::new(Method::Fifo);
+        engine.apply(0, &events[0]);
+        let shortfall = engine.move_lots(0, 1, "sol", dec!(1.5), at("2023-06-01"), 1);
+        assert_eq!(shortfall, Decimal::ZERO);
+        assert_eq!(engine.held(0, "sol"), dec!(0.5));
+        assert_eq!(engine.held(1, "sol"), dec!(1.5));
+        engine.apply(1, &events[1]);
+        let (r, pools) = engine.finish();
+        let d = &r.disposals[0];
+        // The moved lot keeps 2023-01-01 and 10 per unit: long term, 40.
+        assert_eq!(
+            (d.acquired, d.basis, d.gain, d.term),
+            (
+                Some(at("2023-01-01")),
+                Some(dec!(10)),
+                Some(dec!(40)),
+                Some(Term::Long)
+            )
+        );
+        assert_eq!(pools, vec![0, 1]);
+        assert_eq!(r.open_lots[0].quantity + r.open_lots[1].quantity, dec!(1));
+        assert_eq!(r.assets[0].open_quantity, dec!(1));
+        assert_eq!(r.assets[0].acquired_quantity, dec!(2));
+    }
+
+    #[test]
+    fn moving_more_than_a_pool_holds_brings_the_rest_at_unknown_basis() {
+        let events = [buy(0, T0, dec!(1), dec!(10))];
+        let mut engine = Engine::new(Method::Fifo);
+        engine.apply(0, &events[0]);
+        assert_eq!(engine.move_lots(0, 1, "sol", dec!(3), T0 + DAY, 1), dec!(2));
+        let (r, _) = engine.finish();
+        let bases: Vec<_> = r.open_lots.iter().map(|l| l.basis).collect();
+        assert_eq!(bases, vec![Some(dec!(10)), None]);
     }
 
     #[test]

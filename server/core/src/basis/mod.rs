@@ -1,18 +1,23 @@
 //! Cost basis: replaying a wallet's dated acquisitions and disposals into
 //! realized gains (one row per lot consumed, as Form 8949 lists them) and
-//! the lots still open, under FIFO, LIFO, HIFO or average cost.
+//! the lots still open, under FIFO, LIFO, HIFO, LOFO or average cost, and
+//! the taxpayer's books over several wallets under five jurisdictions.
 //!
 //! The engine is pure: it takes [`Event`]s and returns a [`Replay`], with no
 //! clock, database or HTTP. Ledger legs become events in [`legs`]
 //! ([`events_from_legs`]: swaps, fees, rent, spam); the offline CSV format
-//! of `ledger basis` lives in [`csv_io`]; the replay itself in [`engine`].
+//! of `ledger basis` lives in [`csv_io`]; the replay itself in [`engine`];
+//! several wallets of one taxpayer, with moves between them and labelled
+//! transfers, in [`books`]; each country's rules in [`jurisdiction`].
 //! Quantities are [`Decimal`] token units (the leg's atomic amount scaled by
 //! its decimals, so exact: addition and subtraction of quantities never
 //! round), USD is [`Decimal`]; nothing is a float. docs/cost-basis.md states
 //! every rule, tie-break and source.
 
+pub mod books;
 pub mod csv_io;
 pub mod engine;
+pub mod jurisdiction;
 pub mod legs;
 
 use std::{fmt, str::FromStr};
@@ -45,12 +50,27 @@ pub enum Method {
     /// Pooled average unit cost; lots still consumed oldest first for dates
     /// and holding period. Not accepted for US filings.
     Average,
+    /// Lowest unit cost first (fees included in the cost); equal unit
+    /// costs: oldest first; lots of unknown cost last. Specific
+    /// identification like HIFO (§1.1012-1(c)(2), §1.1012-1(j)(3)).
+    Lofo,
 }
 
 impl Method {
-    pub const ALL: [Method; 4] = [Method::Fifo, Method::Lifo, Method::Hifo, Method::Average];
+    pub const ALL: [Method; 5] = [
+        Method::Fifo,
+        Method::Lifo,
+        Method::Hifo,
+        Method::Average,
+        Method::Lofo,
+    ];
 
-    /// `fifo`, `lifo`, `hifo` or `average`.
+    /// The methods the service's tools and REST routes accept and document
+    /// (docs/contract/guide.txt lists these four); LOFO is offered offline
+    /// and by the jurisdiction rules until the surfaces take it.
+    pub const SERVED: [Method; 4] = [Method::Fifo, Method::Lifo, Method::Hifo, Method::Average];
+
+    /// `fifo`, `lifo`, `hifo`, `average` or `lofo`.
     pub fn parse(text: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|m| m.as_str() == text)
     }
@@ -61,6 +81,7 @@ impl Method {
             Method::Lifo => "lifo",
             Method::Hifo => "hifo",
             Method::Average => "average",
+            Method::Lofo => "lofo",
         }
     }
 
@@ -81,7 +102,9 @@ impl FromStr for Method {
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         Self::parse(text).ok_or_else(|| {
-            format!("unknown cost-basis method `{text}` (expected fifo, lifo, hifo or average)")
+            format!(
+                "unknown cost-basis method `{text}` (expected fifo, lifo, hifo, lofo or average)"
+            )
         })
     }
 }
@@ -176,6 +199,105 @@ pub struct Disposal {
     pub disposal_seq: u64,
     /// The acquisition event's `seq` of the consumed lot.
     pub lot_seq: Option<u64>,
+    /// The rule that matched this row: the lot method for a plain replay,
+    /// a jurisdiction's own rule once [`jurisdiction`] has applied it.
+    pub rule: Rule,
+}
+
+/// Which rule matched a realized row to its cost. The names are the
+/// `rule` column of `ledger basis` and of the reports (issue 24 settles
+/// them so that independent engines can be set beside this one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    Fifo,
+    Lifo,
+    Hifo,
+    Lofo,
+    Average,
+    /// UK: acquisitions on the same day as the disposal (TCGA 1992
+    /// s.105(1); HMRC CRYPTO22200, CG51560).
+    SameDay,
+    /// UK: acquisitions in the 30 days after the disposal, the "bed and
+    /// breakfast" rule (TCGA 1992 s.106A(5); CRYPTO22200, CG51560).
+    BedAndBreakfast,
+    /// UK: the Section 104 pool (TCGA 1992 s.104; CRYPTO22200).
+    Section104,
+    /// Canada: adjusted cost base, averaged over identical properties
+    /// (ITA s.47).
+    Acb,
+    /// Canada: a loss denied as superficial (ITA s.54, s.40(2)(g)(i)); the
+    /// denied part is added to the substituted property's cost (s.53(1)(f)).
+    SuperficialLoss,
+    /// Germany: held more than one year, not a private sale (EStG §23
+    /// Abs. 1 S. 1 Nr. 2).
+    HeldOver1y,
+    /// Germany: held one year or less, a taxable private sale.
+    Held1yOrLess,
+    /// Australia: the 50% CGT discount applies (ITAA 1997 s.115-25).
+    Discount,
+    /// Australia: no discount (held less than 12 months, or a loss).
+    NoDiscount,
+}
+
+impl Rule {
+    pub const ALL: [Rule; 14] = [
+        Rule::SameDay,
+        Rule::BedAndBreakfast,
+        Rule::Section104,
+        Rule::Acb,
+        Rule::SuperficialLoss,
+        Rule::HeldOver1y,
+        Rule::Held1yOrLess,
+        Rule::Discount,
+        Rule::NoDiscount,
+        Rule::Fifo,
+        Rule::Lifo,
+        Rule::Hifo,
+        Rule::Lofo,
+        Rule::Average,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rule::Fifo => "fifo",
+            Rule::Lifo => "lifo",
+            Rule::Hifo => "hifo",
+            Rule::Lofo => "lofo",
+            Rule::Average => "average",
+            Rule::SameDay => "same_day",
+            Rule::BedAndBreakfast => "bed_and_breakfast",
+            Rule::Section104 => "section_104",
+            Rule::Acb => "acb",
+            Rule::SuperficialLoss => "superficial_loss",
+            Rule::HeldOver1y => "held_over_1y",
+            Rule::Held1yOrLess => "held_1y_or_less",
+            Rule::Discount => "discount",
+            Rule::NoDiscount => "no_discount",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == text)
+    }
+}
+
+impl From<Method> for Rule {
+    fn from(method: Method) -> Self {
+        match method {
+            Method::Fifo => Rule::Fifo,
+            Method::Lifo => Rule::Lifo,
+            Method::Hifo => Rule::Hifo,
+            Method::Lofo => Rule::Lofo,
+            Method::Average => Rule::Average,
+        }
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl Disposal {

@@ -1,10 +1,11 @@
-//! Value types every layer may use: money ([`Usd`]) and time (parsing and
-//! writing it), and how both read to people ([`format`]). They sit below
-//! the domain and the surfaces alike, so `config` can price things and a
-//! REST edge can parse a bound without importing the modules that act on
-//! them.
+//! Value types every layer may use: money ([`Usd`]), currency conversion
+//! ([`fx`]), time (parsing and writing it), and how they read to people
+//! ([`format`]). They sit below the domain and the surfaces alike, so
+//! `config` can price things and a REST edge can parse a bound without
+//! importing the modules that act on them.
 
 pub mod format;
+pub mod fx;
 pub mod kept;
 pub mod money;
 pub mod time;

@@ -1,0 +1,416 @@
+//! Five jurisdictions' rules over the one replay: the US, the UK, Canada,
+//! Germany and Australia, one module each with its sources cited at the
+//! rule (docs/cost-basis.md repeats them).
+//!
+//! A jurisdiction decides the reporting currency, the tax year and the
+//! civil time zone it is counted in, which lot methods it accepts (and why
+//! not the others), whether pools are universal or per wallet, and how a
+//! disposal is matched to its cost: by a lot method (US, Germany,
+//! Australia, whose modules then say which rule each row falls under), by
+//! share matching (UK) or by the adjusted cost base (Canada), each with its
+//! own small engine. [`assess`] runs a taxpayer's books ([`super::books`])
+//! under one of them and adds each tax year's summary in that country's
+//! terms. Values must already be in the jurisdiction's currency
+//! ([`crate::values::fx`] converts them): the engines are currency-blind,
+//! and the `usd_value`/`fee_usd` fields then hold that currency.
+
+pub mod au;
+pub mod ca;
+pub mod civil;
+pub mod de;
+pub mod uk;
+pub mod us;
+
+use std::{fmt, str::FromStr};
+
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use super::{
+    Disposal, Method,
+    books::{self, Books, Holder, MoveRecord, TransferRecord, UnlabelledTransfers, WalletEvent},
+};
+use crate::values::fx::{Currency, FxError, RateTable};
+pub use civil::Zone;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Jurisdiction {
+    #[default]
+    Us,
+    Uk,
+    Ca,
+    De,
+    Au,
+}
+
+impl Jurisdiction {
+    pub const ALL: [Jurisdiction; 5] = [
+        Jurisdiction::Us,
+        Jurisdiction::Uk,
+        Jurisdiction::Ca,
+        Jurisdiction::De,
+        Jurisdiction::Au,
+    ];
+
+    /// `us`, `uk`, `ca`, `de` or `au`.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|j| j.as_str() == text)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Jurisdiction::Us => "us",
+            Jurisdiction::Uk => "uk",
+            Jurisdiction::Ca => "ca",
+            Jurisdiction::De => "de",
+            Jurisdiction::Au => "au",
+        }
+    }
+
+    /// The currency its returns are made in.
+    pub fn currency(self) -> Currency {
+        match self {
+            Jurisdiction::Us => Currency::Usd,
+            Jurisdiction::Uk => Currency::Gbp,
+            Jurisdiction::Ca => Currency::Cad,
+            Jurisdiction::De => Currency::Eur,
+            Jurisdiction::Au => Currency::Aud,
+        }
+    }
+
+    /// The zone its dates are counted in. The US has several, so UTC
+    /// unless an account sets one.
+    pub fn zone(self) -> Zone {
+        match self {
+            Jurisdiction::Us => Zone::Utc,
+            Jurisdiction::Uk => Zone::London,
+            Jurisdiction::Ca => Zone::Toronto,
+            Jurisdiction::De => Zone::Berlin,
+            Jurisdiction::Au => Zone::Sydney,
+        }
+    }
+
+    /// The tax year an event at `unix` falls in: the calendar year in the
+    /// US (26 USC §441(b)(1) for individuals), Canada (ITA s.249(1)(b)) and
+    /// Germany (EStG §25 Abs. 1, Veranlagungszeitraum); 6 April to 5 April
+    /// in the UK (Income Tax Act 2007 s.4); 1 July to 30 June in Australia
+    /// (the income year, ITAA 1997 s.995-1).
+    pub fn tax_year(self, unix: i64) -> TaxYear {
+        let Some(date) = self.zone().date(unix) else {
+            return TaxYear::calendar(1970);
+        };
+        use chrono::Datelike;
+        let (year, month, day) = (date.year(), date.month(), date.day());
+        match self {
+            Jurisdiction::Uk => TaxYear::split(if (month, day) >= (4, 6) {
+                year
+            } else {
+                year - 1
+            }),
+            Jurisdiction::Au => TaxYear::split(if month >= 7 { year } else { year - 1 }),
+            _ => TaxYear::calendar(year),
+        }
+    }
+
+    /// The method used when none is chosen.
+    pub fn default_matching(self) -> Matching {
+        match self {
+            Jurisdiction::Us | Jurisdiction::De | Jurisdiction::Au => Matching::Lots(Method::Fifo),
+            Jurisdiction::Uk => Matching::ShareMatching,
+            Jurisdiction::Ca => Matching::AdjustedCostBase,
+        }
+    }
+
+    /// How disposals are matched under `method` (`None`: the default), or
+    /// why this jurisdiction does not accept that method.
+    pub fn matching(self, method: Option<Method>) -> Result<Matching, MethodRefused> {
+        let Some(method) = method else {
+            return Ok(self.default_matching());
+        };
+        let refusal = match self {
+            Jurisdiction::Us => us::refusal(method),
+            Jurisdiction::Uk => uk::refusal(method),
+            Jurisdiction::Ca => ca::refusal(method),
+            Jurisdiction::De => de::refusal(method),
+            Jurisdiction::Au => au::refusal(method),
+        };
+        match refusal {
+            Some(reason) => Err(MethodRefused {
+                jurisdiction: self,
+                method,
+                reason,
+            }),
+            None => Ok(match self {
+                Jurisdiction::Uk => Matching::ShareMatching,
+                Jurisdiction::Ca => Matching::AdjustedCostBase,
+                _ => Matching::Lots(method),
+            }),
+        }
+    }
+}
+
+impl fmt::Display for Jurisdiction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Jurisdiction {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Self::parse(text)
+            .ok_or_else(|| format!("unknown jurisdiction `{text}` (expected us, uk, ca, de or au)"))
+    }
+}
+
+/// A tax year: the calendar year `start`, or (`split`) the year from a day
+/// in `start` to the day before it in `start + 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct TaxYear {
+    pub start: i32,
+    pub split: bool,
+}
+
+impl TaxYear {
+    pub fn calendar(year: i32) -> Self {
+        TaxYear {
+            start: year,
+            split: false,
+        }
+    }
+
+    pub fn split(start: i32) -> Self {
+        TaxYear { start, split: true }
+    }
+}
+
+/// `2024`, or `2024-25` for a year that spans two.
+impl fmt::Display for TaxYear {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.split {
+            write!(f, "{}-{:02}", self.start, (self.start + 1).rem_euclid(100))
+        } else {
+            write!(f, "{}", self.start)
+        }
+    }
+}
+
+/// How a jurisdiction matches a disposal to its cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Matching {
+    Lots(Method),
+    /// Same day, then 30 days, then the Section 104 pool (UK).
+    ShareMatching,
+    /// The adjusted cost base with the superficial-loss rule (Canada).
+    AdjustedCostBase,
+}
+
+/// A method the jurisdiction does not accept, and why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{method} is not accepted in {jurisdiction}: {reason}")]
+pub struct MethodRefused {
+    pub jurisdiction: Jurisdiction,
+    pub method: Method,
+    pub reason: &'static str,
+}
+
+/// One realized row as a jurisdiction reports it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaxRow {
+    pub wallet: String,
+    pub tax_year: TaxYear,
+    /// `row.rule` is the jurisdiction's rule. Under share matching and the
+    /// ACB, `row.proceeds` are gross and `row.basis` holds the allowable
+    /// costs including `sale_costs`; elsewhere proceeds are net of the sale
+    /// costs (and `sale_costs` is 0), as Form 8949 allows.
+    pub row: Disposal,
+    pub sale_costs: Decimal,
+}
+
+/// What is still held at the end.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Holding {
+    pub asset: String,
+    pub holder: Holder,
+    pub quantity: Decimal,
+    /// Remaining cost; `None` when unknown.
+    pub cost: Option<Decimal>,
+    /// `None` for a pool (Section 104, ACB), which has no one date.
+    pub acquired: Option<i64>,
+}
+
+/// Each tax year's figures in the jurisdiction's terms.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "jurisdiction", rename_all = "snake_case")]
+pub enum YearSummary {
+    Us(us::Summary),
+    Uk(uk::Summary),
+    Ca(ca::Summary),
+    De(de::Summary),
+    Au(au::Summary),
+}
+
+/// A taxpayer's books under one jurisdiction.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Assessment {
+    pub jurisdiction: Jurisdiction,
+    pub matching: Matching,
+    /// In replay order.
+    pub rows: Vec<TaxRow>,
+    pub holdings: Vec<Holding>,
+    pub moves: Vec<MoveRecord>,
+    pub transfers: Vec<TransferRecord>,
+    /// By tax year.
+    pub years: Vec<YearSummary>,
+}
+
+/// Run a taxpayer's books under `jurisdiction` with `method` (`None`: its
+/// default). Values in the input are in the jurisdiction's currency.
+pub fn assess(
+    jurisdiction: Jurisdiction,
+    input: &[WalletEvent],
+    method: Option<Method>,
+    unlabelled: UnlabelledTransfers,
+) -> Result<Assessment, MethodRefused> {
+    let matching = jurisdiction.matching(method)?;
+    let wallet_of = |row: &Disposal| {
+        input
+            .get(row.disposal_seq as usize)
+            .map(|e| e.wallet.clone())
+            .unwrap_or_default()
+    };
+    let tax_row = |row: Disposal, sale_costs: Decimal| TaxRow {
+        wallet: wallet_of(&row),
+        tax_year: jurisdiction.tax_year(row.disposed),
+        row,
+        sale_costs,
+    };
+    let (rows, holdings, moves, transfers) = match matching {
+        Matching::Lots(method) => {
+            let scope = |time: i64| match jurisdiction {
+                Jurisdiction::Us => us::pool_scope(time),
+                Jurisdiction::De => de::POOL_SCOPE,
+                _ => au::POOL_SCOPE,
+            };
+            let books = books::replay(input, method, unlabelled, scope);
+            let Books {
+                replay,
+                holders,
+                moves,
+                transfers,
+            } = books;
+            let rows: Vec<TaxRow> = replay
+                .disposals
+                .into_iter()
+                .map(|mut row| {
+                    row.rule = match jurisdiction {
+                        Jurisdiction::De => de::rule(&row),
+                        Jurisdiction::Au => au::rule(&row),
+                        _ => row.rule,
+                    };
+                    tax_row(row, Decimal::ZERO)
+                })
+                .collect();
+            let holdings = replay
+                .open_lots
+                .into_iter()
+                .zip(holders)
+                .map(|(lot, holder)| Holding {
+                    asset: lot.asset,
+                    holder,
+                    quantity: lot.quantity,
+                    cost: lot.basis,
+                    acquired: Some(lot.acquired),
+                })
+                .collect();
+            (rows, holdings, moves, transfers)
+        }
+        Matching::ShareMatching | Matching::AdjustedCostBase => {
+            let (events, moves, transfers) = books::universal_events(input, unlabelled);
+            let (rows, pools) = if matching == Matching::ShareMatching {
+                uk::replay(&events)
+            } else {
+                ca::replay(&events)
+            };
+            let rows: Vec<TaxRow> = rows
+                .into_iter()
+                .map(|(row, costs)| tax_row(row, costs))
+                .collect();
+            (rows, pools, moves, transfers)
+        }
+    };
+    let years = match jurisdiction {
+        Jurisdiction::Us => us::summaries(&rows),
+        Jurisdiction::Uk => uk::summaries(&rows),
+        Jurisdiction::Ca => ca::summaries(&rows),
+        Jurisdiction::De => de::summaries(&rows),
+        Jurisdiction::Au => au::summaries(&rows),
+    };
+    Ok(Assessment {
+        jurisdiction,
+        matching,
+        rows,
+        holdings,
+        moves,
+        transfers,
+        years,
+    })
+}
+
+/// `input` with values and fees given in `from` converted into the
+/// jurisdiction's currency, each at the reference rate of the event's civil
+/// date in the jurisdiction (HMRC, CRA, BMF and ATO all ask for the value
+/// in their currency at the time of the transaction; a day's ECB rate is
+/// the finest official grain). Unpriced values stay unpriced.
+pub fn convert(
+    jurisdiction: Jurisdiction,
+    input: &[WalletEvent],
+    from: Currency,
+    rates: &RateTable,
+) -> Result<Vec<WalletEvent>, FxError> {
+    let to = jurisdiction.currency();
+    input
+        .iter()
+        .map(|e| {
+            let mut e = e.clone();
+            let date = jurisdiction.zone().date(e.event.time).unwrap_or_default();
+            e.event.usd_value = e
+                .event
+                .usd_value
+                .map(|v| rates.convert(v, from, to, date))
+                .transpose()?;
+            e.event.fee_usd = rates.convert(e.event.fee_usd, from, to, date)?;
+            Ok(e)
+        })
+        .collect()
+}
+
+/// Whether a lot acquired at `acquired` and disposed of at `disposed` was
+/// held more than a year, dates taken in `zone`: the period starts the day
+/// after acquisition, so the disposal date must be after the same date one
+/// year on (a 29 February acquisition: after 28 February). The US
+/// (26 USC §1222, IRS Pub. 544), Germany (EStG §23 with BGB §187(1),
+/// §188(2)) and Australia (ITAA 1997 s.115-25, which excludes the days of
+/// acquisition and of the CGT event) all count this way.
+pub fn held_over_a_year(acquired: i64, disposed: i64, zone: Zone) -> bool {
+    let (Some(a), Some(d)) = (zone.date(acquired), zone.date(disposed)) else {
+        return false;
+    };
+    a.checked_add_months(chrono::Months::new(12))
+        .is_some_and(|anniversary| d > anniversary)
+}
+
+/// Rows grouped by tax year, in year order.
+fn by_year(rows: &[TaxRow]) -> Vec<(TaxYear, Vec<&TaxRow>)> {
+    let mut years: std::collections::BTreeMap<TaxYear, Vec<&TaxRow>> = Default::default();
+    for row in rows {
+        years.entry(row.tax_year).or_default().push(row);
+    }
+    years.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests;
