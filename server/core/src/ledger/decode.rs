@@ -14,11 +14,18 @@
 //! Swaps through any program are recognised the same way, from balance
 //! changes; wrapped-SOL accounts the transaction creates and closes never
 //! appear in the wallet's balances at both ends, so they net out.
+//!
+//! Protocols whose movements a balance change alone would misname have
+//! their own module in [`super::protocols`]: SOL into or out of the
+//! wallet's own stake accounts is split off after rent
+//! ([`super::protocols::stake`]), and SOL a Jito tip-distribution claim
+//! pays the wallet is a `mev_reward`, not a transfer.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{
     model::{Counterparty, CounterpartyKind, Direction, Leg, OperationType, SOL, SOL_DECIMALS},
+    protocols::stake::{self, STAKE_PROGRAM},
     tx::{
         ATA_PROGRAM, COMPUTE_BUDGET_PROGRAM, MEMO_PROGRAMS, NATIVE_MINT, Op, SYSTEM_PROGRAM,
         TOKEN_2022_PROGRAM, TOKEN_PROGRAM, TxView,
@@ -77,7 +84,12 @@ fn wrapped(balances: &[super::tx::TokenBalance], account: &str) -> u64 {
 fn is_infrastructure(program: &str) -> bool {
     matches!(
         program,
-        SYSTEM_PROGRAM | TOKEN_PROGRAM | TOKEN_2022_PROGRAM | ATA_PROGRAM | COMPUTE_BUDGET_PROGRAM
+        SYSTEM_PROGRAM
+            | TOKEN_PROGRAM
+            | TOKEN_2022_PROGRAM
+            | ATA_PROGRAM
+            | COMPUTE_BUDGET_PROGRAM
+            | STAKE_PROGRAM
     ) || MEMO_PROGRAMS.contains(&program)
 }
 
@@ -245,9 +257,21 @@ impl Context<'_> {
 }
 
 /// The legs of `tx` for `wallet`, in a fixed order: fee, rent deposits, rent
-/// refunds, then one leg per remaining asset (SOL first, then mints in
-/// order). Empty when the transaction did not change the wallet's balances.
+/// refunds, stake movements, then one leg per remaining asset (SOL first,
+/// then mints in order). Empty when the transaction did not change the
+/// wallet's balances.
 pub fn legs(tx: &TxView, wallet: &str) -> Vec<Leg> {
+    legs_with_stake_accounts(tx, wallet, &BTreeSet::new())
+}
+
+/// [`legs`], knowing `stake_accounts` to be the wallet's already (found by
+/// the scanner): SOL sent to one of them is a `stake_deposit` even when
+/// the transaction has no stake instruction that says so.
+pub fn legs_with_stake_accounts(
+    tx: &TxView,
+    wallet: &str,
+    stake_accounts: &BTreeSet<String>,
+) -> Vec<Leg> {
     let owned_accounts: BTreeSet<&str> = tx
         .pre_tokens
         .iter()
@@ -296,10 +320,16 @@ pub fn legs(tx: &TxView, wallet: &str) -> Vec<Leg> {
     let mut explained = -fee;
     let mut deposited = BTreeSet::new();
     let mut refunded = BTreeSet::new();
+    let staking = stake::Reading::read(tx, wallet, stake_accounts);
     if !tx.failed {
         for op in &tx.ops {
             match op {
-                Op::CreateAccount { funder, account }
+                // Funding a stake account is no rent: the stake reading
+                // below says whose SOL it stays.
+                Op::CreateAccount { account, .. } if staking.is_stake_account(account) => {}
+                Op::CreateAccount {
+                    funder, account, ..
+                }
                 | Op::CreateTokenAccount { funder, account }
                     if funder == wallet && deposited.insert(account.as_str()) =>
                 {
@@ -340,6 +370,17 @@ pub fn legs(tx: &TxView, wallet: &str) -> Vec<Leg> {
         }
     }
 
+    for leg in staking.legs {
+        explained += leg.amount;
+        out.push((
+            leg.operation_type,
+            SOL.to_owned(),
+            leg.amount,
+            SOL_DECIMALS,
+            vec![leg.counterparty],
+        ));
+    }
+
     // What is left per asset.
     let mut remaining: Vec<(String, i128, u8)> = Vec::new();
     let sol_rest = sol_delta - explained;
@@ -374,6 +415,9 @@ pub fn legs(tx: &TxView, wallet: &str) -> Vec<Leg> {
             // Tokens that arrived unasked and not by a transfer: minted
             // (or otherwise created) straight into the wallet.
             (OperationType::Airdrop, ctx.transfer_parties(&mint))
+        } else if delta > 0 && mint == SOL && stake::is_mev_claim(tx) {
+            // Jito tip distribution paid the wallet its MEV tips.
+            (OperationType::MevReward, ctx.swap_programs(direction))
         } else if delta > 0 {
             (OperationType::TransferIn, ctx.transfer_parties(&mint))
         } else {

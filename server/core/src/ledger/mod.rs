@@ -13,8 +13,9 @@
 pub mod cursor;
 pub mod decode;
 pub mod model;
+pub mod protocols;
 pub mod tx;
 
-pub use decode::{balance_changes, legs, sum_by_asset};
+pub use decode::{balance_changes, legs, legs_with_stake_accounts, sum_by_asset};
 pub use model::{Counterparty, CounterpartyKind, Direction, Leg, OperationType, SOL};
 pub use tx::{TxError, TxView};
