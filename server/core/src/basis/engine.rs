@@ -46,18 +46,34 @@ pub fn replay(events: &[Event], method: Method) -> Replay {
                 event.time,
                 event.seq,
             ),
+            EventKind::Income => {
+                book.income_quantity += event.quantity;
+                match event.usd_value {
+                    Some(v) => book.income_usd += v,
+                    None => book.income_unpriced += event.quantity,
+                }
+                book.acquire(
+                    event.quantity,
+                    event.usd_value.map(|v| v + event.fee_usd),
+                    event.time,
+                    event.seq,
+                );
+            }
             EventKind::Dispose => book.dispose(event, &mut disposals),
             EventKind::RentLock => book.rent_locked += event.quantity,
+            EventKind::StakeLock => book.staked += event.quantity,
             EventKind::RentRelease => {
                 let released = event.quantity.min(book.rent_locked);
                 book.rent_locked -= released;
-                let excess = event.quantity - released;
-                if excess > Decimal::ZERO {
-                    let value = event
-                        .usd_value
-                        .map(|v| share(v, excess, event.quantity) + event.fee_usd);
-                    book.acquire(excess, value, event.time, event.seq);
-                }
+                book.release_excess(event, released);
+            }
+            EventKind::StakeRelease => {
+                // Unstaking returns the wallet's own SOL: its lots never
+                // left, so nothing is acquired (nor counted twice) unless
+                // more comes back than the replay saw staked.
+                let released = event.quantity.min(book.staked);
+                book.staked -= released;
+                book.release_excess(event, released);
             }
         }
     }
@@ -248,6 +264,10 @@ struct Book {
     disposed: Decimal,
     uncovered: Decimal,
     rent_locked: Decimal,
+    staked: Decimal,
+    income_quantity: Decimal,
+    income_usd: Decimal,
+    income_unpriced: Decimal,
     totals: Totals,
 }
 
@@ -266,7 +286,24 @@ impl Book {
             disposed: Decimal::ZERO,
             uncovered: Decimal::ZERO,
             rent_locked: Decimal::ZERO,
+            staked: Decimal::ZERO,
+            income_quantity: Decimal::ZERO,
+            income_usd: Decimal::ZERO,
+            income_unpriced: Decimal::ZERO,
             totals: Totals::default(),
+        }
+    }
+
+    /// What a rent or stake release brought back beyond the `released`
+    /// part the replay had seen go out opens a lot at its share of the
+    /// event's value.
+    fn release_excess(&mut self, event: &Event, released: Decimal) {
+        let excess = event.quantity - released;
+        if excess > Decimal::ZERO {
+            let value = event
+                .usd_value
+                .map(|v| share(v, excess, event.quantity) + event.fee_usd);
+            self.acquire(excess, value, event.time, event.seq);
         }
     }
 
@@ -386,6 +423,10 @@ impl Book {
             open_quantity,
             uncovered_quantity: self.uncovered,
             rent_locked: self.rent_locked,
+            staked: self.staked,
+            income_quantity: self.income_quantity,
+            income_usd: self.income_usd,
+            income_unpriced_quantity: self.income_unpriced,
             totals: self.totals,
         };
         (summary, lots)
