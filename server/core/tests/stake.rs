@@ -5,6 +5,7 @@
 //! what is staked. Expected legs come from those balances, never from what
 //! the decoder printed; every transaction is also checked for conservation
 //! (the wallet's legs sum to its balance change).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeSet;
 
@@ -102,7 +103,11 @@ fn creating_and_delegating_a_stake_account_is_a_stake_deposit_not_rent() {
         &[(W, true), (A, true), (VOTE, false)],
         &[20 * SOL_1, 0, 1],
         &[20 * SOL_1 - FEE - funded, funded, 1],
-        json!([create_account(W, A, funded), initialize(A, W, W), delegate(A)]),
+        json!([
+            create_account(W, A, funded),
+            initialize(A, W, W),
+            delegate(A)
+        ]),
         json!([]),
     );
     let legs = conserves(&t, W);
@@ -351,7 +356,9 @@ fn a_stake_account_created_for_someone_else_is_a_transfer_out_not_rent() {
     );
     let legs = conserves(&t, W);
     assert_eq!(
-        legs.iter().map(|l| (l.operation_type, l.amount)).collect::<Vec<_>>(),
+        legs.iter()
+            .map(|l| (l.operation_type, l.amount))
+            .collect::<Vec<_>>(),
         vec![
             (OperationType::NetworkFee, -(FEE as i128)),
             (OperationType::TransferOut, -(funded as i128)),
@@ -399,7 +406,11 @@ fn a_jito_tip_claim_paid_to_the_wallets_stake_account_is_income_that_stays_stake
     let tip = 777u64;
     let balance = 10 * SOL_1 + RESERVE;
     let t = tx(
-        &[(CRANK, true), (A, false), (JITO_TIP_DISTRIBUTION_PROGRAM, false)],
+        &[
+            (CRANK, true),
+            (A, false),
+            (JITO_TIP_DISTRIBUTION_PROGRAM, false),
+        ],
         &[SOL_1, balance, 1],
         &[SOL_1 - FEE, balance + tip, 1],
         json!([jito_claim(A)]),

@@ -519,7 +519,13 @@ mod tests {
             ),
             at(
                 priced(
-                    leg("stake", 0, OperationType::StakeDeposit, SOL, -10_000_000_000),
+                    leg(
+                        "stake",
+                        0,
+                        OperationType::StakeDeposit,
+                        SOL,
+                        -10_000_000_000,
+                    ),
                     dec!(-1050),
                 ),
                 10,
@@ -540,7 +546,13 @@ mod tests {
             ),
             at(
                 priced(
-                    leg("unstake", 0, OperationType::StakeWithdraw, SOL, 10_200_000_000),
+                    leg(
+                        "unstake",
+                        0,
+                        OperationType::StakeWithdraw,
+                        SOL,
+                        10_200_000_000,
+                    ),
                     dec!(1300),
                 ),
                 40,
@@ -619,7 +631,13 @@ mod tests {
             ),
             leg("stake", 0, OperationType::StakeDeposit, SOL, -2_000_000_000),
             priced(
-                leg("unstake", 0, OperationType::StakeWithdraw, SOL, 5_000_000_000),
+                leg(
+                    "unstake",
+                    0,
+                    OperationType::StakeWithdraw,
+                    SOL,
+                    5_000_000_000,
+                ),
                 dec!(500),
             ),
         ];

@@ -100,7 +100,9 @@ pub enum StakeOp {
         lamports: u64,
     },
     /// `setLockup`, `deactivateDelinquent` and the like: nothing moves.
-    Other { stake: String },
+    Other {
+        stake: String,
+    },
 }
 
 impl StakeOp {
@@ -222,8 +224,7 @@ fn u64_at(data: &[u8], at: usize) -> Option<u64> {
 }
 
 fn key_at(data: &[u8], at: usize) -> Option<String> {
-    data.get(at..at + 32)
-        .map(|b| bs58::encode(b).into_string())
+    data.get(at..at + 32).map(|b| bs58::encode(b).into_string())
 }
 
 fn role_at(data: &[u8], at: usize) -> Option<Role> {
@@ -317,9 +318,7 @@ pub fn raw(accounts: &[String], data: &[u8]) -> Option<StakeOp> {
             lamports: u64_at(data, 4)?,
         },
         // SetLockup, GetMinimumDelegation, DeactivateDelinquent, …
-        _ => StakeOp::Other {
-            stake: account(0)?,
-        },
+        _ => StakeOp::Other { stake: account(0)? },
     })
 }
 
@@ -476,7 +475,10 @@ impl Reading {
                         touched.extend(op.stake_accounts());
                         match op {
                             StakeOp::Withdraw {
-                                stake, to, lamports, ..
+                                stake,
+                                to,
+                                lamports,
+                                ..
                             } if now.contains(stake.as_str()) && !now.contains(to.as_str()) => {
                                 let amount = i128::from(*lamports);
                                 legs.push(StakeLeg {
@@ -519,8 +521,7 @@ impl Reading {
                                             counterparty: party(new_authority, Direction::Out),
                                         });
                                     }
-                                } else if !now.contains(stake.as_str()) && new_authority == wallet
-                                {
+                                } else if !now.contains(stake.as_str()) && new_authority == wallet {
                                     now.insert(stake);
                                     moved_to.insert(stake, new_authority);
                                     if balance > 0 {
@@ -636,6 +637,16 @@ pub fn stake_accounts_seen(
     known: &BTreeSet<String>,
 ) -> Vec<StakeAccountSeen> {
     Reading::read(tx, wallet, known).seen
+}
+
+/// Whether a leg of `op` moves SOL between the wallet and its own stake
+/// account: its holdings (liquid plus staked) do not change, so sums of
+/// holdings leave such legs out.
+pub fn within_holdings(op: OperationType) -> bool {
+    matches!(
+        op,
+        OperationType::StakeDeposit | OperationType::StakeWithdraw
+    )
 }
 
 /// The synthetic signature of a reward leg: `reward:<epoch>:<stake
