@@ -67,7 +67,9 @@ fn check_conservation(events: &[Event], r: &Replay) -> Result<(), TestCaseError>
                 .filter(|e| e.asset == asset.asset && e.kind == kind)
                 .map(|e| e.quantity))
         };
-        let acquired = of(EventKind::Acquire) + released_beyond_locked(events, &asset.asset);
+        let acquired = of(EventKind::Acquire)
+            + of(EventKind::Income)
+            + released_beyond_locked(events, &asset.asset);
         let disposed = of(EventKind::Dispose);
         let rows = r.disposals.iter().filter(|d| d.asset == asset.asset);
         let covered = sum(rows.clone().filter(|d| !d.uncovered).map(|d| d.quantity));
@@ -90,17 +92,24 @@ fn check_conservation(events: &[Event], r: &Replay) -> Result<(), TestCaseError>
     Ok(())
 }
 
-/// Rent released beyond what was locked opens lots; replayed here apart.
+/// Rent released beyond what was locked, and stake withdrawn beyond what
+/// was staked, open lots; replayed here apart.
 fn released_beyond_locked(events: &[Event], asset: &str) -> Decimal {
     let mut ordered: Vec<&Event> = events.iter().filter(|e| e.asset == asset).collect();
     ordered.sort_by_key(|e| (e.time, e.seq));
-    let (mut locked, mut excess) = (Decimal::ZERO, Decimal::ZERO);
+    let (mut locked, mut staked, mut excess) = (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO);
     for e in ordered {
         match e.kind {
             EventKind::RentLock => locked += e.quantity,
             EventKind::RentRelease => {
                 let released = e.quantity.min(locked);
                 locked -= released;
+                excess += e.quantity - released;
+            }
+            EventKind::StakeLock => staked += e.quantity,
+            EventKind::StakeRelease => {
+                let released = e.quantity.min(staked);
+                staked -= released;
                 excess += e.quantity - released;
             }
             _ => {}

@@ -1,6 +1,6 @@
 //! `get_positions`: a scanned wallet's positions under a cost-basis method
-//! (SPEC N3): open lots per mint, the realized PnL summary and rent-locked
-//! SOL. The replay is the `basis` engine's (docs/cost-basis.md has every
+//! (SPEC N3): open lots per mint, the realized PnL and income summary,
+//! rent-locked SOL, and staked SOL apart from liquid (SPEC S6). The replay is the `basis` engine's (docs/cost-basis.md has every
 //! rule); this module values the legs at their block times
 //! (`prices::valuation`), hands them over and shapes the answer.
 //!
@@ -110,6 +110,12 @@ pub struct PositionView {
     pub uncovered_quantity: String,
     /// Held in rent deposits (SOL only).
     pub rent_locked: String,
+    /// Held in the wallet's stake accounts (SOL only; part of open_quantity).
+    pub staked: String,
+    /// Received as income (staking rewards, MEV tips), whole tokens.
+    pub income_quantity: String,
+    /// Fair value at receipt of the priced income, USD.
+    pub income_usd: String,
     /// Open lots in the method's order of acquisition.
     pub lots: Vec<LotView>,
     pub realized: RealizedView,
@@ -200,6 +206,17 @@ pub struct Positions {
     /// SOL held in rent deposits now, in SOL and in lamports (a string).
     pub rent_locked_sol: String,
     pub rent_locked_lamports: String,
+    /// SOL in the wallet's stake accounts now (deposits and rewards not yet
+    /// withdrawn), in SOL and in lamports (a string).
+    pub staked_sol: String,
+    pub staked_lamports: String,
+    /// SOL neither staked nor rent-locked: open SOL less both, in SOL and
+    /// lamports.
+    pub liquid_sol: String,
+    pub liquid_lamports: String,
+    /// Income received (staking rewards, MEV tips) at fair value at
+    /// receipt, every mint together, USD over the priced part.
+    pub income_usd: String,
     /// Legs the replay had no USD value for (their rows are incomplete).
     pub unpriced_legs: u64,
     /// Accounts programs hold for the wallet (limit orders, DCA), beside
@@ -257,6 +274,18 @@ pub fn view(address: &str, replay: &Replay, exclude_spam: bool, unpriced_legs: u
         });
     }
     let lamports = replay.rent_locked_lamports();
+    let staked = replay.staked_lamports();
+    let sol_open = replay
+        .assets
+        .iter()
+        .find(|a| a.asset == crate::ledger::SOL)
+        .map_or(Decimal::ZERO, |a| a.open_quantity);
+    let liquid = (sol_open * Decimal::from(1_000_000_000u64))
+        .trunc()
+        .try_into()
+        .map_or(0i128, |open: i128| open - lamports - staked);
+    let sol =
+        |lamports: i128| s(Decimal::try_from_i128_with_scale(lamports, 9).unwrap_or_default());
     Positions {
         address: address.to_owned(),
         method: replay.method.as_str().to_owned(),
@@ -270,6 +299,9 @@ pub fn view(address: &str, replay: &Replay, exclude_spam: bool, unpriced_legs: u
                 open_quantity: s(a.open_quantity),
                 uncovered_quantity: s(a.uncovered_quantity),
                 rent_locked: s(a.rent_locked),
+                staked: s(a.staked),
+                income_quantity: s(a.income_quantity),
+                income_usd: s(a.income_usd),
                 lots: lots.remove(a.asset.as_str()).unwrap_or_default(),
                 realized: RealizedView::from(&a.totals),
             })
@@ -278,6 +310,11 @@ pub fn view(address: &str, replay: &Replay, exclude_spam: bool, unpriced_legs: u
         rent_locked_sol: s(Decimal::try_from_i128_with_scale(lamports, 9).unwrap_or_default()),
         payment: None,
         rent_locked_lamports: lamports.to_string(),
+        staked_sol: sol(staked),
+        staked_lamports: staked.to_string(),
+        liquid_sol: sol(liquid),
+        liquid_lamports: liquid.to_string(),
+        income_usd: s(replay.assets.iter().map(|a| a.income_usd).sum()),
         unpriced_legs,
         program_positions: Vec::new(),
     }

@@ -25,7 +25,7 @@ use super::{Leg, scanned_legs};
 use crate::{
     accounts::Principal,
     error::AppError,
-    ledger::SOL,
+    ledger::{OperationType, SOL, protocols::stake},
     payments::Presented,
     prices::{
         Granularity, Prices,
@@ -177,9 +177,14 @@ pub fn compute(
         let at = if open { p.now_secs } else { close };
         while next < legs.len() && legs[next].block_time.unwrap_or(0) < close.min(at + 1) {
             let leg = &legs[next];
+            next += 1;
+            // Staked SOL is still held: a move into or out of the
+            // wallet's own stake account changes no holding.
+            if OperationType::parse(&leg.operation_type).is_some_and(stake::within_holdings) {
+                continue;
+            }
             let entry = held.entry(leg.mint.as_str()).or_insert((0, leg.decimals));
             entry.0 += leg.amount;
-            next += 1;
         }
         let sol_price = price(valuer, p, SOL, bucket, open)
             .or_else(|| valuer.last_close_before(SOL, at).map(|(_, px)| px));

@@ -65,7 +65,7 @@ fn get_ledger() -> ToolDef {
                 to the challenge's quoteId; the settled payment's receipt then covers later reads \
                 of the wallet). Each entry has signature, slot, block_time, operation_type \
                 (transfer_in, transfer_out, swap, network_fee, rent_deposit, rent_refund, airdrop, \
-                airdrop_spam), mint (\"sol\" for native SOL), amount (signed atomic units, as a \
+                airdrop_spam, stake_deposit, stake_withdraw, staking_reward, mev_reward), mint (\"sol\" for native SOL), amount (signed atomic units, as a \
                 string), decimals, usd_value (its USD worth at its block time, a decimal string) \
                 and priced (false when no price covers it). Filters: from/to (RFC 3339 or \
                 YYYY-MM-DD, inclusive), mint, operation_type, exclude, min_usd_value (legs without \

@@ -20,7 +20,7 @@ use crate::{
     analytics::{Leg, positions::inputs, scanned_legs, value_history::StaleMint},
     basis::{self, Disposal, Event, Method, Replay, Totals},
     error::AppError,
-    ledger::{OperationType, SOL},
+    ledger::{OperationType, SOL, protocols::stake},
     prices::valuation::Valuer,
     reads::Reads,
     solana::WalletAddress,
@@ -76,7 +76,12 @@ pub fn whole(amount: i128, decimals: u32) -> Decimal {
 }
 
 /// Add `leg` to the balances it moves (a mint's first leg names its decimals).
+/// Holdings include staked SOL, so moves into and out of the wallet's own
+/// stake accounts change nothing.
 fn add(balances: &mut BTreeMap<String, (i128, u32)>, leg: &Leg) {
+    if OperationType::parse(&leg.operation_type).is_some_and(stake::within_holdings) {
+        return;
+    }
     match balances.get_mut(&leg.mint) {
         Some((amount, _)) => *amount += leg.amount,
         None => {

@@ -155,6 +155,8 @@ pub fn render(report: &Report, books: &[Book]) -> Vec<u8> {
     gains(&mut p, report);
     positions(&mut p, &report.total);
     p.break_page();
+    income(&mut p, report);
+    p.break_page();
     chart(&mut p, books);
     ledger(&mut p, books);
     assemble(p.finish(), report)
@@ -208,7 +210,7 @@ fn summary_page(p: &mut Pages, report: &Report) {
             format!("{} ({})", t.realized.rows, t.realized.incomplete_rows),
         ),
         (
-            "Income (airdrops)",
+            "Income (rewards, MEV, airdrops)",
             format!("{} over {} legs", usd(&t.income.usd), t.income.legs),
         ),
         (
@@ -263,6 +265,52 @@ fn gains(p: &mut Pages, report: &Report) {
             name == "All wallets",
         );
     }
+}
+
+/// The income page: each kind per wallet and in total, quantity and fair
+/// value at receipt. Income is no disposal, so it is not on Form 8949.
+fn income(p: &mut Pages, report: &Report) {
+    p.heading("Income by kind (fair value at receipt)");
+    let cols = [MARGIN, 150.0, 250.0, 390.0, 480.0];
+    p.row(
+        &[
+            (cols[0], "Wallet"),
+            (cols[1], "Kind"),
+            (cols[2], "Quantity"),
+            (cols[3], "Value"),
+            (cols[4], "Legs (unpriced)"),
+        ],
+        true,
+    );
+    let mut all: Vec<(String, &Figures)> = report
+        .wallets
+        .iter()
+        .map(|w| (short(&w.address), &w.figures))
+        .collect();
+    all.push(("All wallets".to_owned(), &report.total));
+    for (name, f) in all {
+        let total = name == "All wallets";
+        for kind in &f.income.by_kind {
+            let quantity = kind
+                .assets
+                .iter()
+                .map(|a| format!("{} {}", a.quantity, short(&a.symbol)))
+                .collect::<Vec<_>>()
+                .join(", ");
+            p.row(
+                &[
+                    (cols[0], &name),
+                    (cols[1], &kind.kind),
+                    (cols[2], if quantity.is_empty() { "-" } else { &quantity }),
+                    (cols[3], &usd(&kind.usd)),
+                    (cols[4], &format!("{} ({})", kind.legs, kind.unpriced_legs)),
+                ],
+                total,
+            );
+        }
+    }
+    p.line("Staking rewards, MEV tips and airdrops are income when received, not disposals:");
+    p.line("they are not on Form 8949. US filers report them on Schedule 1 (Form 1040).");
 }
 
 fn positions(p: &mut Pages, total: &Figures) {

@@ -1,8 +1,9 @@
 //! The report object (`format: json`, and the figures the PDF prints):
 //! meta (when, how, over what range, the SOL price then), then per wallet
-//! and in total the realized gains by term, income-like inflows, network
-//! fees, open positions and the value at the start and end of the range.
-//! Money and quantities are decimal strings, never floats.
+//! and in total the realized gains by term, income (staking rewards, MEV
+//! tips, airdrops) by kind, network fees, open positions and the value at
+//! the start and end of the range. Money and quantities are decimal
+//! strings, never floats.
 
 use std::collections::BTreeMap;
 
@@ -11,7 +12,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{
-    book::{Book, text},
+    book::{Book, text, whole},
     tokens,
 };
 use crate::{
@@ -60,8 +61,8 @@ pub struct Meta {
     pub wallets: Vec<String>,
 }
 
-/// Income-like inflows in the range: airdrops (and airdrop_spam when it
-/// is not excluded), valued at block time.
+/// Income in the range, valued at block time: staking rewards, MEV tips,
+/// airdrops (and airdrop_spam when it is not excluded).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct IncomeView {
     /// USD over the priced legs.
@@ -69,6 +70,76 @@ pub struct IncomeView {
     pub legs: u64,
     /// Legs with no USD value (left out of usd).
     pub unpriced_legs: u64,
+    /// The same by kind, always the four kinds in this order:
+    /// staking_rewards, mev, airdrops, other.
+    pub by_kind: Vec<IncomeKindView>,
+}
+
+/// What income is, for the report's `income.by_kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum IncomeKind {
+    /// `staking_reward` legs: each epoch's inflation reward.
+    StakingRewards,
+    /// `mev_reward` legs: claimed Jito tips.
+    Mev,
+    /// `airdrop` (and `airdrop_spam` when kept).
+    Airdrops,
+    /// Income of no kind above (none yet: kept so the shape is stable).
+    Other,
+}
+
+impl IncomeKind {
+    pub const ALL: [IncomeKind; 4] = [
+        IncomeKind::StakingRewards,
+        IncomeKind::Mev,
+        IncomeKind::Airdrops,
+        IncomeKind::Other,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IncomeKind::StakingRewards => "staking_rewards",
+            IncomeKind::Mev => "mev",
+            IncomeKind::Airdrops => "airdrops",
+            IncomeKind::Other => "other",
+        }
+    }
+
+    /// The kind of income an inbound leg of `op` is, if it is income.
+    pub fn of(op: OperationType) -> Option<Self> {
+        match op {
+            OperationType::StakingReward => Some(IncomeKind::StakingRewards),
+            OperationType::MevReward => Some(IncomeKind::Mev),
+            OperationType::Airdrop | OperationType::AirdropSpam => Some(IncomeKind::Airdrops),
+            _ => None,
+        }
+    }
+}
+
+/// One kind of income.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct IncomeKindView {
+    /// staking_rewards, mev, airdrops or other.
+    pub kind: String,
+    /// USD at receipt over the priced legs.
+    pub usd: String,
+    pub legs: u64,
+    /// Legs with no USD value (left out of usd).
+    pub unpriced_legs: u64,
+    /// Quantity received per mint.
+    pub assets: Vec<IncomeAsset>,
+}
+
+/// The quantity of one mint received as one kind of income.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct IncomeAsset {
+    /// A mint, or "sol".
+    pub mint: String,
+    pub symbol: String,
+    /// Whole tokens.
+    pub quantity: String,
+    /// USD at receipt over the priced legs of this mint.
+    pub usd: String,
 }
 
 /// Network fees paid in the range.
@@ -146,6 +217,28 @@ pub struct Report {
     pub payment: Option<PaymentBlock>,
 }
 
+/// One kind of income, summed.
+#[derive(Default)]
+struct IncomeSums {
+    usd: Decimal,
+    legs: u64,
+    unpriced: u64,
+    assets: BTreeMap<String, (Decimal, Decimal)>,
+}
+
+impl IncomeSums {
+    fn merge(&mut self, o: IncomeSums) {
+        self.usd += o.usd;
+        self.legs += o.legs;
+        self.unpriced += o.unpriced;
+        for (mint, (q, v)) in o.assets {
+            let entry = self.assets.entry(mint).or_default();
+            entry.0 += q;
+            entry.1 += v;
+        }
+    }
+}
+
 /// Sums kept exact until they are written.
 #[derive(Default)]
 struct Sums {
@@ -153,6 +246,8 @@ struct Sums {
     income_usd: Decimal,
     income_legs: u64,
     income_unpriced: u64,
+    /// kind → (usd, legs, unpriced legs, mint → (quantity, usd))
+    income_by_kind: BTreeMap<IncomeKind, IncomeSums>,
     fee_lamports: i128,
     fee_usd: Decimal,
     fee_legs: u64,
@@ -175,23 +270,33 @@ impl Sums {
         for (leg, usd) in book.legs_in_range() {
             s.legs += 1;
             let op = OperationType::parse(&leg.operation_type);
-            match op {
-                Some(OperationType::Airdrop | OperationType::AirdropSpam) if leg.amount > 0 => {
+            match op.and_then(IncomeKind::of) {
+                Some(kind) if leg.amount > 0 => {
                     s.income_legs += 1;
                     match usd {
                         Some(v) => s.income_usd += v,
                         None => s.income_unpriced += 1,
                     }
-                }
-                Some(OperationType::NetworkFee) => {
-                    s.fee_legs += 1;
-                    s.fee_lamports += -leg.amount;
+                    let sums = s.income_by_kind.entry(kind).or_default();
+                    sums.legs += 1;
                     match usd {
-                        Some(v) => s.fee_usd += v,
-                        None => s.fee_unpriced += 1,
+                        Some(v) => sums.usd += v,
+                        None => sums.unpriced += 1,
                     }
+                    let asset = sums.assets.entry(leg.mint.clone()).or_default();
+                    asset.0 += whole(leg.amount, leg.decimals);
+                    asset.1 += usd.unwrap_or_default();
+                    continue;
                 }
                 _ => {}
+            }
+            if op == Some(OperationType::NetworkFee) {
+                s.fee_legs += 1;
+                s.fee_lamports += -leg.amount;
+                match usd {
+                    Some(v) => s.fee_usd += v,
+                    None => s.fee_unpriced += 1,
+                }
             }
         }
         for asset in &book.replay.assets {
@@ -233,6 +338,9 @@ impl Sums {
         self.income_usd += o.income_usd;
         self.income_legs += o.income_legs;
         self.income_unpriced += o.income_unpriced;
+        for (kind, sums) in o.income_by_kind {
+            self.income_by_kind.entry(kind).or_default().merge(sums);
+        }
         self.fee_lamports += o.fee_lamports;
         self.fee_usd += o.fee_usd;
         self.fee_legs += o.fee_legs;
@@ -267,6 +375,29 @@ impl Sums {
                 usd: text(self.income_usd),
                 legs: self.income_legs,
                 unpriced_legs: self.income_unpriced,
+                by_kind: IncomeKind::ALL
+                    .iter()
+                    .map(|kind| {
+                        let empty = IncomeSums::default();
+                        let sums = self.income_by_kind.get(kind).unwrap_or(&empty);
+                        IncomeKindView {
+                            kind: kind.as_str().to_owned(),
+                            usd: text(sums.usd),
+                            legs: sums.legs,
+                            unpriced_legs: sums.unpriced,
+                            assets: sums
+                                .assets
+                                .iter()
+                                .map(|(mint, (q, v))| IncomeAsset {
+                                    mint: mint.clone(),
+                                    symbol: tokens::symbol(mint).to_owned(),
+                                    quantity: text(*q),
+                                    usd: text(*v),
+                                })
+                                .collect(),
+                        }
+                    })
+                    .collect(),
             },
             fees: FeesView {
                 sol: text(sol),
@@ -325,5 +456,88 @@ pub fn report(ctx: &Context, books: &[Book]) -> Report {
         wallets,
         total: total.view(),
         payment: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        analytics::Leg, basis::Method, ledger::SOL, prices::valuation::Valuer, reports::book::Range,
+    };
+
+    fn leg(sig: &str, op: OperationType, mint: &str, amount: i128) -> Leg {
+        Leg {
+            signature: sig.into(),
+            index: 0,
+            block_time: Some(1_735_732_800),
+            operation_type: op.as_str().into(),
+            mint: mint.into(),
+            amount,
+            decimals: if mint == SOL { 9 } else { 6 },
+            counterparties: Vec::new(),
+        }
+    }
+
+    /// Two rewards of 0.001234567 and 0.001 SOL (0.002234567), a MEV tip
+    /// of 0.000002 SOL and an airdrop of 5 tokens: four income legs, by
+    /// kind; a stake deposit is no income. No prices, so every leg is
+    /// unpriced and the USD sums are 0.
+    #[test]
+    fn income_is_summed_by_kind_with_quantities() {
+        const BONK: &str = "DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263";
+        let legs = vec![
+            leg("d", OperationType::StakeDeposit, SOL, -10_000_000_000),
+            leg("reward:1:S", OperationType::StakingReward, SOL, 1_234_567),
+            leg("reward:2:S", OperationType::StakingReward, SOL, 1_000_000),
+            leg("m", OperationType::MevReward, SOL, 2_000),
+            leg("a", OperationType::Airdrop, BONK, 5_000_000),
+        ];
+        let book = Book::new(
+            "w1",
+            &legs,
+            Valuer::default(),
+            Method::Fifo,
+            false,
+            Range::default(),
+            1_800_000_000,
+        );
+        let ctx = Context {
+            generated_ms: 0,
+            method: Method::Fifo,
+            exclude_spam: false,
+            from: None,
+            to: None,
+            sol_usd: None,
+        };
+        let r = report(&ctx, &[book]);
+        let income = &r.total.income;
+        assert_eq!(income.legs, 4);
+        assert_eq!(income.unpriced_legs, 4);
+        type Kind<'a> = (&'a str, u64, Vec<(&'a str, &'a str)>);
+        let kinds: Vec<Kind> = income
+            .by_kind
+            .iter()
+            .map(|k| {
+                (
+                    k.kind.as_str(),
+                    k.legs,
+                    k.assets
+                        .iter()
+                        .map(|a| (a.mint.as_str(), a.quantity.as_str()))
+                        .collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                ("staking_rewards", 2, vec![(SOL, "0.002234567")]),
+                ("mev", 1, vec![(SOL, "0.000002")]),
+                ("airdrops", 1, vec![(BONK, "5")]),
+                ("other", 0, vec![]),
+            ]
+        );
+        assert_eq!(r.wallets[0].figures.income, r.total.income);
     }
 }

@@ -7,7 +7,12 @@
 //!
 //! Rent deposits and refunds are left out: the SOL in a rent deposit is
 //! still the wallet's (the cost-basis replay does not dispose of it), and
-//! both tools would read a deposit as a sale. A transaction of several
+//! both tools would read a deposit as a sale. Stake deposits and
+//! withdrawals are left out for the same reason. Staking rewards and MEV
+//! tips are income rows: Koinly's `reward` tag ("Reward", an income tag for
+//! staking rewards, support.koinly.io "What are tags") and CoinTracker's
+//! `staking` tag (its "Staking reward" category, support.cointracker.io
+//! "Transaction category definitions"). A transaction of several
 //! legs that is not a one-for-one swap is written one row per leg, the fee
 //! on its first row, since a row holds one sent and one received currency.
 
@@ -66,6 +71,8 @@ pub struct Side {
 pub enum Kind {
     /// Tokens received in an airdrop: income.
     Airdrop,
+    /// A staking reward or a MEV tip: income.
+    Reward,
     /// A transaction that only paid its network fee (a failed one, say).
     FeeOnly,
     Other,
@@ -127,7 +134,13 @@ fn transaction_rows(
     for (leg, usd) in legs {
         match OperationType::parse(&leg.operation_type) {
             Some(OperationType::NetworkFee) => fee_lamports += leg.amount.abs(),
-            Some(OperationType::RentDeposit | OperationType::RentRefund) | None => {}
+            Some(
+                OperationType::RentDeposit
+                | OperationType::RentRefund
+                | OperationType::StakeDeposit
+                | OperationType::StakeWithdraw,
+            )
+            | None => {}
             Some(op) if leg.amount != 0 => moves.push((leg, *usd, op)),
             Some(_) => {}
         }
@@ -165,10 +178,11 @@ fn transaction_rows(
     }
     if sent.len() <= 1 && received.len() <= 1 {
         let ops: Vec<OperationType> = moves.iter().map(|m| m.2).collect();
-        let airdrop = sent.is_empty()
-            && received
-                .iter()
-                .any(|m| matches!(m.2, OperationType::Airdrop | OperationType::AirdropSpam));
+        let kind = if sent.is_empty() {
+            received.first().map_or(Kind::Other, |m| income_kind(m.2))
+        } else {
+            Kind::Other
+        };
         out.push(Row {
             time,
             signature: signature.to_owned(),
@@ -179,7 +193,7 @@ fn transaction_rows(
                 .first()
                 .and_then(|m| m.1)
                 .or_else(|| sent.first().and_then(|m| m.1)),
-            kind: if airdrop { Kind::Airdrop } else { Kind::Other },
+            kind,
             description: describe(&ops),
         });
         return;
@@ -193,13 +207,22 @@ fn transaction_rows(
             received: incoming.then(|| side(leg)),
             fee: if i == 0 { fee } else { None },
             net_worth: *usd,
-            kind: if incoming && matches!(op, OperationType::Airdrop | OperationType::AirdropSpam) {
-                Kind::Airdrop
+            kind: if incoming {
+                income_kind(*op)
             } else {
                 Kind::Other
             },
             description: describe(&[*op]),
         });
+    }
+}
+
+/// The kind of row an inbound leg of `op` makes.
+fn income_kind(op: OperationType) -> Kind {
+    match op {
+        OperationType::Airdrop | OperationType::AirdropSpam => Kind::Airdrop,
+        OperationType::StakingReward | OperationType::MevReward => Kind::Reward,
+        _ => Kind::Other,
     }
 }
 
@@ -243,6 +266,7 @@ pub fn koinly(books: &[Book]) -> io::Result<(Vec<u8>, u64)> {
             };
             let label = match row.kind {
                 Kind::Airdrop => "airdrop",
+                Kind::Reward => "reward",
                 Kind::FeeOnly => "cost",
                 Kind::Other => "",
             };
@@ -286,6 +310,7 @@ pub fn cointracker(books: &[Book]) -> io::Result<(Vec<u8>, u64)> {
             };
             let tag = match row.kind {
                 Kind::Airdrop => "airdrop",
+                Kind::Reward => "staking",
                 Kind::FeeOnly | Kind::Other => "",
             };
             w.write_record([
@@ -374,5 +399,42 @@ mod tests {
             "{csv}"
         );
         assert!(csv.contains(",cost,"), "{csv}");
+    }
+
+    #[test]
+    fn staking_rewards_and_mev_tips_are_income_rows_and_stake_moves_are_left_out() {
+        let b = book(vec![
+            leg("d", 0, OperationType::NetworkFee, SOL, -5000),
+            leg("d", 1, OperationType::StakeDeposit, SOL, -10_002_282_880),
+            leg(
+                "reward:700:S",
+                0,
+                OperationType::StakingReward,
+                SOL,
+                1_234_567,
+            ),
+            leg("m", 0, OperationType::MevReward, SOL, 2_000),
+            leg("w", 0, OperationType::NetworkFee, SOL, -5000),
+            leg("w", 1, OperationType::StakeWithdraw, SOL, 10_003_517_447),
+        ]);
+        let rows = rows(&b);
+        let kinds: Vec<Kind> = rows.iter().map(|r| r.kind).collect();
+        // The deposit and the withdrawal keep only their fees.
+        assert_eq!(
+            kinds,
+            vec![Kind::FeeOnly, Kind::Reward, Kind::Reward, Kind::FeeOnly]
+        );
+        let (koinly_csv, _) = koinly(std::slice::from_ref(&b)).unwrap();
+        let koinly_csv = String::from_utf8(koinly_csv).unwrap();
+        assert!(
+            koinly_csv.contains("2025-01-01 12:00 UTC,,,0.001234567,SOL,,,,,reward,"),
+            "{koinly_csv}"
+        );
+        let (ct, _) = cointracker(&[b]).unwrap();
+        let ct = String::from_utf8(ct).unwrap();
+        assert!(
+            ct.contains("01/01/2025 12:00:00,0.001234567,SOL,,,,,staking"),
+            "{ct}"
+        );
     }
 }

@@ -275,7 +275,8 @@ async fn seeded() -> (TestApp, crate::price_standin::PriceStandIn) {
 
 /// The basis input CSV (`ledger basis`) of a book's events: acquisitions
 /// and disposals as the replay saw them, rent handled as the engine does
-/// (a lock moves no lot; a release beyond what is locked opens one).
+/// (a lock moves no lot; a release beyond what is locked opens one);
+/// income and stake movements under their own types, which the CLI reads.
 fn basis_input(book: &Book) -> String {
     let mut out = String::from("date,type,asset,quantity,usd_value,fee_usd\n");
     // Rent (false) and positions (true) are locked apart, as in the engine.
@@ -285,6 +286,9 @@ fn basis_input(book: &Book) -> String {
         let (kind, quantity, value) = match e.kind {
             EventKind::Acquire => ("acquire", e.quantity, e.usd_value),
             EventKind::Dispose => ("dispose", e.quantity, e.usd_value),
+            EventKind::Income => ("income", e.quantity, e.usd_value),
+            EventKind::StakeLock => ("stake_deposit", e.quantity, e.usd_value),
+            EventKind::StakeRelease => ("stake_withdraw", e.quantity, e.usd_value),
             EventKind::RentLock | EventKind::PositionLock => {
                 let key = (e.kind == EventKind::PositionLock, e.asset.clone());
                 *locked.entry(key).or_default() += e.quantity;

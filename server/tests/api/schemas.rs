@@ -75,7 +75,7 @@ async fn bad_argument_values_are_refused_naming_the_argument_and_the_rule() {
         (
             json!({"operation_type": "theft"}),
             "invalid_params",
-            "operation_type: must be one of transfer_in, transfer_out, swap, network_fee, rent_deposit, rent_refund, airdrop, airdrop_spam",
+            "operation_type: must be one of transfer_in, transfer_out, swap, network_fee, rent_deposit, rent_refund, airdrop, airdrop_spam, stake_deposit, stake_withdraw, staking_reward, mev_reward",
         ),
         (
             json!({"from": "last tuesday"}),

@@ -112,7 +112,17 @@ pub fn read_events(mut input: impl io::Read) -> Result<Vec<Event>, InputError> {
         }
         let line = record.position().map_or(0, |p| lines.line_at(p.byte()));
         let field = |at: usize| column[at].and_then(|i| record.get(i)).unwrap_or("");
-        events.push(parse_row(line, field)?);
+        let event = parse_row(line, field)?;
+        // A staking reward lands in the stake account, as the ledger's
+        // `staking_reward` leg does: income, then staked.
+        let staked = (field(1) == "staking_reward").then(|| Event {
+            kind: EventKind::StakeLock,
+            usd_value: None,
+            fee_usd: Decimal::ZERO,
+            ..event.clone()
+        });
+        events.push(event);
+        events.extend(staked);
     }
     Ok(events)
 }
@@ -165,10 +175,18 @@ fn parse_row<'a>(line: u64, field: impl Fn(usize) -> &'a str) -> Result<Event, I
     let kind = match field(1) {
         "acquire" => EventKind::Acquire,
         "dispose" => EventKind::Dispose,
+        // The ledger's leg types for income and staking (docs/cost-basis.md);
+        // `staking_reward` is also staked (read_events).
+        "income" | "staking_reward" | "mev_reward" => EventKind::Income,
+        "stake_deposit" => EventKind::StakeLock,
+        "stake_withdraw" => EventKind::StakeRelease,
         other => {
             return Err(invalid(
                 line,
-                format!("type `{other}` is not acquire or dispose"),
+                format!(
+                    "type `{other}` is not acquire or dispose (nor income, staking_reward, \
+                     mev_reward, stake_deposit or stake_withdraw)"
+                ),
             ));
         }
     };
@@ -337,12 +355,51 @@ mod tests {
         assert_eq!(events[0].fee_usd, Decimal::ZERO);
     }
 
+    /// The ledger's income and staking types: 10 SOL bought, staked, a
+    /// 0.5 SOL reward (income $50, and staked) and all 10.5 withdrawn, then
+    /// two liquid income rows ($1 and $2): no disposal, four lots (10, 0.5,
+    /// 0.01, 0.02 = 10.53 SOL), nothing staked at the end.
+    #[test]
+    fn income_and_staking_types_are_read() {
+        let events = read_events(
+            "date,type,asset,quantity,usd_value\n\
+             2024-01-01,acquire,SOL,10,1000\n\
+             2024-01-02,stake_deposit,SOL,10,1000\n\
+             2024-02-01,staking_reward,SOL,0.5,50\n\
+             2024-03-01,stake_withdraw,SOL,10.5,1100\n\
+             2024-03-02,mev_reward,SOL,0.01,1\n\
+             2024-03-03,income,SOL,0.02,2\n"
+                .as_bytes(),
+        )
+        .unwrap();
+        let kinds: Vec<EventKind> = events.iter().map(|e| e.kind).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                EventKind::Acquire,
+                EventKind::StakeLock,
+                EventKind::Income,
+                EventKind::StakeLock,
+                EventKind::StakeRelease,
+                EventKind::Income,
+                EventKind::Income,
+            ]
+        );
+        let r = crate::basis::replay(&events, crate::basis::Method::Fifo);
+        assert!(r.disposals.is_empty());
+        assert_eq!(r.open_lots.len(), 4);
+        assert_eq!(r.assets[0].open_quantity, Decimal::new(1053, 2));
+        assert_eq!(r.assets[0].income_usd, Decimal::from(53));
+        assert_eq!(r.assets[0].staked, Decimal::ZERO);
+    }
+
     #[test]
     fn refusals_name_the_line() {
         let head = "date,type,asset,quantity,usd_value,fee_usd\n";
         assert_eq!(
             refusal(&format!("{head}2024-01-01,buy,X,1,1,0\n")),
-            "line 2: type `buy` is not acquire or dispose"
+            "line 2: type `buy` is not acquire or dispose (nor income, staking_reward, \
+             mev_reward, stake_deposit or stake_withdraw)"
         );
         assert_eq!(
             refusal(&format!(

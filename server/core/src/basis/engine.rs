@@ -84,30 +84,40 @@ impl<'a> Engine<'a> {
                 event.time,
                 event.seq,
             ),
+            EventKind::Income => {
+                book.income_quantity += event.quantity;
+                match event.usd_value {
+                    Some(v) => book.income_usd += v,
+                    None => book.income_unpriced += event.quantity,
+                }
+                book.acquire(
+                    event.quantity,
+                    event.usd_value.map(|v| v + event.fee_usd),
+                    event.time,
+                    event.seq,
+                );
+            }
             EventKind::Dispose => book.dispose(event, &mut rows),
             EventKind::RentLock => book.rent_locked += event.quantity,
+            EventKind::StakeLock => book.staked += event.quantity,
             EventKind::RentRelease => {
                 let released = event.quantity.min(book.rent_locked);
                 book.rent_locked -= released;
-                let excess = event.quantity - released;
-                if excess > Decimal::ZERO {
-                    let value = event
-                        .usd_value
-                        .map(|v| share(v, excess, event.quantity) + event.fee_usd);
-                    book.acquire(excess, value, event.time, event.seq);
-                }
+                book.release_excess(event, released);
+            }
+            EventKind::StakeRelease => {
+                // Unstaking returns the wallet's own SOL: its lots never
+                // left, so nothing is acquired (nor counted twice) unless
+                // more comes back than the replay saw staked.
+                let released = event.quantity.min(book.staked);
+                book.staked -= released;
+                book.release_excess(event, released);
             }
             EventKind::PositionLock => book.in_positions += event.quantity,
             EventKind::PositionRelease => {
                 let released = event.quantity.min(book.in_positions);
                 book.in_positions -= released;
-                let excess = event.quantity - released;
-                if excess > Decimal::ZERO {
-                    let value = event
-                        .usd_value
-                        .map(|v| share(v, excess, event.quantity) + event.fee_usd);
-                    book.acquire(excess, value, event.time, event.seq);
-                }
+                book.release_excess(event, released);
             }
             EventKind::PositionSpend => {
                 book.in_positions -= event.quantity.min(book.in_positions);
@@ -397,6 +407,10 @@ struct Book {
     moved_out: Decimal,
     rent_locked: Decimal,
     in_positions: Decimal,
+    staked: Decimal,
+    income_quantity: Decimal,
+    income_usd: Decimal,
+    income_unpriced: Decimal,
     totals: Totals,
 }
 
@@ -419,7 +433,24 @@ impl Book {
             moved_out: Decimal::ZERO,
             rent_locked: Decimal::ZERO,
             in_positions: Decimal::ZERO,
+            staked: Decimal::ZERO,
+            income_quantity: Decimal::ZERO,
+            income_usd: Decimal::ZERO,
+            income_unpriced: Decimal::ZERO,
             totals: Totals::default(),
+        }
+    }
+
+    /// What a rent or stake release brought back beyond the `released`
+    /// part the replay had seen go out opens a lot at its share of the
+    /// event's value.
+    fn release_excess(&mut self, event: &Event, released: Decimal) {
+        let excess = event.quantity - released;
+        if excess > Decimal::ZERO {
+            let value = event
+                .usd_value
+                .map(|v| share(v, excess, event.quantity) + event.fee_usd);
+            self.acquire(excess, value, event.time, event.seq);
         }
     }
 
@@ -585,6 +616,10 @@ impl Book {
             uncovered_quantity: self.uncovered,
             rent_locked: self.rent_locked,
             in_positions: self.in_positions,
+            staked: self.staked,
+            income_quantity: self.income_quantity,
+            income_usd: self.income_usd,
+            income_unpriced_quantity: self.income_unpriced,
             totals: self.totals,
         };
         (summary, lots)

@@ -59,6 +59,12 @@ pub struct LegInput {
 ///   acquisition; with neither it is only the SOL disposal.
 /// - `rent_deposit` / `rent_refund`: [`EventKind::RentLock`] /
 ///   [`EventKind::RentRelease`], never disposals.
+/// - `stake_deposit` / `stake_withdraw`: [`EventKind::StakeLock`] /
+///   [`EventKind::StakeRelease`]: the SOL stays the wallet's, its lots
+///   keep their dates and bases.
+/// - `staking_reward`, `mev_reward`: [`EventKind::Income`] at the leg's
+///   fair value (US Rev. Rul. 2023-14); a staking reward is then staked
+///   ([`EventKind::StakeLock`]), since it lands in the stake account.
 /// - `airdrop_spam`: left out when `exclude_spam`, else as `airdrop`.
 /// - `position_deposit` / `position_withdraw`: [`EventKind::PositionLock`] /
 ///   [`EventKind::PositionRelease`]: moving an asset into an account a
@@ -112,10 +118,15 @@ fn transaction_events(tx: &[&LegInput], exclude_spam: bool, out: &mut Vec<Event>
             OperationType::TransferIn
             | OperationType::TransferOut
             | OperationType::Airdrop
-            | OperationType::AirdropSpam
-            | OperationType::StakingReward
-            | OperationType::MevReward
-            | OperationType::Interest => (acquire_or_dispose(incoming), own_value),
+            | OperationType::AirdropSpam => (acquire_or_dispose(incoming), own_value),
+            OperationType::StakingReward | OperationType::MevReward | OperationType::Interest
+                if incoming =>
+            {
+                (EventKind::Income, own_value)
+            }
+            OperationType::StakingReward | OperationType::MevReward | OperationType::Interest => {
+                (EventKind::Dispose, own_value)
+            }
             OperationType::Swap => (acquire_or_dispose(incoming), swap_value),
             OperationType::Borrow | OperationType::Repay => continue,
             OperationType::PositionDeposit | OperationType::PositionWithdraw => {
@@ -131,14 +142,19 @@ fn transaction_events(tx: &[&LegInput], exclude_spam: bool, out: &mut Vec<Event>
                 fee_events.push(out.len());
                 (acquire_or_dispose(incoming), own_value)
             }
-            OperationType::RentDeposit
-            | OperationType::RentRefund
-            | OperationType::StakeDeposit
-            | OperationType::StakeWithdraw => {
+            OperationType::RentDeposit | OperationType::RentRefund => {
                 let kind = if incoming {
                     EventKind::RentRelease
                 } else {
                     EventKind::RentLock
+                };
+                (kind, own_value)
+            }
+            OperationType::StakeDeposit | OperationType::StakeWithdraw => {
+                let kind = if incoming {
+                    EventKind::StakeRelease
+                } else {
+                    EventKind::StakeLock
                 };
                 (kind, own_value)
             }
@@ -153,12 +169,23 @@ fn transaction_events(tx: &[&LegInput], exclude_spam: bool, out: &mut Vec<Event>
             usd_value,
             fee_usd: Decimal::ZERO,
         });
-        if spent_from_position {
+        // A reward lands in the stake account: income that is staked from
+        // the start, so a later withdrawal of it is no new acquisition.
+        let staked_reward =
+            kind == EventKind::Income && leg.operation_type == OperationType::StakingReward;
+        let follow = if spent_from_position {
+            Some(EventKind::PositionSpend)
+        } else if staked_reward {
+            Some(EventKind::StakeLock)
+        } else {
+            None
+        };
+        if let Some(follow) = follow {
             out.push(Event {
                 time: leg.block_time,
                 seq: 0,
                 asset: leg.mint.clone(),
-                kind: EventKind::PositionSpend,
+                kind: follow,
                 quantity,
                 usd_value: None,
                 fee_usd: Decimal::ZERO,
@@ -503,6 +530,184 @@ mod tests {
         let r = replay(&events_from_legs(&with_lot, true), Method::Fifo);
         assert!(r.disposals.is_empty());
         assert_eq!(r.rent_locked_lamports(), 2_039_280);
+    }
+
+    /// Staking moves no lot: 10 SOL bought on day 0 at $100, staked on
+    /// day 10, two rewards of 0.1 SOL on days 20 and 30 at $110 and $120
+    /// (income $11 and $12), all 10.2 SOL withdrawn on day 40, then 10 SOL
+    /// sold on day 400 for $2,000. Nothing is realized until the sale; the
+    /// sale consumes the day-0 lot first (FIFO), so its basis is $1,000, its
+    /// gain $1,000 and it is long term; the rewards stay open at $11 and
+    /// $12 with their own dates.
+    #[test]
+    fn staking_keeps_the_lots_and_their_dates_and_rewards_are_income() {
+        const DAY: i64 = 86_400;
+        let at = |mut l: LegInput, day: i64| {
+            l.block_time = 1_700_000_000 + day * DAY;
+            l
+        };
+        let legs = [
+            at(
+                priced(
+                    leg("buy", 0, OperationType::TransferIn, SOL, 10_000_000_000),
+                    dec!(1000),
+                ),
+                0,
+            ),
+            at(
+                priced(
+                    leg(
+                        "stake",
+                        0,
+                        OperationType::StakeDeposit,
+                        SOL,
+                        -10_000_000_000,
+                    ),
+                    dec!(-1050),
+                ),
+                10,
+            ),
+            at(
+                priced(
+                    leg("r1", 0, OperationType::StakingReward, SOL, 100_000_000),
+                    dec!(11),
+                ),
+                20,
+            ),
+            at(
+                priced(
+                    leg("r2", 0, OperationType::StakingReward, SOL, 100_000_000),
+                    dec!(12),
+                ),
+                30,
+            ),
+            at(
+                priced(
+                    leg(
+                        "unstake",
+                        0,
+                        OperationType::StakeWithdraw,
+                        SOL,
+                        10_200_000_000,
+                    ),
+                    dec!(1300),
+                ),
+                40,
+            ),
+        ];
+        let events = events_from_legs(&legs, true);
+        let kinds: Vec<_> = events.iter().map(|e| e.kind).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                EventKind::Acquire,
+                EventKind::StakeLock,
+                EventKind::Income,
+                EventKind::StakeLock,
+                EventKind::Income,
+                EventKind::StakeLock,
+                EventKind::StakeRelease,
+            ]
+        );
+
+        // While staked: nothing realized, 10.2 SOL staked, income $23.
+        let staked = replay(&events[..6], Method::Fifo);
+        assert!(staked.disposals.is_empty());
+        assert_eq!(staked.staked_lamports(), 10_200_000_000);
+        let sol = &staked.assets[0];
+        assert_eq!(sol.income_quantity, dec!(0.2));
+        assert_eq!(sol.income_usd, dec!(23));
+        assert_eq!(sol.open_quantity, dec!(10.2));
+
+        // Withdrawn: still nothing realized, no new lot, nothing staked.
+        let r = replay(&events, Method::Fifo);
+        assert!(r.disposals.is_empty());
+        assert_eq!(r.staked_lamports(), 0);
+        let lots: Vec<_> = r
+            .open_lots
+            .iter()
+            .map(|l| (l.quantity, l.basis, l.acquired))
+            .collect();
+        assert_eq!(
+            lots,
+            vec![
+                (dec!(10), Some(dec!(1000)), 1_700_000_000),
+                (dec!(0.1), Some(dec!(11)), 1_700_000_000 + 20 * DAY),
+                (dec!(0.1), Some(dec!(12)), 1_700_000_000 + 30 * DAY),
+            ]
+        );
+        assert_eq!(r.assets[0].acquired_quantity, dec!(10.2));
+
+        let mut with_sale = legs.to_vec();
+        with_sale.push(at(
+            priced(
+                leg("sell", 0, OperationType::TransferOut, SOL, -10_000_000_000),
+                dec!(-2000),
+            ),
+            400,
+        ));
+        let r = replay(&events_from_legs(&with_sale, true), Method::Fifo);
+        assert_eq!(r.disposals.len(), 1);
+        let sale = &r.disposals[0];
+        assert_eq!(sale.acquired, Some(1_700_000_000));
+        assert_eq!(sale.basis, Some(dec!(1000)));
+        assert_eq!(sale.gain, Some(dec!(1000)));
+        assert_eq!(sale.term, Some(crate::basis::Term::Long));
+    }
+
+    /// A withdrawal of stake deposited before the history starts: what the
+    /// replay never saw staked opens a lot at fair value, like a rent
+    /// refund beyond what was locked. 2 SOL staked in view, 5 SOL come back
+    /// worth $500: 3 SOL open a lot at 3/5 of $500 = $300.
+    #[test]
+    fn a_withdrawal_beyond_what_was_staked_opens_a_lot_for_the_excess() {
+        let legs = [
+            priced(
+                leg("in", 0, OperationType::TransferIn, SOL, 2_000_000_000),
+                dec!(200),
+            ),
+            leg("stake", 0, OperationType::StakeDeposit, SOL, -2_000_000_000),
+            priced(
+                leg(
+                    "unstake",
+                    0,
+                    OperationType::StakeWithdraw,
+                    SOL,
+                    5_000_000_000,
+                ),
+                dec!(500),
+            ),
+        ];
+        let r = replay(&events_from_legs(&legs, true), Method::Fifo);
+        assert!(r.disposals.is_empty());
+        assert_eq!(r.staked_lamports(), 0);
+        let lots: Vec<_> = r.open_lots.iter().map(|l| (l.quantity, l.basis)).collect();
+        assert_eq!(
+            lots,
+            vec![(dec!(2), Some(dec!(200))), (dec!(3), Some(dec!(300)))]
+        );
+    }
+
+    #[test]
+    fn a_mev_tip_is_income_and_stays_liquid() {
+        let legs = [priced(
+            leg("tip", 0, OperationType::MevReward, SOL, 1_234_567),
+            dec!(0.25),
+        )];
+        let events = events_from_legs(&legs, true);
+        assert_eq!(
+            summary(&events),
+            vec![(
+                EventKind::Income,
+                SOL,
+                dec!(0.001234567),
+                Some(dec!(0.25)),
+                dec!(0)
+            )]
+        );
+        let r = replay(&events, Method::Fifo);
+        assert_eq!(r.staked_lamports(), 0);
+        assert_eq!(r.assets[0].income_usd, dec!(0.25));
     }
 
     #[test]

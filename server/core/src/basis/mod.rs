@@ -153,6 +153,18 @@ pub enum EventKind {
     /// A position paid out of what it held (a fill's sent side, disposed of
     /// by its own `Dispose` event): lowers what is in positions, no lots.
     PositionSpend,
+    /// Opens a lot like [`EventKind::Acquire`], and the acquisition is
+    /// income (a staking reward, a MEV tip): its fair value at receipt is
+    /// both the income and the lot's basis (US Rev. Rul. 2023-14).
+    Income,
+    /// SOL moved into a stake account the wallet controls: still the
+    /// wallet's, so no lot moves and the lots keep their dates and bases;
+    /// it is counted as staked.
+    StakeLock,
+    /// SOL came back from the wallet's stake account: unstakes up to what
+    /// is staked; any excess (stake deposited before the history starts)
+    /// opens a lot at `usd_value` for that excess, as [`EventKind::RentRelease`].
+    StakeRelease,
 }
 
 /// One dated movement of one asset, the engine's only input.
@@ -342,7 +354,8 @@ pub struct Totals {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AssetSummary {
     pub asset: String,
-    /// Lots opened: acquisitions plus rent releases beyond what was locked.
+    /// Lots opened: acquisitions and income, plus rent and stake releases
+    /// beyond what was locked or staked.
     pub acquired_quantity: Decimal,
     /// All disposals, covered or not.
     pub disposed_quantity: Decimal,
@@ -355,6 +368,15 @@ pub struct AssetSummary {
     /// `open_quantity`).
     #[serde(default, skip_serializing_if = "Decimal::is_zero")]
     pub in_positions: Decimal,
+    /// Held in the wallet's stake accounts now (part of `open_quantity`,
+    /// apart from `rent_locked`): deposits and rewards not yet withdrawn.
+    pub staked: Decimal,
+    /// Received as income ([`EventKind::Income`]): the quantity, and the
+    /// fair value of its priced part.
+    pub income_quantity: Decimal,
+    pub income_usd: Decimal,
+    /// Income received with no price: its value is unknown, not zero.
+    pub income_unpriced_quantity: Decimal,
     pub totals: Totals,
 }
 
@@ -375,11 +397,20 @@ pub struct Replay {
 impl Replay {
     /// SOL held in rent deposits at the end, in lamports.
     pub fn rent_locked_lamports(&self) -> i128 {
+        self.sol_lamports(|a| a.rent_locked)
+    }
+
+    /// SOL held in the wallet's stake accounts at the end, in lamports.
+    pub fn staked_lamports(&self) -> i128 {
+        self.sol_lamports(|a| a.staked)
+    }
+
+    fn sol_lamports(&self, of: impl Fn(&AssetSummary) -> Decimal) -> i128 {
         use rust_decimal::prelude::ToPrimitive;
         self.assets
             .iter()
             .find(|a| a.asset == crate::ledger::model::SOL)
-            .and_then(|a| (a.rent_locked * Decimal::from(1_000_000_000u64)).to_i128())
+            .and_then(|a| (of(a) * Decimal::from(1_000_000_000u64)).to_i128())
             .unwrap_or(0)
     }
 }

@@ -14,12 +14,21 @@
 //! Swaps through any program are recognised the same way, from balance
 //! changes; wrapped-SOL accounts the transaction creates and closes never
 //! appear in the wallet's balances at both ends, so they net out.
+//!
+//! Protocols whose movements a balance change alone would misname have
+//! their own module in [`super::protocols`]: SOL into or out of the
+//! wallet's own stake accounts is split off after rent
+//! ([`super::protocols::stake`]), and SOL a Jito tip-distribution claim
+//! pays the wallet is a `mev_reward`, not a transfer.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{
     model::{Counterparty, CounterpartyKind, Direction, Leg, OperationType, SOL, SOL_DECIMALS},
-    protocols::{self, Step},
+    protocols::{
+        self, Step,
+        stake::{self, STAKE_PROGRAM},
+    },
     tx::{
         ATA_PROGRAM, COMPUTE_BUDGET_PROGRAM, MEMO_PROGRAMS, NATIVE_MINT, Op, SYSTEM_PROGRAM,
         TOKEN_2022_PROGRAM, TOKEN_PROGRAM, TxView,
@@ -78,7 +87,12 @@ fn wrapped(balances: &[super::tx::TokenBalance], account: &str) -> u64 {
 pub(crate) fn is_infrastructure(program: &str) -> bool {
     matches!(
         program,
-        SYSTEM_PROGRAM | TOKEN_PROGRAM | TOKEN_2022_PROGRAM | ATA_PROGRAM | COMPUTE_BUDGET_PROGRAM
+        SYSTEM_PROGRAM
+            | TOKEN_PROGRAM
+            | TOKEN_2022_PROGRAM
+            | ATA_PROGRAM
+            | COMPUTE_BUDGET_PROGRAM
+            | STAKE_PROGRAM
     ) || MEMO_PROGRAMS.contains(&program)
 }
 
@@ -279,11 +293,23 @@ impl Draft {
 }
 
 /// The legs of `tx` for `wallet`, in a fixed order: fee, rent deposits, rent
-/// refunds, then what known order programs did with the wallet's positions
-/// (deposits, withdrawals, the escrow's side of fills), then one leg per
-/// remaining asset (SOL first, then mints in order). Empty when the
-/// transaction changed neither the wallet's balances nor its positions'.
+/// refunds, stake movements, then what known order programs did with the
+/// wallet's positions (deposits, withdrawals, the escrow's side of fills),
+/// then one leg per remaining asset (SOL first, then mints in order). Empty
+/// when the transaction changed neither the wallet's balances nor its
+/// positions'.
 pub fn legs(tx: &TxView, wallet: &str) -> Vec<Leg> {
+    legs_with_stake_accounts(tx, wallet, &BTreeSet::new())
+}
+
+/// [`legs`], knowing `stake_accounts` to be the wallet's already (found by
+/// the scanner): SOL sent to one of them is a `stake_deposit` even when
+/// the transaction has no stake instruction that says so.
+pub fn legs_with_stake_accounts(
+    tx: &TxView,
+    wallet: &str,
+    stake_accounts: &BTreeSet<String>,
+) -> Vec<Leg> {
     let owned_accounts: BTreeSet<&str> = tx
         .pre_tokens
         .iter()
@@ -332,10 +358,16 @@ pub fn legs(tx: &TxView, wallet: &str) -> Vec<Leg> {
     let mut explained = -fee;
     let mut deposited = BTreeSet::new();
     let mut refunded = BTreeSet::new();
+    let staking = stake::Reading::read(tx, wallet, stake_accounts);
     if !tx.failed {
         for op in &tx.ops {
             match op {
-                Op::CreateAccount { funder, account }
+                // Funding a stake account is no rent: the stake reading
+                // below says whose SOL it stays.
+                Op::CreateAccount { account, .. } if staking.is_stake_account(account) => {}
+                Op::CreateAccount {
+                    funder, account, ..
+                }
                 | Op::CreateTokenAccount { funder, account }
                     if funder == wallet && deposited.insert(account.as_str()) =>
                 {
@@ -374,6 +406,17 @@ pub fn legs(tx: &TxView, wallet: &str) -> Vec<Leg> {
                 _ => {}
             }
         }
+    }
+
+    for leg in staking.legs {
+        explained += leg.amount;
+        out.push(Draft::new(
+            leg.operation_type,
+            SOL.to_owned(),
+            leg.amount,
+            SOL_DECIMALS,
+            vec![leg.counterparty],
+        ));
     }
 
     // What is left per asset.
@@ -420,6 +463,9 @@ pub fn legs(tx: &TxView, wallet: &str) -> Vec<Leg> {
             // Tokens that arrived unasked and not by a transfer: minted
             // (or otherwise created) straight into the wallet.
             (OperationType::Airdrop, ctx.transfer_parties(&mint))
+        } else if delta > 0 && mint == SOL && stake::is_mev_claim(tx) {
+            // Jito tip distribution paid the wallet its MEV tips.
+            (OperationType::MevReward, ctx.swap_programs(direction))
         } else if delta > 0 {
             (OperationType::TransferIn, ctx.transfer_parties(&mint))
         } else {

@@ -18,7 +18,8 @@ pub mod stake_accounts;
 pub mod tx;
 
 pub use decode::{
-    balance_changes, balance_changes_with_positions, legs, sum_by_asset, sum_with_positions,
+    balance_changes, balance_changes_with_positions, legs, legs_with_stake_accounts, sum_by_asset,
+    sum_with_positions,
 };
 pub use model::{Counterparty, CounterpartyKind, Direction, Leg, OperationType, SOL};
 pub use tx::{TxError, TxView};

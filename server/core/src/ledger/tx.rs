@@ -6,6 +6,8 @@
 
 use serde_json::Value;
 
+use super::protocols::stake::{self, STAKE_PROGRAM, StakeOp};
+
 pub const SYSTEM_PROGRAM: &str = "11111111111111111111111111111111";
 pub const TOKEN_PROGRAM: &str = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
 pub const TOKEN_2022_PROGRAM: &str = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb";
@@ -49,7 +51,12 @@ pub enum Op {
         lamports: u64,
     },
     /// System `createAccount` (also `createAccountWithSeed`).
-    CreateAccount { funder: String, account: String },
+    CreateAccount {
+        funder: String,
+        account: String,
+        /// What the funder paid in.
+        lamports: u64,
+    },
     /// Associated-token-account creation.
     CreateTokenAccount { funder: String, account: String },
     /// SPL Token / Token-2022 transfer or transferChecked.
@@ -63,6 +70,8 @@ pub enum Op {
         account: String,
         destination: String,
     },
+    /// A Stake program instruction ([`stake`]).
+    Stake(StakeOp),
     /// Anything else: which program ran.
     Other { program: String },
 }
@@ -357,6 +366,7 @@ fn parsed_op(program: &str, parsed: &Value) -> Op {
             Some(Op::CreateAccount {
                 funder: s(info, "source")?,
                 account: s(info, "newAccount")?,
+                lamports: info["lamports"].as_u64()?,
             })
         })(),
         (TOKEN_PROGRAM | TOKEN_2022_PROGRAM, "transfer" | "transferChecked") => (|| {
@@ -383,6 +393,7 @@ fn parsed_op(program: &str, parsed: &Value) -> Op {
                 account: s(info, "account")?,
             })
         })(),
+        (STAKE_PROGRAM, kind) => stake::parsed(kind, info).map(Op::Stake),
         _ => None,
     };
     op.unwrap_or_else(other)
@@ -403,11 +414,22 @@ fn raw_op(program: &str, accounts: &[String], data: &[u8]) -> Op {
                 .and_then(|b| b.try_into().ok())
                 .map(u32::from_le_bytes);
             match tag {
-                // CreateAccount / CreateAccountWithSeed
-                Some(0) | Some(3) => (|| {
+                // CreateAccount { lamports, space, owner }: [funder, new]
+                Some(0) => (|| {
                     Some(Op::CreateAccount {
                         funder: account(0)?,
                         account: account(1)?,
+                        lamports: u64_at(data, 4)?,
+                    })
+                })(),
+                // CreateAccountWithSeed { base, seed, lamports, space, owner }:
+                // the seed is a u64 length then its bytes.
+                Some(3) => (|| {
+                    let seed_len = usize::try_from(u64_at(data, 36)?).ok()?;
+                    Some(Op::CreateAccount {
+                        funder: account(0)?,
+                        account: account(1)?,
+                        lamports: u64_at(data, 44usize.checked_add(seed_len)?)?,
                     })
                 })(),
                 // Transfer
@@ -455,6 +477,7 @@ fn raw_op(program: &str, accounts: &[String], data: &[u8]) -> Op {
             })(),
             _ => None,
         },
+        STAKE_PROGRAM => stake::raw(accounts, data).map(Op::Stake),
         // Create (empty data or 0) and CreateIdempotent (1): [funder, ata, wallet, mint, …]
         ATA_PROGRAM if matches!(data.first(), None | Some(0) | Some(1)) => (|| {
             Some(Op::CreateTokenAccount {

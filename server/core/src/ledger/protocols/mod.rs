@@ -13,6 +13,7 @@
 
 pub mod jupiter_dca;
 pub mod jupiter_limit;
+pub mod stake;
 
 use super::tx::{Invocation, TxView};
 
