@@ -8,6 +8,8 @@
 //! token accounts and stake accounts, then reads its stake accounts'
 //! rewards epoch by epoch ([`super::staking`]).
 
+use std::collections::BTreeSet;
+
 use super::staking;
 use crate::{
     ledger::{self, TxView},
@@ -194,11 +196,26 @@ async fn fetch_and_write(
             }
         }
     }
+    let mut known = Vec::new();
     if scan_stake_accounts {
         let pairs: Vec<(&serde_json::Value, &TxView)> = read.into_iter().zip(&views).collect();
         staking::note_history(ctx, address, &pairs).await?;
+        known = ctx.store.stake_accounts(address).await?;
     }
-    let legs: Vec<Vec<ledger::Leg>> = views.iter().map(|v| ledger::legs(v, address)).collect();
+    // The stake accounts the scan knows to be the wallet's at a slot: SOL
+    // sent to one of them is a stake deposit even when the transaction has
+    // no stake instruction saying so (docs/ledger.md, Staking).
+    let legs: Vec<Vec<ledger::Leg>> = views
+        .iter()
+        .map(|v| {
+            let own: BTreeSet<String> = known
+                .iter()
+                .filter(|k| k.handover_slot.is_none_or(|at| v.slot < at))
+                .map(|k| k.account.clone())
+                .collect();
+            ledger::legs_with_stake_accounts(v, address, &own)
+        })
+        .collect();
     let batch: Vec<TransactionLegs<'_>> = views
         .iter()
         .zip(&legs)

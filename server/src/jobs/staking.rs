@@ -18,19 +18,18 @@ use serde_json::Value;
 
 use super::scan::{ScanContext, ScanError, record};
 use crate::{
-    ledger::{Leg, OperationType, SOL, TxView, model::SOL_DECIMALS, stake_accounts},
+    ledger::{Leg, TxView, stake_accounts},
     payments::Scope,
     solana::{InflationReward, RpcCost, RpcError, StakeAuthority},
     store::{JobProgress, JobRecord, StakeAccountRow, StakeAccountSeen, TransactionLegs},
 };
 
-/// The synthetic signature of one epoch's reward to one stake account.
-/// A `:` never occurs in a base58 signature, so it cannot collide with a
+/// The synthetic signature of one epoch's reward to one stake account
+/// (`reward:<epoch>:<stake account>`, written by the core's decoder). A `:`
+/// never occurs in a base58 signature, so it cannot collide with a
 /// transaction, and the store leaves such rows out of what an incremental
 /// scan stops at.
-pub fn reward_signature(epoch: u64, account: &str) -> String {
-    format!("staking_reward:{epoch}:{account}")
-}
+pub use crate::ledger::protocols::stake::reward_signature;
 
 /// The current stake accounts whose staker or withdraw authority is the
 /// wallet (two `getProgramAccounts` calls), noted in the store. Returns
@@ -96,23 +95,15 @@ pub async fn note_history(
     Ok(())
 }
 
-/// A staking reward as a leg of the wallet.
-// TODO(lead): switch to `ledger::protocols::stake`'s constructor when the
-// staking decoder (branch s21core) lands, so both halves write one shape.
+/// A staking reward as a leg of the wallet, in the core's one shape.
 fn reward_leg(account: &str, reward: &InflationReward, block_time: Option<i64>) -> Leg {
-    Leg {
-        signature: reward_signature(reward.epoch, account),
-        slot: reward.effective_slot,
+    crate::ledger::protocols::stake::staking_reward_leg(
+        account,
+        reward.epoch,
+        reward.amount,
+        reward.effective_slot,
         block_time,
-        index: 0,
-        operation_type: OperationType::StakingReward,
-        mint: SOL.to_owned(),
-        amount: i128::from(reward.amount),
-        decimals: SOL_DECIMALS,
-        // Minted by the protocol: nobody paid it. The stake account is
-        // named by the signature.
-        counterparties: Vec::new(),
-    }
+    )
 }
 
 /// Which epochs to ask, and for which accounts.

@@ -476,6 +476,8 @@ mod tests {
             amount,
             decimals: if mint == SOL { 9 } else { 6 },
             counterparties: Vec::new(),
+            position: None,
+            router: None,
         }
     }
 

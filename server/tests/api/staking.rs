@@ -397,7 +397,7 @@ async fn staker_is_scanned_with(encoding: TxEncoding) {
         // Slot 600 had no block: the time is the next block's (601).
         let (_, time) = times.range(effective..).next().unwrap();
         expected.insert(
-            format!("staking_reward:{epoch}:{}", stake(i)),
+            format!("reward:{epoch}:{}", stake(i)),
             (amount(i, epoch).to_string(), effective, rfc3339(*time)),
         );
     }
@@ -479,7 +479,7 @@ async fn an_incremental_rescan_asks_only_the_epochs_not_read() {
     let found = rewards_in_ledger(&app).await;
     assert_eq!(found.len(), earned().len() + 2);
     assert_eq!(
-        found[&format!("staking_reward:13:{}", stake(1))]["amount"],
+        found[&format!("reward:13:{}", stake(1))]["amount"],
         amount(1, 13).to_string()
     );
     app.stop().await;

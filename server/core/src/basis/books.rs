@@ -386,6 +386,9 @@ fn plan(input: &[WalletEvent], unlabelled: UnlabelledTransfers) -> Vec<Step> {
             // Rent and positions stay the wallet's: never a transfer.
             EventKind::RentLock
             | EventKind::RentRelease
+            | EventKind::Income
+            | EventKind::StakeLock
+            | EventKind::StakeRelease
             | EventKind::PositionLock
             | EventKind::PositionRelease
             | EventKind::PositionSpend => continue,
@@ -437,13 +440,14 @@ fn plan(input: &[WalletEvent], unlabelled: UnlabelledTransfers) -> Vec<Step> {
 struct Balance {
     held: Decimal,
     locked: Decimal,
+    staked: Decimal,
     in_positions: Decimal,
 }
 
 impl Balance {
     fn apply(&mut self, event: &Event) {
         match event.kind {
-            EventKind::Acquire => self.held += event.quantity,
+            EventKind::Acquire | EventKind::Income => self.held += event.quantity,
             EventKind::Dispose => self.held -= event.quantity,
             EventKind::RentLock => self.locked += event.quantity,
             EventKind::RentRelease => {
@@ -451,7 +455,14 @@ impl Balance {
                 self.locked -= released;
                 self.held += event.quantity - released;
             }
-            // As the engine books them: lots stay held while in a position.
+            // As the engine books them: lots stay held while staked or in a
+            // position.
+            EventKind::StakeLock => self.staked += event.quantity,
+            EventKind::StakeRelease => {
+                let released = event.quantity.min(self.staked);
+                self.staked -= released;
+                self.held += event.quantity - released;
+            }
             EventKind::PositionLock => self.in_positions += event.quantity,
             EventKind::PositionRelease => {
                 let released = event.quantity.min(self.in_positions);

@@ -48,7 +48,7 @@ struct Acb {
 pub fn replay(events: &[Event]) -> (Vec<(Disposal, Decimal)>, Vec<Holding>) {
     let mut by_asset: BTreeMap<&str, Vec<&Event>> = BTreeMap::new();
     for e in events {
-        if e.quantity > Decimal::ZERO && matches!(e.kind, EventKind::Acquire | EventKind::Dispose) {
+        if e.quantity > Decimal::ZERO && matches!(e.kind, EventKind::Acquire | EventKind::Income | EventKind::Dispose) {
             by_asset.entry(e.asset.as_str()).or_default().push(e);
         }
     }
@@ -82,7 +82,7 @@ fn replay_asset(asset: &str, list: &[&Event], rows: &mut Vec<(Disposal, Decimal)
     let (mut held, mut acquired) = (Decimal::ZERO, Decimal::ZERO);
     for e in list {
         match e.kind {
-            EventKind::Acquire => {
+            EventKind::Acquire | EventKind::Income => {
                 held += e.quantity;
                 acquired += e.quantity;
             }
@@ -96,7 +96,7 @@ fn replay_asset(asset: &str, list: &[&Event], rows: &mut Vec<(Disposal, Decimal)
 
     let mut acb = Acb::default();
     for (i, e) in list.iter().enumerate() {
-        if e.kind == EventKind::Acquire {
+        if matches!(e.kind, EventKind::Acquire | EventKind::Income) {
             acb.quantity += e.quantity;
             match e.usd_value {
                 Some(v) => acb.cost += v + e.fee_usd + std::mem::take(&mut acb.pending),

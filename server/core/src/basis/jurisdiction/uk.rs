@@ -108,7 +108,7 @@ struct Pool {
 pub fn replay(events: &[Event]) -> (Vec<(Disposal, Decimal)>, Vec<Holding>) {
     let mut by_asset: BTreeMap<&str, Vec<&Event>> = BTreeMap::new();
     for e in events {
-        if e.quantity > Decimal::ZERO && matches!(e.kind, EventKind::Acquire | EventKind::Dispose) {
+        if e.quantity > Decimal::ZERO && matches!(e.kind, EventKind::Acquire | EventKind::Income | EventKind::Dispose) {
             by_asset.entry(e.asset.as_str()).or_default().push(e);
         }
     }
@@ -150,7 +150,7 @@ fn days_of<'e>(list: &[&'e Event]) -> Vec<Day<'e>> {
         }
         if let Some(day) = days.last_mut() {
             match e.kind {
-                EventKind::Acquire => day.acquired.push(e),
+                EventKind::Acquire | EventKind::Income => day.acquired.push(e),
                 _ => day.disposed.push(e),
             }
         }

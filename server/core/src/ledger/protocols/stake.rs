@@ -680,6 +680,9 @@ pub fn staking_reward_leg(
         amount: i128::from(lamports),
         decimals: SOL_DECIMALS,
         counterparties: vec![party(stake_account, Direction::In)],
+        position: None,
+        venue: None,
+        router: None,
     }
 }
 
