@@ -62,12 +62,12 @@ pub fn CreditsView() -> impl IntoView {
                     view! {
                         <div class="table-wrap">
                             <table class="movements">
-                                <thead><tr><th>"Date"</th><th>"Kind"</th><th>"Amount (USD)"</th><th>"Balance after"</th><th>"Action"</th><th>"Note"</th></tr></thead>
+                                <thead><tr><th>"Date"</th><th>"Kind"</th><th>"Amount (USD)"</th><th>"Balance after"</th><th>"Note"</th></tr></thead>
                                 <tbody>
                                     {page.movements.into_iter().map(|m| { let class = format!("movement {}", m.kind); view! {
                                         <tr class=class>
                                             <td>{m.date}</td><td>{m.kind}</td><td>{m.amount}</td><td>{m.balance_after}</td>
-                                            <td><code>{m.action_id}</code></td><td>{m.note}</td>
+                                            <td>{m.note}</td>
                                         </tr>
                                     }}).collect_view()}
                                 </tbody>

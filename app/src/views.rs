@@ -251,6 +251,8 @@ pub struct MovementRow {
     pub amount: String,
     /// The balance it left, in USD.
     pub balance_after: String,
+    /// The idempotency key it was charged under (kept for the JSON reads;
+    /// an internal id the page does not show).
     pub action_id: String,
     pub note: String,
 }
