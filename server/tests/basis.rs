@@ -92,12 +92,14 @@ fn check_conservation(events: &[Event], r: &Replay) -> Result<(), TestCaseError>
     Ok(())
 }
 
-/// Rent released beyond what was locked, and stake withdrawn beyond what
-/// was staked, open lots; replayed here apart.
+/// Rent released beyond what was locked, stake withdrawn beyond what was
+/// staked, and a position's return beyond what went in, open lots;
+/// replayed here apart.
 fn released_beyond_locked(events: &[Event], asset: &str) -> Decimal {
     let mut ordered: Vec<&Event> = events.iter().filter(|e| e.asset == asset).collect();
     ordered.sort_by_key(|e| (e.time, e.seq));
     let (mut locked, mut staked, mut excess) = (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO);
+    let mut in_positions = Decimal::ZERO;
     for e in ordered {
         match e.kind {
             EventKind::RentLock => locked += e.quantity,
@@ -112,6 +114,13 @@ fn released_beyond_locked(events: &[Event], asset: &str) -> Decimal {
                 staked -= released;
                 excess += e.quantity - released;
             }
+            EventKind::PositionLock => in_positions += e.quantity,
+            EventKind::PositionRelease => {
+                let released = e.quantity.min(in_positions);
+                in_positions -= released;
+                excess += e.quantity - released;
+            }
+            EventKind::PositionSpend => in_positions -= e.quantity.min(in_positions),
             _ => {}
         }
     }

@@ -763,7 +763,8 @@ mod tests {
         let events = events_from_legs(&[interest, borrow, repay], true);
         assert_eq!(
             summary(&events),
-            vec![(EventKind::Acquire, USDC, dec!(5), Some(dec!(5)), dec!(0))]
+            // Interest is income: a lot at fair value, counted as income.
+            vec![(EventKind::Income, USDC, dec!(5), Some(dec!(5)), dec!(0))]
         );
 
         let legs = [
