@@ -488,7 +488,9 @@ pub fn ConfirmPage() -> impl IntoView {
         };
         let viewer = portal.viewer;
         view! {
-            <Title text=format!("Ledger: {}", confirm.question)/>
+            // Never the question: it names things others chose (an app's
+            // name, a wallet's label), and `<title>` is written unescaped.
+            <Title text=confirm.title.clone()/>
             <h1 id="confirm-question">{confirm.question.clone()}</h1>
             <section class="card confirm">
                 <p id="confirm-consequence">{confirm.consequence.clone()}</p>

@@ -35,11 +35,9 @@ pub fn WalletReportPage() -> impl IntoView {
         };
         let viewer = portal.viewer;
         let address = report.address.clone();
-        let title = if report.label.is_empty() {
-            format!("Ledger: report of {address}")
-        } else {
-            format!("Ledger: report of {}", report.label)
-        };
+        // A fixed title: leptos_meta writes `<title>` unescaped, and a
+        // wallet's label is anyone's text (agents set it too).
+        let title = "Ledger: wallet report";
         let share_action = format!("/wallets/{address}/share");
         let revoke_action = format!("/wallets/{address}/share/revoke");
         view! {

@@ -107,6 +107,9 @@ pub struct FieldError {
 /// in words, and one form that does it. Works with JavaScript off.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConfirmView {
+    /// The page's `<title>`: a fixed text per action, never a name someone
+    /// chose (leptos_meta writes the title unescaped).
+    pub title: String,
     /// The question, naming what is acted on: "Revoke token `laptop`
     /// (created 2 Dec 2026)?".
     pub question: String,
@@ -171,11 +174,24 @@ pub struct TokenRow {
     pub last_used: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MintedToken {
     pub plaintext: String,
     pub kind: String,
     pub label: String,
+}
+
+/// Redacted: the plaintext shows only its display prefix (what the token
+/// list shows anyway), so a logged view never carries a usable token.
+impl std::fmt::Debug for MintedToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let prefix: String = self.plaintext.chars().take(11).collect();
+        f.debug_struct("MintedToken")
+            .field("plaintext", &format_args!("{prefix}…"))
+            .field("kind", &self.kind)
+            .field("label", &self.label)
+            .finish()
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

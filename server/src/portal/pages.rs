@@ -5,9 +5,10 @@
 //! the page with what it did kept in the session's one-time flash
 //! (post/redirect/get: a reload shows the page again and never repeats the
 //! action), or the page again with the error next to its field. A minted
-//! token's plaintext rides in that flash, server-side, and is removed the
-//! first time the Keys page shows it (`Cache-Control: no-store`); it is
-//! never in a URL. Destructive actions (revoke a token, disconnect an
+//! token's plaintext rides in that flash, sealed under the session id (the
+//! database cannot read it; see `sessions::Flash`), and is taken the first
+//! time the Keys page shows it (`Cache-Control: no-store`); it is never in
+//! a URL. Destructive actions (revoke a token, disconnect an
 //! OAuth client, remove a wallet) are a GET of a confirm page first that
 //! names what they act on; its form does the POST.
 
@@ -48,8 +49,14 @@ pub(super) fn when(ms: i64) -> String {
 
 /// The 303 a form answers once it acted: back to `page`, with `what` in
 /// the session's flash for that page's next GET.
-pub(super) async fn done(session: &Session, page: &str, what: Flashed) -> Response {
-    match flash(session, page, what).await {
+pub(super) async fn done(
+    state: &AppState,
+    session: &Session,
+    account: &AccountId,
+    page: &str,
+    what: Flashed,
+) -> Response {
+    match flash(session, account, state.now_ms(), page, what).await {
         Ok(()) => Redirect::to(page).into_response(),
         Err(err) => err.into_response(),
     }
@@ -205,7 +212,7 @@ pub async fn keys(
         Err(response) => return response,
     };
     let mut view = KeysView::default();
-    match take_flash(&session, "/keys").await {
+    match take_flash(&session, &account, state.now_ms(), "/keys").await {
         Ok(Some(Flashed::Minted(minted))) => view.minted = Some(minted),
         Ok(Some(Flashed::Notice(notice))) => view.notice = Some(notice),
         Ok(Some(Flashed::NewLink { .. }) | None) => {}
@@ -300,7 +307,7 @@ pub async fn mint(
                 kind: minted.kind.as_str().to_owned(),
                 label: minted.label,
             };
-            done(&session, "/keys", Flashed::Minted(minted)).await
+            done(&state, &session, &account, "/keys", Flashed::Minted(minted)).await
         }
         Err(err @ AccountsError::Invalid { .. }) => {
             let view = invalid(&field_of(&err, "label"), err.to_string());
@@ -386,6 +393,7 @@ pub async fn confirm_revoke(
         "MCP token"
     };
     let confirm = ConfirmView {
+        title: "Ledger: revoke a token".to_owned(),
         question: format!("Revoke {kind} `{name}` (created {})?", row.created_day),
         consequence: format!(
             "Anything using it ({} scopes, {}…) is refused from now on. This cannot be undone; mint another to replace it.",
@@ -424,7 +432,7 @@ pub async fn revoke(
     match result {
         Ok(()) => {
             let notice = format!("Revoked `{name}`: it no longer works.");
-            done(&session, "/keys", Flashed::Notice(notice)).await
+            done(&state, &session, &account, "/keys", Flashed::Notice(notice)).await
         }
         Err(err @ (AccountsError::Invalid { .. } | AccountsError::NoToken(_))) => {
             tracing::debug!(error = %err, "revoke refused");
@@ -520,6 +528,7 @@ pub async fn confirm_disconnect(
         return keys_not_found(&state, viewer, &account, "client_id", NO_CLIENT).await;
     };
     let confirm = ConfirmView {
+        title: "Ledger: disconnect an app".to_owned(),
         question: format!(
             "Disconnect {} (connected {})?",
             client.name, client.connected
@@ -558,7 +567,7 @@ pub async fn disconnect_oauth_client(
     match crate::oauth::flow::disconnect(state.oauth(), &account, &form.client_id).await {
         Ok(true) => {
             let notice = format!("Disconnected {name}: its tokens no longer work.");
-            done(&session, "/keys", Flashed::Notice(notice)).await
+            done(&state, &session, &account, "/keys", Flashed::Notice(notice)).await
         }
         Ok(false) => keys_not_found(&state, viewer, &account, "client_id", NO_CLIENT).await,
         Err(err) => AppError::from(err).into_response(),
@@ -612,7 +621,7 @@ pub async fn wallets(
         Err(response) => return response,
     };
     let mut view = WalletsView::default();
-    match take_flash(&session, "/wallets").await {
+    match take_flash(&session, &account, state.now_ms(), "/wallets").await {
         Ok(Some(Flashed::Notice(notice))) => view.notice = Some(notice),
         Ok(_) => {}
         Err(err) => return err.into_response(),
@@ -671,6 +680,7 @@ pub async fn confirm_remove_wallet(
         wallet.label.clone()
     };
     let confirm = ConfirmView {
+        title: "Ledger: remove a wallet".to_owned(),
         question: format!(
             "Remove wallet {} (added {}) from your list?",
             wallet_name(&wallet.label, &wallet.address),
@@ -770,9 +780,22 @@ async fn wallet_form(
             }),
             Err(err) => Err(err),
         },
-        WalletAction::Remove => accounts::remove_wallet(store, &account, &address)
-            .await
-            .map(|_| ()),
+        WalletAction::Remove => match accounts::remove_wallet(store, &account, &address).await {
+            Ok(true) => Ok(()),
+            // Not on this account's list: nothing was removed, so say so.
+            Ok(false) => {
+                let view = WalletsView {
+                    error: Some(FieldError {
+                        field: "address".to_owned(),
+                        message: "this wallet is not on your list".to_owned(),
+                    }),
+                    ..WalletsView::default()
+                };
+                return wallets_response(&state, viewer, &account, StatusCode::NOT_FOUND, view)
+                    .await;
+            }
+            Err(err) => Err(err),
+        },
     };
     match result {
         Ok(()) => {
@@ -785,7 +808,14 @@ async fn wallet_form(
                     crate::values::format::short_address(address.as_str())
                 ),
             };
-            done(&session, "/wallets", Flashed::Notice(notice)).await
+            done(
+                &state,
+                &session,
+                &account,
+                "/wallets",
+                Flashed::Notice(notice),
+            )
+            .await
         }
         Err(err @ AccountsError::Invalid { .. }) => {
             let field = match action {

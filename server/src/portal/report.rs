@@ -12,7 +12,7 @@
 use axum::{
     extract::{Path, Query, State},
     http::StatusCode,
-    response::{IntoResponse, Redirect, Response},
+    response::{IntoResponse, Response},
 };
 use serde::Deserialize;
 use tower_sessions::Session;
@@ -153,7 +153,14 @@ pub async fn page(
         Err(response) => return response,
     };
     let mut outcome = Outcome::default();
-    match take_flash(&session, &format!("/wallets/{address}")).await {
+    match take_flash(
+        &session,
+        &account,
+        state.now_ms(),
+        &format!("/wallets/{address}"),
+    )
+    .await
+    {
         Ok(Some(Flashed::NewLink { url, notice })) => {
             outcome.new_link = Some(url);
             outcome.notice = Some(notice);
@@ -241,8 +248,17 @@ pub async fn create(
                 );
                 let page = format!("/wallets/{wallet}");
                 return match link.url {
-                    Some(url) => done(&session, &page, Flashed::NewLink { url, notice }).await,
-                    None => done(&session, &page, Flashed::Notice(notice)).await,
+                    Some(url) => {
+                        done(
+                            &state,
+                            &session,
+                            &account,
+                            &page,
+                            Flashed::NewLink { url, notice },
+                        )
+                        .await
+                    }
+                    None => done(&state, &session, &account, &page, Flashed::Notice(notice)).await,
                 };
             }
             Err(err) if err.code() == crate::error::Code::Internal => return err.into_response(),
@@ -330,6 +346,7 @@ pub async fn confirm_revoke(
         .await;
     };
     let confirm = ConfirmView {
+        title: "Ledger: revoke a share link".to_owned(),
         question: format!(
             "Revoke share link /s/{}… ({}, {}, created {})?",
             link.hint,
@@ -364,14 +381,16 @@ pub async fn revoke(
         session,
     }: CheckedForm<RevokeForm>,
 ) -> Response {
-    match share::revoke_by_id(&state.sharing(), &account, form.id.trim()).await {
-        Ok(_) => match WalletAddress::parse(&address) {
-            Ok(w) => {
-                let notice = "Share link revoked: it no longer shows the wallet.".to_owned();
-                done(&session, &format!("/wallets/{w}"), Flashed::Notice(notice)).await
-            }
-            Err(_) => Redirect::to("/wallets").into_response(),
-        },
+    let (wallet, _) = match watched(&state, &account, &address).await {
+        Ok(found) => found,
+        Err(err) => return crate::site::share::problem(&err),
+    };
+    match share::revoke_by_id(&state.sharing(), &account, &wallet, form.id.trim()).await {
+        Ok(_) => {
+            let notice = "Share link revoked: it no longer shows the wallet.".to_owned();
+            let page = format!("/wallets/{wallet}");
+            done(&state, &session, &account, &page, Flashed::Notice(notice)).await
+        }
         Err(err) if err.code() == crate::error::Code::Internal => err.into_response(),
         Err(err) => {
             let outcome = Outcome {

@@ -450,10 +450,12 @@ pub async fn revoke_snapshot(
     revoke(sharing, &account.account_id, &record, now).await
 }
 
-/// The portal's revoke form: a link named by its id.
+/// The portal's revoke form: a link named by its id, on the wallet whose
+/// page the form was posted to (a link to another wallet is not found).
 pub async fn revoke_by_id(
     sharing: &Sharing<'_>,
     account: &AccountId,
+    wallet: &WalletAddress,
     id: &str,
 ) -> Result<RevokedSnapshot, AppError> {
     let now = sharing.reads.now_ms();
@@ -463,7 +465,7 @@ pub async fn revoke_by_id(
         .live_share_links(account.as_str(), now)
         .await?
         .into_iter()
-        .find(|r| r.id == id)
+        .find(|r| r.id == id && r.wallet == wallet.as_str())
         .ok_or_else(|| AppError::not_found("your account holds no live share link with this id"))?;
     revoke(sharing, account, &record, now).await
 }

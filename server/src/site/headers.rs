@@ -20,9 +20,12 @@
 //!   and the resource data Leptos writes inline); `'wasm-unsafe-eval'`
 //!   lets the hydration bundle instantiate. Inline styles stay allowed (a
 //!   sized chart container; ECharts styles the elements it creates): this
-//!   is a script policy. No `form-action`: the consent form's answer
-//!   redirects to the client's redirect URI, which a browser would check
-//!   against it. Framing is refused on every page ([`deny_framing`]).
+//!   is a script policy. `form-action 'self'`, so no form (nor one an
+//!   injection slipped in) sends its fields, the CSRF token among them,
+//!   to another site; except on the consent page ([`CONSENT_PATH`]),
+//!   whose answer redirects to the client's redirect URI, which a browser
+//!   would check against it. Framing is refused on every page
+//!   ([`deny_framing`]).
 //!
 //! The nonce is drawn here for each request (16 bytes from the OS), put in
 //! the request's extensions and, for pages a handler renders itself
@@ -92,12 +95,18 @@ const REFERRER_POLICY: &str = "same-origin";
 /// The CSP directive that forbids any page from framing ours.
 const FRAME_ANCESTORS: &str = "frame-ancestors 'none'";
 
-/// The policy of a portal page answered with `nonce`.
-pub fn page_policy(nonce: &str) -> String {
+/// The OAuth consent page: its form's answer redirects to the client.
+pub const CONSENT_PATH: &str = "/authorize";
+
+/// The policy of a portal page answered with `nonce`; forms post only to
+/// this origin unless `consent` (the page whose form's answer redirects
+/// to an OAuth client).
+pub fn page_policy(nonce: &str, consent: bool) -> String {
+    let form_action = if consent { "" } else { "form-action 'self'; " };
     format!(
         "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; \
          style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; \
-         font-src 'self'; object-src 'none'; base-uri 'none'; {FRAME_ANCESTORS}"
+         font-src 'self'; object-src 'none'; base-uri 'none'; {form_action}{FRAME_ANCESTORS}"
     )
 }
 
@@ -105,17 +114,19 @@ pub fn page_policy(nonce: &str) -> String {
 pub async fn guard(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let nonce = CspNonce::new();
     request.extensions_mut().insert(nonce.clone());
+    let consent = request.uri().path() == CONSENT_PATH;
     let mut response = NONCE.scope(nonce.clone(), next.run(request)).await;
     protect(
         response.headers_mut(),
         &nonce,
         state.public_url().starts_with("https://"),
+        consent,
     );
     response
 }
 
 /// Set the headers on an answer (see the module's list).
-fn protect(headers: &mut HeaderMap, nonce: &CspNonce, https: bool) {
+fn protect(headers: &mut HeaderMap, nonce: &CspNonce, https: bool, consent: bool) {
     headers.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
@@ -138,7 +149,7 @@ fn protect(headers: &mut HeaderMap, nonce: &CspNonce, https: bool) {
         .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/html"));
     if html {
         if !headers.contains_key(header::CONTENT_SECURITY_POLICY)
-            && let Ok(value) = HeaderValue::from_str(&page_policy(nonce.as_str()))
+            && let Ok(value) = HeaderValue::from_str(&page_policy(nonce.as_str(), consent))
         {
             headers.insert(header::CONTENT_SECURITY_POLICY, value);
         }
@@ -188,8 +199,9 @@ mod tests {
     fn an_html_answer_gets_the_page_policy_with_its_nonce() {
         let nonce = CspNonce::new();
         let mut h = html();
-        protect(&mut h, &nonce, false);
+        protect(&mut h, &nonce, false, false);
         let csp = h[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+        assert!(csp.contains("form-action 'self'"), "{csp}");
         let script = csp
             .split(';')
             .map(str::trim)
@@ -221,7 +233,7 @@ mod tests {
             header::REFERRER_POLICY,
             HeaderValue::from_static("no-referrer"),
         );
-        protect(&mut h, &CspNonce::new(), true);
+        protect(&mut h, &CspNonce::new(), true, false);
         assert_eq!(
             h[header::CONTENT_SECURITY_POLICY],
             "default-src 'none'; script-src 'self'; frame-ancestors 'none'"
@@ -231,13 +243,22 @@ mod tests {
     }
 
     #[test]
+    fn the_consent_page_alone_may_post_off_site() {
+        let mut h = html();
+        protect(&mut h, &CspNonce::new(), false, true);
+        let csp = h[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+        assert!(!csp.contains("form-action"), "{csp}");
+        assert!(csp.contains("frame-ancestors 'none'"));
+    }
+
+    #[test]
     fn json_gets_no_page_policy_but_the_rest() {
         let mut h = HeaderMap::new();
         h.insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
-        protect(&mut h, &CspNonce::new(), true);
+        protect(&mut h, &CspNonce::new(), true, false);
         assert!(h.get(header::CONTENT_SECURITY_POLICY).is_none());
         assert!(h.get(header::X_FRAME_OPTIONS).is_none());
         assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff");

@@ -2564,3 +2564,59 @@ async fn a_rotated_refresh_token_presented_after_its_expiry_still_revokes_a_live
     oauth_error(stolen, StatusCode::BAD_REQUEST, "invalid_grant").await;
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_hostile_client_name_is_text_on_the_disconnect_page_never_markup() {
+    let (app, _clock) = spawn_default().await;
+    let mut browser = Browser::new();
+    sign_in(&mut browser, &app).await;
+    let name = "</title><meta http-equiv=refresh content=\"0;url=https://evil.example/\">";
+    let registered = register_raw(
+        &app,
+        &json!({
+            "client_name": name,
+            "redirect_uris": [LOOPBACK],
+            "token_endpoint_auth_method": "none",
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+        }),
+    )
+    .await;
+    assert_eq!(registered.status(), StatusCode::CREATED);
+    let body: Value = registered.json().await.unwrap();
+    let client_id = body["client_id"].as_str().unwrap().to_owned();
+    let (verifier, challenge) = pkce();
+    let url = authorize_url(&app, &standard_params(&client_id, LOOPBACK, &challenge));
+    // The consent page posts to this origin, but its answer redirects to
+    // the client: it alone has no form-action.
+    let asked = browser.get(&url).await;
+    let csp = asked.headers()[header::CONTENT_SECURITY_POLICY]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(!csp.contains("form-action"), "{csp}");
+    let html = asked.text().await.unwrap();
+    assert!(!html.contains("<meta http-equiv"), "{html}");
+    let (request_id, csrf, _) = consent(&mut browser, &url).await;
+    let approved = decide(&mut browser, &app, &request_id, &csrf, "approve").await;
+    let code = query(&location(&approved))["code"].clone();
+    let issued = exchange(&app, &client_id, &code, &verifier, LOOPBACK).await;
+    assert_eq!(issued.status(), StatusCode::OK);
+    let encoded: String = url::form_urlencoded::byte_serialize(client_id.as_bytes()).collect();
+    let confirm = browser
+        .get(&app.url(&format!("/keys/oauth/disconnect?client_id={encoded}")))
+        .await;
+    assert_eq!(confirm.status(), StatusCode::OK);
+    let csp = confirm.headers()[header::CONTENT_SECURITY_POLICY]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(csp.contains("form-action 'self'"), "{csp}");
+    let html = confirm.text().await.unwrap();
+    assert_eq!(crate::portal::title_of(&html), "Ledger: disconnect an app");
+    assert!(!html.contains("<meta http-equiv"), "{html}");
+    assert!(
+        html.contains("Disconnect &lt;/title&gt;"),
+        "named, as text: {html}"
+    );
+}

@@ -51,7 +51,7 @@ impl Browser {
             .join("; ")
     }
 
-    fn session(&self) -> Option<String> {
+    pub(crate) fn session(&self) -> Option<String> {
         self.jar.get("ledger_session").cloned()
     }
 
@@ -121,6 +121,31 @@ fn hidden_csrf(html: &str) -> Option<String> {
     let at = html.find("name=\"csrf\" value=\"")?;
     let rest = &html[at + "name=\"csrf\" value=\"".len()..];
     Some(rest[..rest.find('"')?].to_owned())
+}
+
+/// The text of a page's `<title>`, which must hold no markup: leptos_meta
+/// writes it unescaped, so only fixed titles are safe.
+pub(crate) fn title_of(html: &str) -> &str {
+    let start = html.find("<title>").expect("a page has a title") + "<title>".len();
+    let end = start + html[start..].find("</title>").expect("a closed title");
+    &html[start..end]
+}
+
+/// What the store keeps of `browser`'s session (its `portal_sessions`
+/// row's data), found as the service finds it: by the id's SHA-256.
+pub(crate) async fn session_row(app: &TestApp, browser: &Browser) -> String {
+    use sha2::Digest;
+    let id = browser.session().expect("a session cookie");
+    let hash: String = sha2::Sha256::digest(id.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    app.state
+        .store()
+        .load_portal_session(&hash, 0, i64::MIN)
+        .await
+        .unwrap()
+        .expect("the session's row")
 }
 
 fn wallet() -> (SigningKey, String) {
@@ -1041,5 +1066,230 @@ async fn the_payments_page_lists_the_accounts_payments() {
     let response = browser.get(&app.url("/payments")).await;
     assert_eq!(response.status(), StatusCode::OK);
     assert!(response.text().await.unwrap().contains("No payments yet."));
+    app.stop().await;
+}
+
+// ------------------------------------------------- the flash and titles
+
+/// The plaintext on a Keys page showing a minted token.
+fn minted_plaintext(html: &str) -> Option<String> {
+    let at = html.find("<pre><code>lm_")? + "<pre><code>".len();
+    Some(
+        html[at..]
+            .chars()
+            .take_while(char::is_ascii_alphanumeric_or_underscore)
+            .collect(),
+    )
+}
+
+#[tokio::test]
+async fn a_token_minted_in_the_portal_never_rests_in_the_session_row_in_clear() {
+    let app = spawn_app().await;
+    let mut browser = Browser::new();
+    sign_in(&mut browser, &app).await;
+    let csrf = browser.csrf(&app).await;
+    let posted = browser
+        .post_form(&app.url("/keys"), &mint_form(&csrf))
+        .await;
+    assert_eq!(posted.status(), StatusCode::SEE_OTHER);
+    // The 303 not followed yet: the flash waits in the row, sealed.
+    let waiting = session_row(&app, &browser).await;
+    assert!(waiting.contains("\"flash\""), "{waiting}");
+    let html = browser.get(&app.url("/keys")).await.text().await.unwrap();
+    let plaintext = minted_plaintext(&html).expect("shown once");
+    let secret_part = &plaintext[11..]; // what the display prefix does not show
+    assert!(!waiting.contains(secret_part), "the plaintext is stored");
+    assert!(!waiting.contains(&plaintext[3..]), "{waiting}");
+    let after = session_row(&app, &browser).await;
+    assert!(
+        !after.contains(secret_part) && !after.contains("\"flash\""),
+        "{after}"
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_flash_written_back_by_a_stale_request_is_not_shown_again() {
+    let app = spawn_app().await;
+    let mut browser = Browser::new();
+    sign_in(&mut browser, &app).await;
+    let csrf = browser.csrf(&app).await;
+    browser
+        .post_form(&app.url("/keys"), &mint_form(&csrf))
+        .await;
+    let stale = session_row(&app, &browser).await;
+    let html = browser.get(&app.url("/keys")).await.text().await.unwrap();
+    assert!(minted_plaintext(&html).is_some());
+    // A request that loaded the row before that GET saves it afterwards,
+    // flash and all (tower-sessions writes the whole record back).
+    use sha2::Digest;
+    let id = browser.session().unwrap();
+    let hash: String = sha2::Sha256::digest(id.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let now = app.state.now_ms();
+    app.state
+        .store()
+        .save_portal_session(&hash, &stale, now, now + 3_600_000, i64::MIN)
+        .await
+        .unwrap();
+    assert!(session_row(&app, &browser).await.contains("\"flash\""));
+    let again = browser.get(&app.url("/keys")).await.text().await.unwrap();
+    assert!(minted_plaintext(&again).is_none(), "shown once only");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_flash_not_taken_within_ten_minutes_is_dropped() {
+    let clock = ManualClock::new(now_ms());
+    let app = spawn_with_manual_clock(clock.clone()).await;
+    let mut browser = Browser::new();
+    sign_in(&mut browser, &app).await;
+    let csrf = browser.csrf(&app).await;
+    browser
+        .post_form(&app.url("/keys"), &mint_form(&csrf))
+        .await;
+    clock.advance_ms(10 * 60 * 1000 + 1);
+    let html = browser.get(&app.url("/keys")).await.text().await.unwrap();
+    assert!(minted_plaintext(&html).is_none(), "expired unread");
+    assert!(!session_row(&app, &browser).await.contains("\"flash\""));
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn hostile_labels_never_reach_a_confirm_page_s_title() {
+    let app = spawn_app().await;
+    let mut browser = Browser::new();
+    let account = sign_in(&mut browser, &app).await;
+    let csrf = browser.csrf(&app).await;
+    let token_label = "</title><b id=x>";
+    let minted = browser
+        .post_form(
+            &app.url("/keys"),
+            &[
+                ("csrf", &csrf),
+                ("kind", "mcp"),
+                ("scope_read", "on"),
+                ("label", token_label),
+            ],
+        )
+        .await;
+    assert_eq!(minted.status(), StatusCode::SEE_OTHER);
+    let (_, address) = wallet();
+    let wallet_label = "</title><meta http-equiv=refresh content=\"0;url=https://evil.example/\">";
+    let added = browser
+        .post_form(
+            &app.url("/wallets"),
+            &[
+                ("csrf", &csrf),
+                ("address", &address),
+                ("label", wallet_label),
+            ],
+        )
+        .await;
+    assert_eq!(added.status(), StatusCode::SEE_OTHER);
+    let token_id = accounts::list_tokens(app.state.store(), &account)
+        .await
+        .unwrap()[0]
+        .token_id
+        .as_str()
+        .to_owned();
+    for (page, title) in [
+        (
+            format!("/keys/revoke?token_id={token_id}"),
+            "Ledger: revoke a token",
+        ),
+        (
+            format!("/wallets/remove?address={address}"),
+            "Ledger: remove a wallet",
+        ),
+    ] {
+        let response = browser.get(&app.url(&page)).await;
+        assert_eq!(response.status(), StatusCode::OK, "{page}");
+        let csp = response.headers()[header::CONTENT_SECURITY_POLICY]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        assert!(csp.contains("form-action 'self'"), "{csp}");
+        let html = response.text().await.unwrap();
+        assert_eq!(title_of(&html), title, "{page}");
+        assert!(!html.contains("</title><b"), "{html}");
+        assert!(!html.contains("<meta http-equiv"), "{html}");
+        assert!(!html.contains("<b id=x>"), "{html}");
+        // The names are still on the page, as text.
+        assert!(
+            html.contains("&lt;/title&gt;") || html.contains("&lt;/title>"),
+            "{html}"
+        );
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn removing_a_wallet_not_on_the_list_says_not_found_and_changes_nothing() {
+    let app = spawn_app().await;
+    let mut alice = Browser::new();
+    let alices = sign_in(&mut alice, &app).await;
+    let alice_csrf = alice.csrf(&app).await;
+    let (_, address) = wallet();
+    alice
+        .post_form(
+            &app.url("/wallets"),
+            &[("csrf", &alice_csrf), ("address", &address), ("label", "a")],
+        )
+        .await;
+    alice
+        .post_form(
+            &app.url("/keys"),
+            &[
+                ("csrf", alice_csrf.as_str()),
+                ("kind", "mcp"),
+                ("scope_read", "on"),
+                ("label", "alices-own"),
+            ],
+        )
+        .await;
+    let alices_token = accounts::list_tokens(app.state.store(), &alices)
+        .await
+        .unwrap()[0]
+        .token_id
+        .as_str()
+        .to_owned();
+    let mut bob = Browser::new();
+    sign_in(&mut bob, &app).await;
+    let bob_csrf = bob.csrf(&app).await;
+    let removed = bob
+        .post_form(
+            &app.url("/wallets/remove"),
+            &[("csrf", &bob_csrf), ("address", &address)],
+        )
+        .await;
+    assert_eq!(removed.status(), StatusCode::NOT_FOUND);
+    assert!(removed.headers().get(header::LOCATION).is_none());
+    assert!(
+        removed
+            .text()
+            .await
+            .unwrap()
+            .contains("this wallet is not on your list")
+    );
+    assert_eq!(
+        accounts::list_wallets(app.state.store(), &alices)
+            .await
+            .unwrap()
+            .len(),
+        1,
+        "Alice still watches it"
+    );
+    let page = bob.get(&app.url("/wallets")).await.text().await.unwrap();
+    assert!(!page.contains("Removed wallet"), "{page}");
+    // Nor does Bob's confirm page for Alice's token name it.
+    let asked = bob
+        .get(&app.url(&format!("/keys/revoke?token_id={alices_token}")))
+        .await;
+    assert_eq!(asked.status(), StatusCode::NOT_FOUND);
+    assert!(!asked.text().await.unwrap().contains("alices-own"));
+    assert_eq!(tokens(&app, &alices).await, 1);
     app.stop().await;
 }

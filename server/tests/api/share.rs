@@ -822,11 +822,22 @@ async fn the_portal_report_view_shares_and_revokes_behind_the_csrf_token() {
     assert_eq!(minted.status(), StatusCode::SEE_OTHER);
     let location = minted.headers()["location"].to_str().unwrap().to_owned();
     assert_eq!(location, format!("/wallets/{WALLET}"));
+    let waiting = crate::portal::session_row(&app, &browser).await;
     let html = browser.get(&app.url(&location)).await.text().await.unwrap();
     assert!(
         html.contains("id=\"new-share-link\""),
         "the link is shown once"
     );
+    // Its URL waited in the session row sealed, never in clear.
+    let shown = html.find("id=\"new-share-link\">").unwrap();
+    let at = shown + html[shown..].find("/s/").expect("the new link's URL") + "/s/".len();
+    let link_token: String = html[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .collect();
+    assert!(link_token.len() > 20, "{link_token}");
+    assert!(waiting.contains("\"flash\""), "{waiting}");
+    assert!(!waiting.contains(&link_token[8..]), "{waiting}");
     let again = browser.get(&app.url(&location)).await.text().await.unwrap();
     assert!(!again.contains("id=\"new-share-link\""), "and only once");
     assert_eq!(live(&app).await, 1, "one POST, two GETs: one link");
@@ -859,6 +870,20 @@ async fn the_portal_report_view_shares_and_revokes_behind_the_csrf_token() {
         .await;
     assert_eq!(refused.status(), StatusCode::FORBIDDEN);
     assert_eq!(live(&app).await, 1);
+    // Posted to another watched wallet's page, the id is not found there.
+    let other = server::solana::WalletAddress::parse(
+        &bs58::encode(rand::random::<[u8; 32]>()).into_string(),
+    )
+    .unwrap();
+    let other_page = format!("/wallets/{other}/share/revoke");
+    server::accounts::watchlist::add_wallet(app.state.store(), NOW_MS, &account, other, "b")
+        .await
+        .unwrap();
+    let elsewhere = browser
+        .post_form(&app.url(&other_page), &[("csrf", &csrf), ("id", &id)])
+        .await;
+    assert_eq!(elsewhere.status(), StatusCode::NOT_FOUND);
+    assert_eq!(live(&app).await, 1, "another wallet's link is left alone");
     let revoked = browser
         .post_form(
             &app.url(&format!("/wallets/{WALLET}/share/revoke")),
