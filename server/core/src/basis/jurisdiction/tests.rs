@@ -945,3 +945,118 @@ fn values_are_converted_at_the_rate_of_the_civil_date() {
         .is_err()
     );
 }
+
+// ---- Review (branch t24-review): cases from the tax-rule review -----------
+
+#[test]
+fn review_uk_crypto22251_basic_section_104_pool() {
+    // CRYPTO22251 (Victoria): buys 100 token A for £1,000; on 18 September
+    // buys 50 more for £125,000; on 1 December sells 50 for £300,000. Pool
+    // 150 at £126,000; cost £126,000 x 50/150 = £42,000; gain £258,000; the
+    // pool keeps 100 at £84,000.
+    let a = run(
+        Jurisdiction::Uk,
+        &[
+            buy("a", "2020-01-01", "100", "1000"),
+            buy("a", "2020-09-18", "50", "125000"),
+            sell("a", "2020-12-01", "50", "300000"),
+        ],
+    );
+    assert_eq!(
+        rows(&a),
+        vec![(
+            Rule::Section104,
+            dec("50"),
+            Some(dec("42000")),
+            Some(dec("258000"))
+        )]
+    );
+    assert_eq!(
+        (a.holdings[0].quantity, a.holdings[0].cost),
+        (dec("100"), Some(dec("84000")))
+    );
+}
+
+#[test]
+fn review_ca_denied_loss_goes_to_the_substituted_property_not_to_units_sold_before_it() {
+    // 200 held at an ACB of 2,000. 1 March: 100 sold for 600 (ACB 1,000,
+    // loss 400). 2 March: the other 100 sold for 1,500 (ACB 1,000, gain
+    // 500). 10 March: 100 bought for 500 and still held on 31 March.
+    // s.54: the 1 March loss is superficial, the substituted property being
+    // the 10 March units; s.53(1)(f) adds the 400 to the cost of *that*
+    // property (500 + 400 = 900). The 2 March disposition is untouched:
+    // ACB 1,000, gain 500. The code adds the 400 to the units held on 1
+    // March, so the 2 March sale absorbs it (gain 100): a denied loss is
+    // deducted after all, in the same year.
+    let a = run(
+        Jurisdiction::Ca,
+        &[
+            buy("a", "2024-01-10", "200", "2000"),
+            sell("a", "2024-03-01", "100", "600"),
+            sell("a", "2024-03-02", "100", "1500"),
+            buy("a", "2024-03-10", "100", "500"),
+        ],
+    );
+    assert_eq!(gain_of(&a, "2024-03-02"), dec("500"));
+    assert_eq!(
+        (a.holdings[0].quantity, a.holdings[0].cost),
+        (dec("100"), Some(dec("900")))
+    );
+    let YearSummary::Ca(s) = &a.years[0] else {
+        panic!()
+    };
+    assert_eq!((s.gain, s.superficial_losses), (dec("500"), dec("400")));
+}
+
+#[test]
+fn review_ca_two_losses_one_repurchase_superficial_total_is_the_losses() {
+    // 200 at 2,000; 1 and 2 March: 100 sold for 600 each (a loss of 400
+    // each); 10 March: 100 bought for 500, held on 31 March. Each loss is
+    // 400 (ACB 1,000 each); the superficial losses total 800 and the new
+    // units' ACB is 500 + 800 = 1,300. The code reports the second
+    // disposition's ACB as 1,400 and 1,200 of superficial losses.
+    let a = run(
+        Jurisdiction::Ca,
+        &[
+            buy("a", "2024-01-10", "200", "2000"),
+            sell("a", "2024-03-01", "100", "600"),
+            sell("a", "2024-03-02", "100", "600"),
+            buy("a", "2024-03-10", "100", "500"),
+        ],
+    );
+    let YearSummary::Ca(s) = &a.years[0] else {
+        panic!()
+    };
+    assert_eq!(s.adjusted_cost_base, dec("2000"));
+    assert_eq!(s.superficial_losses, dec("800"));
+    assert_eq!(
+        (a.holdings[0].quantity, a.holdings[0].cost),
+        (dec("100"), Some(dec("1300")))
+    );
+}
+
+#[test]
+fn review_us_tax_year_and_term_follow_the_taxpayers_civil_date() {
+    // A New York taxpayer's sale at 20:00 EST on 31 December 2024 is a
+    // 2024 sale (01:00 UTC on 1 January 2025 in the code: tax year 2025).
+    let a = run(
+        Jurisdiction::Us,
+        &[
+            buy("a", "2024-03-01", "1", "10"),
+            sell("a", "2024-12-31T20:00:00-05:00", "1", "20"),
+        ],
+    );
+    assert_eq!(a.rows[0].tax_year, TaxYear::calendar(2024));
+    // Bought 21:00 EDT 15 June 2023, sold 10:00 EDT 16 June 2024: the
+    // holding period runs from 16 June 2023, so 16 June 2024 is more than a
+    // year (26 USC §1222; Rev. Rul. 66-7). In UTC both dates are 16 June:
+    // short term in the code.
+    let b = run(
+        Jurisdiction::Us,
+        &[
+            buy("a", "2023-06-15T21:00:00-04:00", "1", "10"),
+            sell("a", "2024-06-16T10:00:00-04:00", "1", "20"),
+        ],
+    );
+    assert_eq!(b.rows[0].row.term, Some(Term::Long));
+}
