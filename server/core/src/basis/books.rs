@@ -383,7 +383,11 @@ fn plan(input: &[WalletEvent], unlabelled: UnlabelledTransfers) -> Vec<Step> {
         let out = match e.event.kind {
             EventKind::Dispose => true,
             EventKind::Acquire => false,
-            EventKind::RentLock | EventKind::RentRelease => continue,
+            EventKind::RentLock
+            | EventKind::RentRelease
+            | EventKind::PositionLock
+            | EventKind::PositionRelease
+            | EventKind::PositionSpend => continue,
         };
         steps[i] = match t.counterparty {
             Counterparty::OwnWallet if out => {
@@ -432,6 +436,7 @@ fn plan(input: &[WalletEvent], unlabelled: UnlabelledTransfers) -> Vec<Step> {
 struct Balance {
     held: Decimal,
     locked: Decimal,
+    in_positions: Decimal,
 }
 
 impl Balance {
@@ -444,6 +449,16 @@ impl Balance {
                 let released = event.quantity.min(self.locked);
                 self.locked -= released;
                 self.held += event.quantity - released;
+            }
+            // As the engine counts them: a position keeps its lots.
+            EventKind::PositionLock => self.in_positions += event.quantity,
+            EventKind::PositionRelease => {
+                let released = event.quantity.min(self.in_positions);
+                self.in_positions -= released;
+                self.held += event.quantity - released;
+            }
+            EventKind::PositionSpend => {
+                self.in_positions -= event.quantity.min(self.in_positions);
             }
         }
     }
