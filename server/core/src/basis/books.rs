@@ -163,28 +163,34 @@ pub struct Books {
 impl Books {
     /// Unlabelled transfers by asset and direction, so a person can label them.
     pub fn unlabelled_totals(&self) -> Vec<UnlabelledTotal> {
-        let mut totals: BTreeMap<(&str, bool), UnlabelledTotal> = BTreeMap::new();
-        for t in self
-            .transfers
-            .iter()
-            .filter(|t| t.counterparty == Counterparty::Unlabelled)
-        {
-            let outgoing = matches!(t.treatment, Treatment::Disposal | Treatment::OutOfBooks);
-            let total = totals
-                .entry((t.asset.as_str(), outgoing))
-                .or_insert_with(|| UnlabelledTotal {
-                    asset: t.asset.clone(),
-                    outgoing,
-                    count: 0,
-                    quantity: Decimal::ZERO,
-                    value: Decimal::ZERO,
-                });
-            total.count += 1;
-            total.quantity += t.quantity;
-            total.value += t.value.unwrap_or_default();
-        }
-        totals.into_values().collect()
+        unlabelled_totals(&self.transfers)
     }
+}
+
+/// The unlabelled ones among `transfers`, by asset and direction.
+pub fn unlabelled_totals<'t>(
+    transfers: impl IntoIterator<Item = &'t TransferRecord>,
+) -> Vec<UnlabelledTotal> {
+    let mut totals: BTreeMap<(&str, bool), UnlabelledTotal> = BTreeMap::new();
+    for t in transfers
+        .into_iter()
+        .filter(|t| t.counterparty == Counterparty::Unlabelled)
+    {
+        let outgoing = matches!(t.treatment, Treatment::Disposal | Treatment::OutOfBooks);
+        let total = totals
+            .entry((t.asset.as_str(), outgoing))
+            .or_insert_with(|| UnlabelledTotal {
+                asset: t.asset.clone(),
+                outgoing,
+                count: 0,
+                quantity: Decimal::ZERO,
+                value: Decimal::ZERO,
+            });
+        total.count += 1;
+        total.quantity += t.quantity;
+        total.value += t.value.unwrap_or_default();
+    }
+    totals.into_values().collect()
 }
 
 /// The universal pool.

@@ -18,7 +18,7 @@
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use super::{TaxRow, TaxYear, YearSummary, Zone, by_year, held_over_a_year};
+use super::{TaxRow, TaxYear, UnlabelledTotal, YearSummary, Zone, by_year, held_over_a_year};
 use crate::basis::{Disposal, Method, Rule, books::PoolScope};
 
 /// Wallet by wallet (BMF 10 May 2022, Rz. 61).
@@ -35,11 +35,9 @@ pub fn refusal(method: Method) -> Option<&'static str> {
 }
 
 /// `held_over_1y` (not a private sale) or `held_1y_or_less`.
-pub fn rule(row: &Disposal) -> Rule {
+pub fn rule(row: &Disposal, zone: Zone) -> Rule {
     match row.acquired {
-        Some(acquired) if held_over_a_year(acquired, row.disposed, Zone::Berlin) => {
-            Rule::HeldOver1y
-        }
+        Some(acquired) if held_over_a_year(acquired, row.disposed, zone) => Rule::HeldOver1y,
         _ => Rule::Held1yOrLess,
     }
 }
@@ -66,6 +64,10 @@ pub struct Summary {
     /// 0 here and carried under §23 Abs. 3 S. 7–8).
     pub taxable_gain: Decimal,
     pub incomplete_rows: u64,
+    /// A warning: the year's transfers with no label, by asset and
+    /// direction (see [`super::UNLABELLED_WARNING`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unlabelled: Vec<UnlabelledTotal>,
 }
 
 pub fn summaries(rows: &[TaxRow]) -> Vec<YearSummary> {

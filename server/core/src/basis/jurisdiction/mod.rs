@@ -28,7 +28,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     Disposal, Method,
-    books::{self, Books, Holder, MoveRecord, TransferRecord, UnlabelledTransfers, WalletEvent},
+    books::{
+        self, Books, Holder, MoveRecord, TransferRecord, UnlabelledTotal, UnlabelledTransfers,
+        WalletEvent,
+    },
 };
 use crate::values::fx::{Currency, FxError, RateTable};
 pub use civil::Zone;
@@ -79,11 +82,12 @@ impl Jurisdiction {
         }
     }
 
-    /// The zone its dates are counted in. The US has several, so UTC
-    /// unless an account sets one.
+    /// The zone its dates are counted in unless the taxpayer sets theirs
+    /// ([`assess_in`]): the US has several, so New York unless set; a
+    /// taxpayer in another zone (Vancouver, Perth, Chicago) must set it.
     pub fn zone(self) -> Zone {
         match self {
-            Jurisdiction::Us => Zone::Utc,
+            Jurisdiction::Us => Zone::NewYork,
             Jurisdiction::Uk => Zone::London,
             Jurisdiction::Ca => Zone::Toronto,
             Jurisdiction::De => Zone::Berlin,
@@ -91,13 +95,20 @@ impl Jurisdiction {
         }
     }
 
-    /// The tax year an event at `unix` falls in: the calendar year in the
-    /// US (26 USC §441(b)(1) for individuals), Canada (ITA s.249(1)(b)) and
+    /// The tax year an event at `unix` falls in, in the default zone.
+    pub fn tax_year(self, unix: i64) -> TaxYear {
+        self.tax_year_in(self.zone(), unix)
+    }
+
+    /// The tax year an event at `unix` falls in, counted in the taxpayer's
+    /// civil date in `zone`: the calendar year in the US (26 USC §441(b)(1)
+    /// for individuals), Canada (ITA s.249(1)(c), "in any other case, a
+    /// calendar year") and
     /// Germany (EStG §25 Abs. 1, Veranlagungszeitraum); 6 April to 5 April
     /// in the UK (Income Tax Act 2007 s.4); 1 July to 30 June in Australia
     /// (the income year, ITAA 1997 s.995-1).
-    pub fn tax_year(self, unix: i64) -> TaxYear {
-        let Some(date) = self.zone().date(unix) else {
+    pub fn tax_year_in(self, zone: Zone, unix: i64) -> TaxYear {
+        let Some(date) = zone.date(unix) else {
             return TaxYear::calendar(1970);
         };
         use chrono::Datelike;
@@ -253,6 +264,38 @@ pub enum YearSummary {
     Au(au::Summary),
 }
 
+/// What a summary's `unlabelled` list means. A transfer to one's own
+/// wallet is no disposal in any of the five systems, so a year with
+/// unlabelled transfers is not ready to file: under the default
+/// (`at_market_value`) a send is a disposal, which can realise a loss and,
+/// with its receive, restart a holding period (US term, Germany's year,
+/// Australia's discount). In Germany and Australia a label is needed.
+pub const UNLABELLED_WARNING: &str = "unlabelled transfers are treated by the chosen default      (at market value: a disposal and a new acquisition); label them (own wallet, exchange or      merchant) before filing";
+
+impl YearSummary {
+    /// `2024` or `2024-25`.
+    pub fn tax_year(&self) -> &str {
+        match self {
+            YearSummary::Us(s) => &s.tax_year,
+            YearSummary::Uk(s) => &s.tax_year,
+            YearSummary::Ca(s) => &s.tax_year,
+            YearSummary::De(s) => &s.tax_year,
+            YearSummary::Au(s) => &s.tax_year,
+        }
+    }
+
+    /// The year's unlabelled transfers (a warning).
+    pub fn unlabelled_mut(&mut self) -> &mut Vec<UnlabelledTotal> {
+        match self {
+            YearSummary::Us(s) => &mut s.unlabelled,
+            YearSummary::Uk(s) => &mut s.unlabelled,
+            YearSummary::Ca(s) => &mut s.unlabelled,
+            YearSummary::De(s) => &mut s.unlabelled,
+            YearSummary::Au(s) => &mut s.unlabelled,
+        }
+    }
+}
+
 /// A taxpayer's books under one jurisdiction.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Assessment {
@@ -275,6 +318,20 @@ pub fn assess(
     method: Option<Method>,
     unlabelled: UnlabelledTransfers,
 ) -> Result<Assessment, MethodRefused> {
+    assess_in(jurisdiction, jurisdiction.zone(), input, method, unlabelled)
+}
+
+/// [`assess`] with the taxpayer's time zone: tax years, holding periods,
+/// the superficial-loss window, same-day and 30-day matching and the US
+/// per-wallet switch (local midnight of 1 January 2025) are counted in
+/// its civil dates.
+pub fn assess_in(
+    jurisdiction: Jurisdiction,
+    zone: Zone,
+    input: &[WalletEvent],
+    method: Option<Method>,
+    unlabelled: UnlabelledTransfers,
+) -> Result<Assessment, MethodRefused> {
     let matching = jurisdiction.matching(method)?;
     let wallet_of = |row: &Disposal| {
         input
@@ -284,14 +341,14 @@ pub fn assess(
     };
     let tax_row = |row: Disposal, sale_costs: Decimal| TaxRow {
         wallet: wallet_of(&row),
-        tax_year: jurisdiction.tax_year(row.disposed),
+        tax_year: jurisdiction.tax_year_in(zone, row.disposed),
         row,
         sale_costs,
     };
     let (rows, holdings, moves, transfers) = match matching {
         Matching::Lots(method) => {
             let scope = |time: i64| match jurisdiction {
-                Jurisdiction::Us => us::pool_scope(time),
+                Jurisdiction::Us => us::pool_scope(time, zone),
                 Jurisdiction::De => de::POOL_SCOPE,
                 _ => au::POOL_SCOPE,
             };
@@ -307,10 +364,20 @@ pub fn assess(
                 .into_iter()
                 .map(|mut row| {
                     row.rule = match jurisdiction {
-                        Jurisdiction::De => de::rule(&row),
-                        Jurisdiction::Au => au::rule(&row),
+                        Jurisdiction::De => de::rule(&row, zone),
+                        Jurisdiction::Au => au::rule(&row, zone),
                         _ => row.rule,
                     };
+                    if jurisdiction == Jurisdiction::Us
+                        && let Some(acquired) = row.acquired
+                    {
+                        // 26 USC §1222 in the taxpayer's dates (Rev. Rul. 66-7).
+                        row.term = Some(if held_over_a_year(acquired, row.disposed, zone) {
+                            super::Term::Long
+                        } else {
+                            super::Term::Short
+                        });
+                    }
                     tax_row(row, Decimal::ZERO)
                 })
                 .collect();
@@ -331,9 +398,9 @@ pub fn assess(
         Matching::ShareMatching | Matching::AdjustedCostBase => {
             let (events, moves, transfers) = books::universal_events(input, unlabelled);
             let (rows, pools) = if matching == Matching::ShareMatching {
-                uk::replay(&events)
+                uk::replay(&events, zone)
             } else {
-                ca::replay(&events)
+                ca::replay(&events, zone)
             };
             let rows: Vec<TaxRow> = rows
                 .into_iter()
@@ -342,13 +409,20 @@ pub fn assess(
             (rows, pools, moves, transfers)
         }
     };
-    let years = match jurisdiction {
+    let mut years = match jurisdiction {
         Jurisdiction::Us => us::summaries(&rows),
-        Jurisdiction::Uk => uk::summaries(&rows),
+        Jurisdiction::Uk => uk::summaries(&rows, zone),
         Jurisdiction::Ca => ca::summaries(&rows),
         Jurisdiction::De => de::summaries(&rows),
         Jurisdiction::Au => au::summaries(&rows),
     };
+    for year in &mut years {
+        let name = year.tax_year().to_owned();
+        let of_year = transfers
+            .iter()
+            .filter(|t| jurisdiction.tax_year_in(zone, t.time).to_string() == name);
+        *year.unlabelled_mut() = books::unlabelled_totals(of_year);
+    }
     Ok(Assessment {
         jurisdiction,
         matching,

@@ -875,12 +875,10 @@ fn unlabelled_transfers_follow_the_setting_are_totalled_and_relabelling_changes_
         ),
     ];
     // Default: disposals at market value.
-    let books = crate::basis::books::replay(
-        &events,
-        Method::Fifo,
-        UnlabelledTransfers::default(),
-        us::pool_scope,
-    );
+    let books =
+        crate::basis::books::replay(&events, Method::Fifo, UnlabelledTransfers::default(), |t| {
+            us::pool_scope(t, Zone::NewYork)
+        });
     assert_eq!(books.replay.disposals.len(), 2);
     let totals = books.unlabelled_totals();
     assert_eq!(totals.len(), 1);
@@ -1059,4 +1057,99 @@ fn review_us_tax_year_and_term_follow_the_taxpayers_civil_date() {
         ],
     );
     assert_eq!(b.rows[0].row.term, Some(Term::Long));
+}
+
+#[test]
+fn uk_2024_25_splits_gains_from_30_october_2024() {
+    // Autumn Budget 2024: main rates 18%/24% for disposals on or after 30
+    // October 2024; the 2024-25 adjustment (SA108 box 51) is worked out
+    // from those gains. Pool 10 at £1,000 (£100 each), no later buys, so
+    // every sale comes out of the pool at £100 a unit:
+    // 29 Oct 2 for £300 (gain 100), 30 Oct 2 for £150 (loss 50), 10 Jan
+    // 2025 2 for £400 (gain 200); 1 May 2025 (2025-26) 1 for £100 (nil).
+    let a = run(
+        Jurisdiction::Uk,
+        &[
+            buy("a", "2024-05-01", "10", "1000"),
+            sell("a", "2024-10-29T23:30:00Z", "2", "300"),
+            sell("a", "2024-10-30", "2", "150"),
+            sell("a", "2025-01-10", "2", "400"),
+            sell("a", "2025-05-01", "1", "100"),
+        ],
+    );
+    let YearSummary::Uk(s) = &a.years[0] else {
+        panic!()
+    };
+    assert_eq!((s.gains, s.losses), (dec("300"), dec("50")));
+    assert_eq!(
+        (s.gains_from_2024_10_30, s.losses_from_2024_10_30),
+        (Some(dec("200")), Some(dec("50")))
+    );
+    let YearSummary::Uk(next) = &a.years[1] else {
+        panic!()
+    };
+    assert_eq!(next.gains_from_2024_10_30, None);
+}
+
+#[test]
+fn the_taxpayers_zone_decides_the_year_and_the_us_switch() {
+    // 15:00 UTC on 30 June 2024 is 01:00 on 1 July in Sydney (2024-25) but
+    // 23:00 on 30 June in Perth (+08:00, no summer time): 2023-24 there.
+    let events = [
+        buy("a", "2024-01-10", "1", "10"),
+        sell("a", "2024-06-30T15:00:00Z", "1", "20"),
+    ];
+    let sydney = run(Jurisdiction::Au, &events);
+    assert_eq!(sydney.rows[0].tax_year, TaxYear::split(2024));
+    let perth = Zone::parse("+08:00").unwrap();
+    let a = assess_in(
+        Jurisdiction::Au,
+        perth,
+        &events,
+        None,
+        UnlabelledTransfers::default(),
+    )
+    .unwrap();
+    assert_eq!(a.rows[0].tax_year, TaxYear::split(2023));
+    // The US per-wallet pools start at local midnight of 1 January 2025:
+    // 04:59 UTC is still 31 December in New York (EST, -5), 05:00 is not.
+    use crate::basis::books::PoolScope;
+    let ny = Zone::NewYork;
+    assert!(matches!(
+        us::pool_scope(at("2025-01-01T04:59:00Z"), ny),
+        PoolScope::Universal
+    ));
+    assert!(matches!(
+        us::pool_scope(at("2025-01-01T05:00:00Z"), ny),
+        PoolScope::PerWallet
+    ));
+}
+
+#[test]
+fn every_summary_warns_of_its_years_unlabelled_transfers() {
+    // An unlabelled send in 2024 and none in 2025: the 2024 summary lists
+    // it (one, outgoing, 1 unit worth 30), the 2025 one lists nothing.
+    for j in Jurisdiction::ALL {
+        let a = run(
+            j,
+            &[
+                buy("a", "2024-01-10", "3", "30"),
+                with(
+                    sell("a", "2024-03-01", "1", "30"),
+                    "s1",
+                    Counterparty::Unlabelled,
+                ),
+                sell("a", "2025-03-01", "1", "20"),
+            ],
+        );
+        assert_eq!(a.years.len(), 2, "{j}");
+        let warned: Vec<_> = a.years[0]
+            .clone()
+            .unlabelled_mut()
+            .iter()
+            .map(|t| (t.outgoing, t.count, t.quantity, t.value))
+            .collect();
+        assert_eq!(warned, vec![(true, 1, dec("1"), dec("30"))], "{j}");
+        assert!(a.years[1].clone().unlabelled_mut().is_empty(), "{j}");
+    }
 }
