@@ -29,8 +29,8 @@ use serde::{Deserialize, Serialize};
 use super::{
     Disposal, Method,
     books::{
-        self, Books, Holder, MoveRecord, TransferRecord, UnlabelledTotal, UnlabelledTransfers,
-        WalletEvent,
+        self, AllocationRule, Books, Choices, Holder, MoveRecord, TransferRecord, Unallocated,
+        UnlabelledTotal, UnlabelledTransfers, WalletEvent,
     },
 };
 use crate::values::fx::{Currency, FxError, RateTable};
@@ -306,6 +306,14 @@ pub struct Assessment {
     pub holdings: Vec<Holding>,
     pub moves: Vec<MoveRecord>,
     pub transfers: Vec<TransferRecord>,
+    /// A warning: basis the US universal pool kept at 1 January 2025,
+    /// which no wallet received (Rev. Proc. 2024-28 §5 needs each wallet
+    /// to receive exactly its units).
+    pub unallocated: Vec<Unallocated>,
+    /// The US 2025 allocation rule the figures assume (the taxpayer's).
+    pub allocation: Option<AllocationRule>,
+    /// When the method took effect; FIFO before it.
+    pub method_from: Option<i64>,
     /// By tax year.
     pub years: Vec<YearSummary>,
 }
@@ -318,20 +326,42 @@ pub fn assess(
     method: Option<Method>,
     unlabelled: UnlabelledTransfers,
 ) -> Result<Assessment, MethodRefused> {
-    assess_in(jurisdiction, jurisdiction.zone(), input, method, unlabelled)
+    let taxpayer = Taxpayer::of(jurisdiction);
+    assess_in(jurisdiction, &taxpayer, input, method, unlabelled)
 }
 
-/// [`assess`] with the taxpayer's time zone: tax years, holding periods,
-/// the superficial-loss window, same-day and 30-day matching and the US
-/// per-wallet switch (local midnight of 1 January 2025) are counted in
-/// its civil dates.
+/// What only the taxpayer can say: where they live, since when their method
+/// stands, and how they allocated the US universal pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Taxpayer {
+    /// Tax years, holding periods, the superficial-loss window, same-day
+    /// and 30-day matching and the US per-wallet switch (local midnight of
+    /// 1 January 2025) are counted in civil dates of this zone.
+    pub zone: Zone,
+    /// The standing order's date and the 2025 allocation rule.
+    pub choices: Choices,
+}
+
+impl Taxpayer {
+    /// The jurisdiction's default zone, the method for the whole history,
+    /// the default allocation rule.
+    pub fn of(jurisdiction: Jurisdiction) -> Self {
+        Taxpayer {
+            zone: jurisdiction.zone(),
+            choices: Choices::default(),
+        }
+    }
+}
+
+/// [`assess`] for a [`Taxpayer`].
 pub fn assess_in(
     jurisdiction: Jurisdiction,
-    zone: Zone,
+    taxpayer: &Taxpayer,
     input: &[WalletEvent],
     method: Option<Method>,
     unlabelled: UnlabelledTransfers,
 ) -> Result<Assessment, MethodRefused> {
+    let zone = taxpayer.zone;
     let matching = jurisdiction.matching(method)?;
     let wallet_of = |row: &Disposal| {
         input
@@ -345,19 +375,20 @@ pub fn assess_in(
         row,
         sale_costs,
     };
-    let (rows, holdings, moves, transfers) = match matching {
+    let (rows, holdings, moves, transfers, unallocated) = match matching {
         Matching::Lots(method) => {
             let scope = |time: i64| match jurisdiction {
                 Jurisdiction::Us => us::pool_scope(time, zone),
                 Jurisdiction::De => de::POOL_SCOPE,
                 _ => au::POOL_SCOPE,
             };
-            let books = books::replay(input, method, unlabelled, scope);
+            let books = books::replay_with(input, method, unlabelled, scope, taxpayer.choices);
             let Books {
                 replay,
                 holders,
                 moves,
                 transfers,
+                unallocated,
             } = books;
             let rows: Vec<TaxRow> = replay
                 .disposals
@@ -393,7 +424,7 @@ pub fn assess_in(
                     acquired: Some(lot.acquired),
                 })
                 .collect();
-            (rows, holdings, moves, transfers)
+            (rows, holdings, moves, transfers, unallocated)
         }
         Matching::ShareMatching | Matching::AdjustedCostBase => {
             let (events, moves, transfers) = books::universal_events(input, unlabelled);
@@ -406,7 +437,7 @@ pub fn assess_in(
                 .into_iter()
                 .map(|(row, costs)| tax_row(row, costs))
                 .collect();
-            (rows, pools, moves, transfers)
+            (rows, pools, moves, transfers, Vec::new())
         }
     };
     let mut years = match jurisdiction {
@@ -430,6 +461,9 @@ pub fn assess_in(
         holdings,
         moves,
         transfers,
+        unallocated,
+        allocation: (jurisdiction == Jurisdiction::Us).then_some(taxpayer.choices.allocation),
+        method_from: taxpayer.choices.method_from,
         years,
     })
 }

@@ -1102,9 +1102,13 @@ fn the_taxpayers_zone_decides_the_year_and_the_us_switch() {
     let sydney = run(Jurisdiction::Au, &events);
     assert_eq!(sydney.rows[0].tax_year, TaxYear::split(2024));
     let perth = Zone::parse("+08:00").unwrap();
+    let taxpayer = Taxpayer {
+        zone: perth,
+        ..Taxpayer::of(Jurisdiction::Au)
+    };
     let a = assess_in(
         Jurisdiction::Au,
-        perth,
+        &taxpayer,
         &events,
         None,
         UnlabelledTransfers::default(),
@@ -1152,4 +1156,106 @@ fn every_summary_warns_of_its_years_unlabelled_transfers() {
         assert_eq!(warned, vec![(true, 1, dec("1"), dec("30"))], "{j}");
         assert!(a.years[1].clone().unlabelled_mut().is_empty(), "{j}");
     }
+}
+
+#[test]
+fn a_us_method_applies_from_its_standing_order_fifo_before() {
+    // Treas. Reg. §1.1012-1(c), (j): units not identified by the time of
+    // the sale are FIFO. HIFO ordered on 1 June 2024: the March sale takes
+    // the oldest lot (basis 10, gain 20), the July one the highest (50,
+    // gain 10). HIFO for the whole history would have taken 50 in March.
+    let events = [
+        buy("a", "2023-01-10", "1", "10"),
+        buy("a", "2023-02-10", "1", "50"),
+        sell("a", "2024-03-01", "1", "30"),
+        buy("a", "2024-04-01", "1", "40"),
+        sell("a", "2024-07-01", "1", "60"),
+    ];
+    let taxpayer = Taxpayer {
+        choices: Choices {
+            method_from: Some(at("2024-06-01")),
+            ..Choices::default()
+        },
+        ..Taxpayer::of(Jurisdiction::Us)
+    };
+    let gains = |t: &Taxpayer| {
+        let a = assess_in(
+            Jurisdiction::Us,
+            t,
+            &events,
+            Some(Method::Hifo),
+            UnlabelledTransfers::default(),
+        )
+        .unwrap();
+        a.rows
+            .iter()
+            .map(|r| (r.row.rule, r.row.basis, r.row.gain))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        gains(&taxpayer),
+        vec![
+            (Rule::Fifo, Some(dec("10")), Some(dec("20"))),
+            (Rule::Hifo, Some(dec("50")), Some(dec("10")))
+        ]
+    );
+    assert_eq!(
+        gains(&Taxpayer::of(Jurisdiction::Us))[0],
+        (Rule::Hifo, Some(dec("50")), Some(dec("-20")))
+    );
+}
+
+#[test]
+fn the_us_2025_allocation_is_the_taxpayers_rule_and_leftovers_are_reported() {
+    // Universal pool on 1 January 2025, FIFO: 1 at 10 (bought in a), then
+    // 2 at 40 each (bought in b). By wallet name, a takes the first lot
+    // (10) and b the two at 40; largest wallet first, b takes 10 + 40 and
+    // a a unit at 40. a's 2025 sale for 100 gains 90 or 60.
+    let events = [
+        buy("a", "2024-01-01", "1", "10"),
+        buy("b", "2024-02-01", "2", "80"),
+        sell("a", "2025-02-01", "1", "100"),
+    ];
+    let gain = |allocation| {
+        let taxpayer = Taxpayer {
+            choices: Choices {
+                allocation,
+                ..Choices::default()
+            },
+            ..Taxpayer::of(Jurisdiction::Us)
+        };
+        let a = assess_in(
+            Jurisdiction::Us,
+            &taxpayer,
+            &events,
+            None,
+            UnlabelledTransfers::default(),
+        )
+        .unwrap();
+        assert_eq!(a.allocation, Some(allocation));
+        assert!(a.unallocated.is_empty());
+        a.rows[0].row.gain
+    };
+    assert_eq!(gain(AllocationRule::WalletsByName), Some(dec("90")));
+    assert_eq!(gain(AllocationRule::LargestWalletFirst), Some(dec("60")));
+
+    // b sells 1 it never had (uncovered), then buys 1 at 10 (balance 0);
+    // a buys 1 at 20. The pool holds 2, the wallets 1: a takes the oldest
+    // lot (10) and the lot at 20 is left, reported as unallocated.
+    let a = run(
+        Jurisdiction::Us,
+        &[
+            sell("b", "2024-01-01", "1", "5"),
+            buy("b", "2024-02-01", "1", "10"),
+            buy("a", "2024-03-01", "1", "20"),
+            sell("a", "2025-02-01", "1", "30"),
+        ],
+    );
+    let left: Vec<_> = a
+        .unallocated
+        .iter()
+        .map(|u| (u.quantity, u.basis))
+        .collect();
+    assert_eq!(left, vec![(dec("1"), Some(dec("20")))]);
+    assert_eq!(a.rows.last().unwrap().row.gain, Some(dec("20")));
 }
