@@ -304,7 +304,9 @@ pub struct Summary {
     pub gain: Decimal,
     /// Losses denied as superficial and added to the ACB.
     pub superficial_losses: Decimal,
-    /// One half of `gain` (s.38(a)); negative: the allowable capital loss.
+    /// One half of `gain` (s.38(a)). Negative in a net-loss year: the
+    /// allowable capital loss, which is not deductible against other income
+    /// (s.3(b)) but carried over as a net capital loss (s.111(1)(b)).
     pub taxable_capital_gain: Decimal,
     pub incomplete_rows: u64,
     /// A warning: the year's transfers with no label, by asset and

@@ -12,8 +12,17 @@
 //! possible, otherwise FIFO (a simplification) or the average method, with
 //! FIFO for the holding period; the order is applied wallet by wallet
 //! ("walletbezogene Betrachtung") and kept until the wallet's units of that
-//! kind are sold. Dates are counted in Europe/Berlin (BGB §187(1), §188(2):
-//! sold on the anniversary is still within the year).
+//! kind are sold. Rz. 61 (2022) allows the average method for the cost
+//! with FIFO for the holding period, which is what the engine does
+//! (`Method::Average` keeps a FIFO queue of dates and averages the basis);
+//! the exact wording of the 2025 text is to be quoted here once checked.
+//! Staking or lending does not extend the period to ten years (§23 Abs. 1
+//! S. 1 Nr. 2 S. 4 EStG is not applied to virtual currencies: BMF 10 May
+//! 2022 Rz. 63; the 6 March 2025 letter, which replaces it, keeps this, its
+//! paragraph number not yet checked); this rests on the BMF's reading, not
+//! on an amendment of the statute. Dates are counted in Europe/Berlin
+//! unless the taxpayer sets a zone (BGB §187(1), §188(2): sold on the
+//! anniversary is still within the year).
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -61,7 +70,8 @@ pub struct Summary {
     pub gain_after_one_year: Decimal,
     pub exemption_limit: Decimal,
     /// `gain_within_one_year` if it reaches the limit, else 0 (a loss is
-    /// 0 here and carried under §23 Abs. 3 S. 7–8).
+    /// 0 here and carried under §23 Abs. 3 S. 7–8), assuming no other §23
+    /// private sales this year: the Freigrenze counts them all, per person.
     pub taxable_gain: Decimal,
     pub incomplete_rows: u64,
     /// A warning: the year's transfers with no label, by asset and

@@ -473,6 +473,15 @@ pub fn assess_in(
 /// date in the jurisdiction (HMRC, CRA, BMF and ATO all ask for the value
 /// in their currency at the time of the transaction; a day's ECB rate is
 /// the finest official grain). Unpriced values stay unpriced.
+///
+/// Canada, a known limit: ITA s.261(1)-(2) names the Bank of Canada's rate
+/// for the day ("relevant spot rate") or another rate acceptable to the
+/// Minister; an ECB cross rate (CAD-per-EUR over USD-per-EUR at 14:15 CET)
+/// differs from it by a few basis points. Next step: the Bank of Canada's
+/// daily USD/CAD series (Valet `FXUSDCAD`) behind the same `RateTable`.
+/// Australia: the Sydney date's ECB rate is published around 01:00 Sydney
+/// time on the next day; consistent, and the ATO accepts a reasonable,
+/// consistently used source.
 pub fn convert(
     jurisdiction: Jurisdiction,
     input: &[WalletEvent],
