@@ -488,12 +488,23 @@ pub fn convert(
     from: Currency,
     rates: &RateTable,
 ) -> Result<Vec<WalletEvent>, FxError> {
+    convert_in(jurisdiction, jurisdiction.zone(), input, from, rates)
+}
+
+/// [`convert`] with each event's date taken in the taxpayer's `zone`.
+pub fn convert_in(
+    jurisdiction: Jurisdiction,
+    zone: Zone,
+    input: &[WalletEvent],
+    from: Currency,
+    rates: &RateTable,
+) -> Result<Vec<WalletEvent>, FxError> {
     let to = jurisdiction.currency();
     input
         .iter()
         .map(|e| {
             let mut e = e.clone();
-            let date = jurisdiction.zone().date(e.event.time).unwrap_or_default();
+            let date = zone.date(e.event.time).unwrap_or_default();
             e.event.usd_value = e
                 .event
                 .usd_value
