@@ -158,33 +158,41 @@ pub struct Books {
     pub holders: Vec<Holder>,
     pub moves: Vec<MoveRecord>,
     pub transfers: Vec<TransferRecord>,
+    /// What the universal pool kept at the change to per-wallet pools.
+    pub unallocated: Vec<Unallocated>,
 }
 
 impl Books {
     /// Unlabelled transfers by asset and direction, so a person can label them.
     pub fn unlabelled_totals(&self) -> Vec<UnlabelledTotal> {
-        let mut totals: BTreeMap<(&str, bool), UnlabelledTotal> = BTreeMap::new();
-        for t in self
-            .transfers
-            .iter()
-            .filter(|t| t.counterparty == Counterparty::Unlabelled)
-        {
-            let outgoing = matches!(t.treatment, Treatment::Disposal | Treatment::OutOfBooks);
-            let total = totals
-                .entry((t.asset.as_str(), outgoing))
-                .or_insert_with(|| UnlabelledTotal {
-                    asset: t.asset.clone(),
-                    outgoing,
-                    count: 0,
-                    quantity: Decimal::ZERO,
-                    value: Decimal::ZERO,
-                });
-            total.count += 1;
-            total.quantity += t.quantity;
-            total.value += t.value.unwrap_or_default();
-        }
-        totals.into_values().collect()
+        unlabelled_totals(&self.transfers)
     }
+}
+
+/// The unlabelled ones among `transfers`, by asset and direction.
+pub fn unlabelled_totals<'t>(
+    transfers: impl IntoIterator<Item = &'t TransferRecord>,
+) -> Vec<UnlabelledTotal> {
+    let mut totals: BTreeMap<(&str, bool), UnlabelledTotal> = BTreeMap::new();
+    for t in transfers
+        .into_iter()
+        .filter(|t| t.counterparty == Counterparty::Unlabelled)
+    {
+        let outgoing = matches!(t.treatment, Treatment::Disposal | Treatment::OutOfBooks);
+        let total = totals
+            .entry((t.asset.as_str(), outgoing))
+            .or_insert_with(|| UnlabelledTotal {
+                asset: t.asset.clone(),
+                outgoing,
+                count: 0,
+                quantity: Decimal::ZERO,
+                value: Decimal::ZERO,
+            });
+        total.count += 1;
+        total.quantity += t.quantity;
+        total.value += t.value.unwrap_or_default();
+    }
+    totals.into_values().collect()
 }
 
 /// The universal pool.
@@ -203,6 +211,50 @@ enum Step {
     Skip,
 }
 
+/// How the universal pool's unused basis goes to the wallets when pools
+/// become per wallet (US, 1 January 2025). Rev. Proc. 2024-28 §5.02–5.03
+/// lets the taxpayer allocate by specific units or by a *standing rule*
+/// they adopt and record (by 1 January 2025, or for the global allocation
+/// before the first 2025 sale); it cannot be changed afterwards, and each
+/// wallet receives exactly the units it holds. This is the taxpayer's
+/// choice, not Ledger's: the rule is an input, shown in the report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AllocationRule {
+    /// The documented default: wallets in the order of their names each
+    /// take their balance of lots, the lots chosen by the method in use
+    /// (oldest first under FIFO).
+    #[default]
+    WalletsByName,
+    /// Wallets in the order of their balance, largest first (ties by name),
+    /// each taking lots by the method in use.
+    LargestWalletFirst,
+}
+
+/// What the taxpayer has chosen beyond the method.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Choices {
+    /// When the method (a standing order to identify units) took effect:
+    /// disposals before it are FIFO, the rule when no units are identified
+    /// (Treas. Reg. §1.1012-1(c)(1), (j)); identification must exist by the
+    /// time of the sale. `None`: the method holds for the whole history
+    /// (the taxpayer states the order existed before the first sale).
+    pub method_from: Option<i64>,
+    pub allocation: AllocationRule,
+}
+
+/// Basis the universal pool still held after the allocation to wallets:
+/// units the books could not place in any wallet. Reported, never used by
+/// a later disposal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unallocated {
+    pub time: i64,
+    pub asset: String,
+    pub quantity: Decimal,
+    /// `None` when any lot's basis is unknown.
+    pub basis: Option<Decimal>,
+}
+
 /// Replay a taxpayer's wallets under `method`, pools chosen by `scope` for
 /// each event's time. `seq`s of the input are replaced by input indexes;
 /// events are taken in `(time, index)` order.
@@ -211,6 +263,17 @@ pub fn replay(
     method: Method,
     unlabelled: UnlabelledTransfers,
     scope: impl Fn(i64) -> PoolScope,
+) -> Books {
+    replay_with(input, method, unlabelled, scope, Choices::default())
+}
+
+/// [`replay`] with the taxpayer's [`Choices`].
+pub fn replay_with(
+    input: &[WalletEvent],
+    method: Method,
+    unlabelled: UnlabelledTransfers,
+    scope: impl Fn(i64) -> PoolScope,
+    choices: Choices,
 ) -> Books {
     let events: Vec<Event> = input
         .iter()
@@ -233,16 +296,32 @@ pub fn replay(
         .map(|(i, w)| (*w, i as PoolId + 2))
         .collect();
 
-    let mut engine = Engine::new(method);
+    // Before the standing order's date no units were identified: FIFO.
+    let pending_method = choices.method_from.filter(|_| method != Method::Average);
+    let mut engine = Engine::new(if pending_method.is_some() {
+        Method::Fifo
+    } else {
+        method
+    });
+    let mut unallocated = Vec::new();
     let mut balances: HashMap<(&str, &str), Balance> = HashMap::new();
     let mut current: Option<PoolScope> = None;
     let mut moves = Vec::new();
     let mut transfers = Vec::new();
     for i in order {
         let (source, event) = (&input[i], &events[i]);
+        if pending_method.is_some_and(|from| event.time >= from) {
+            engine.set_method(method);
+        }
         let scope_now = scope(event.time);
         if current == Some(PoolScope::Universal) && scope_now == PoolScope::PerWallet {
-            allocate(&mut engine, &balances, &wallets, &wallet_pool, event.time);
+            let to = Allocation {
+                balances: &balances,
+                wallets: &wallets,
+                wallet_pool: &wallet_pool,
+                rule: choices.allocation,
+            };
+            unallocated.extend(allocate(&mut engine, &to, event.time));
         }
         current = Some(scope_now);
         let pool_of = |wallet: &str| match scope_now {
@@ -326,6 +405,7 @@ pub fn replay(
         holders,
         moves,
         transfers,
+        unallocated,
     }
 }
 
@@ -476,37 +556,55 @@ impl Balance {
     }
 }
 
+/// What the allocation needs: each wallet's balance and pool, and the rule.
+struct Allocation<'b, 'a> {
+    balances: &'b HashMap<(&'a str, &'a str), Balance>,
+    wallets: &'b [&'a str],
+    wallet_pool: &'b HashMap<&'a str, PoolId>,
+    rule: AllocationRule,
+}
+
 /// The change from one universal pool to one pool per wallet (US, 1
-/// January 2025: Treas. Reg. §1.1012-1(j), Rev. Proc. 2024-28).
+/// January 2025: Treas. Reg. §1.1012-1(j), TD 10000; Rev. Proc. 2024-28
+/// §5.02–5.03 for the allocation of unused basis).
 ///
-/// Rev. Proc. 2024-28 §5.02 lets a taxpayer allocate the universal pool's
-/// unused basis to wallets by a *standing rule* applied to all of them, as
-/// long as each wallet receives exactly the units it holds. The rule here:
-/// for each asset, wallets in the order of their names each take their
-/// balance of lots from the universal pool, the lots chosen by the method
-/// in use (oldest first under FIFO). What is left in the universal pool
-/// (balances the books could not see) stays there.
-fn allocate(
-    engine: &mut Engine<'_>,
-    balances: &HashMap<(&str, &str), Balance>,
-    wallets: &[&str],
-    wallet_pool: &HashMap<&str, PoolId>,
-    time: i64,
-) {
+/// For each asset, wallets in the order the taxpayer's [`AllocationRule`]
+/// gives each take their balance of lots from the universal pool, the lots
+/// chosen by the method in use. What is left in the universal pool
+/// (balances the books could not see) is returned as unallocated basis, to
+/// be reported: no later disposal can reach it.
+fn allocate(engine: &mut Engine<'_>, to: &Allocation<'_, '_>, time: i64) -> Vec<Unallocated> {
+    let mut left = Vec::new();
     for asset in engine.assets() {
-        for wallet in wallets {
-            let Some(balance) = balances.get(&(*wallet, asset)) else {
-                continue;
-            };
+        let held = |wallet: &&str| {
+            to.balances
+                .get(&(*wallet, asset))
+                .map_or(Decimal::ZERO, |b| b.held)
+        };
+        let mut order: Vec<&str> = to.wallets.to_vec();
+        if to.rule == AllocationRule::LargestWalletFirst {
+            order.sort_by(|a, b| held(b).cmp(&held(a)).then(a.cmp(b)));
+        }
+        for wallet in &order {
             let available = engine.held(UNIVERSAL, asset);
-            let quantity = balance.held.min(available);
+            let quantity = held(wallet).min(available);
             if quantity > Decimal::ZERO
-                && let Some(&pool) = wallet_pool.get(wallet)
+                && let Some(&pool) = to.wallet_pool.get(wallet)
             {
                 engine.move_lots(UNIVERSAL, pool, asset, quantity, time, u64::MAX);
             }
         }
+        let (quantity, basis) = engine.open_in(UNIVERSAL, asset);
+        if quantity > Decimal::ZERO {
+            left.push(Unallocated {
+                time,
+                asset: asset.to_owned(),
+                quantity,
+                basis,
+            });
+        }
     }
+    left
 }
 
 /// The open lots of `books` held by `wallet`.

@@ -173,6 +173,40 @@ impl<'a> Engine<'a> {
         pools
     }
 
+    /// From now on, dispose by `method`: every book's open lots are
+    /// re-ordered for it, keeping their dates and bases (a US standing order
+    /// takes effect at its date, Treas. Reg. §1.1012-1(c)(8), (j)). A change
+    /// to or from average cost is not made: an average is a different cost,
+    /// not an order, so that method must hold from the start.
+    pub fn set_method(&mut self, method: Method) {
+        if method == self.method || method == Method::Average || self.method == Method::Average {
+            return;
+        }
+        self.method = method;
+        for book in self.books.values_mut() {
+            let old = std::mem::replace(&mut book.lots, Lots::for_method(method));
+            for lot in old.into_vec() {
+                book.lots.push(lot);
+            }
+            book.method = method;
+        }
+    }
+
+    /// Quantity and basis (`None` when any is unknown) of the open lots of
+    /// `asset` in `pool`.
+    pub fn open_in(&self, pool: PoolId, asset: &str) -> (Decimal, Option<Decimal>) {
+        let Some(book) = self.books.get(&(pool, asset)) else {
+            return (Decimal::ZERO, Some(Decimal::ZERO));
+        };
+        let mut quantity = Decimal::ZERO;
+        let mut basis = Some(Decimal::ZERO);
+        for lot in book.lots.iter() {
+            quantity += lot.quantity;
+            basis = basis.zip(lot.basis).map(|(a, b)| a + b);
+        }
+        (quantity, basis)
+    }
+
     /// The assets any pool has seen, by name.
     pub fn assets(&self) -> Vec<&'a str> {
         let mut names: Vec<&'a str> = self.books.keys().map(|(_, a)| *a).collect();
@@ -326,6 +360,23 @@ enum Lots {
 }
 
 impl Lots {
+    fn for_method(method: Method) -> Self {
+        match method {
+            Method::Fifo | Method::Average => Lots::Queue(VecDeque::new()),
+            Method::Lifo => Lots::Stack(Vec::new()),
+            Method::Hifo => Lots::Ranked(BTreeMap::new(), 0, true),
+            Method::Lofo => Lots::Ranked(BTreeMap::new(), 0, false),
+        }
+    }
+
+    fn iter(&self) -> Box<dyn Iterator<Item = &OpenLot> + '_> {
+        match self {
+            Lots::Queue(q) => Box::new(q.iter()),
+            Lots::Stack(s) => Box::new(s.iter()),
+            Lots::Ranked(m, _, _) => Box::new(m.values()),
+        }
+    }
+
     fn push(&mut self, lot: OpenLot) {
         match self {
             Lots::Queue(q) => q.push_back(lot),
@@ -416,12 +467,7 @@ struct Book {
 
 impl Book {
     fn new(method: Method) -> Self {
-        let lots = match method {
-            Method::Fifo | Method::Average => Lots::Queue(VecDeque::new()),
-            Method::Lifo => Lots::Stack(Vec::new()),
-            Method::Hifo => Lots::Ranked(BTreeMap::new(), 0, true),
-            Method::Lofo => Lots::Ranked(BTreeMap::new(), 0, false),
-        };
+        let lots = Lots::for_method(method);
         Book {
             method,
             lots,

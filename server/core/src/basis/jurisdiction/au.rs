@@ -16,7 +16,7 @@
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use super::{TaxRow, TaxYear, YearSummary, Zone, by_year, held_over_a_year};
+use super::{TaxRow, TaxYear, UnlabelledTotal, YearSummary, Zone, by_year, held_over_a_year};
 use crate::basis::{Disposal, Method, Rule, books::PoolScope};
 
 pub const POOL_SCOPE: PoolScope = PoolScope::Universal;
@@ -33,10 +33,10 @@ pub fn refusal(method: Method) -> Option<&'static str> {
 
 /// `discount` for a gain on a lot held at least 12 months, else
 /// `no_discount` (losses are never discounted).
-pub fn rule(row: &Disposal) -> Rule {
+pub fn rule(row: &Disposal, zone: Zone) -> Rule {
     match (row.acquired, row.gain) {
         (Some(acquired), Some(gain))
-            if gain > Decimal::ZERO && held_over_a_year(acquired, row.disposed, Zone::Sydney) =>
+            if gain > Decimal::ZERO && held_over_a_year(acquired, row.disposed, zone) =>
         {
             Rule::Discount
         }
@@ -59,6 +59,10 @@ pub struct Summary {
     /// Losses beyond the gains, carried forward.
     pub net_capital_loss: Decimal,
     pub incomplete_rows: u64,
+    /// A warning: the year's transfers with no label, by asset and
+    /// direction (see [`super::UNLABELLED_WARNING`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unlabelled: Vec<UnlabelledTotal>,
 }
 
 pub fn summaries(rows: &[TaxRow]) -> Vec<YearSummary> {

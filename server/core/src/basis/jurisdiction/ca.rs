@@ -12,8 +12,12 @@
 //! When fewer units were bought in the period, or are held at its end, than
 //! were sold, only that share of the loss is denied: the loss times the
 //! least of units sold, units acquired in the period and units held at its
-//! end, over units sold (the usual proration for a partial repurchase; the
-//! Act states no formula). Days are civil days in America/Toronto.
+//! end, over units sold. That proration is the CRA's administrative
+//! practice, not statute (the Act states no formula); it is applied to each
+//! disposition on its own, as s.54 reads. The denied loss goes to the
+//! substituted property: units bought in the window after the sale take
+//! their share when they are acquired, never a disposition in between.
+//! Days are the taxpayer's civil days (America/Toronto unless set).
 
 use std::collections::BTreeMap;
 
@@ -21,7 +25,7 @@ use chrono::{Days, NaiveDate};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use super::{Holding, TaxRow, TaxYear, YearSummary, Zone, by_year};
+use super::{Holding, TaxRow, TaxYear, UnlabelledTotal, YearSummary, Zone, by_year};
 use crate::basis::{Disposal, Event, EventKind, Method, Rule, books::Holder, engine::share};
 
 pub fn refusal(method: Method) -> Option<&'static str> {
@@ -39,13 +43,43 @@ struct Acb {
     quantity: Decimal,
     cost: Decimal,
     unpriced: bool,
-    /// A denied loss waiting for its substituted property, when none was
-    /// held right after the sale (s.53(1)(f): it goes to that property).
-    pending: Decimal,
+    /// Denied losses waiting for their substituted property, bought after
+    /// the sale (s.53(1)(f): the loss goes to that property, from its
+    /// acquisition on; disposals before it never see the amount).
+    pending: Vec<Pending>,
+}
+
+/// A denied loss still to be added to the ACB: `amount` over the next
+/// `units` acquired up to the event index `end` (the window's end).
+struct Pending {
+    amount: Decimal,
+    units: Decimal,
+    end: usize,
+}
+
+impl Acb {
+    fn pending_total(&self) -> Decimal {
+        self.pending.iter().map(|p| p.amount).sum()
+    }
+
+    /// The pending losses' shares for `quantity` units acquired at event
+    /// `index`: each loss goes to the units of its own window, pro rata.
+    fn take_pending(&mut self, index: usize, quantity: Decimal) -> Decimal {
+        let mut added = Decimal::ZERO;
+        for p in self.pending.iter_mut().filter(|p| index < p.end) {
+            let take = quantity.min(p.units);
+            let amount = share(p.amount, take, p.units);
+            p.amount -= amount;
+            p.units -= take;
+            added += amount;
+        }
+        self.pending.retain(|p| p.units > Decimal::ZERO);
+        added
+    }
 }
 
 /// Replay under the ACB: rows with their outlays, and the ACB left.
-pub fn replay(events: &[Event]) -> (Vec<(Disposal, Decimal)>, Vec<Holding>) {
+pub fn replay(events: &[Event], zone: Zone) -> (Vec<(Disposal, Decimal)>, Vec<Holding>) {
     let mut by_asset: BTreeMap<&str, Vec<&Event>> = BTreeMap::new();
     for e in events {
         if e.quantity > Decimal::ZERO && matches!(e.kind, EventKind::Acquire | EventKind::Income | EventKind::Dispose) {
@@ -56,13 +90,13 @@ pub fn replay(events: &[Event]) -> (Vec<(Disposal, Decimal)>, Vec<Holding>) {
     let mut holdings = Vec::new();
     for (asset, mut list) in by_asset {
         list.sort_by_key(|e| (e.time, e.seq));
-        let acb = replay_asset(asset, &list, &mut rows);
+        let acb = replay_asset(asset, &list, zone, &mut rows);
         if acb.quantity > Decimal::ZERO {
             holdings.push(Holding {
                 asset: asset.to_owned(),
                 holder: Holder::AllWallets,
                 quantity: acb.quantity,
-                cost: (!acb.unpriced).then_some(acb.cost + acb.pending),
+                cost: (!acb.unpriced).then_some(acb.cost + acb.pending_total()),
                 acquired: None,
             });
         }
@@ -71,10 +105,15 @@ pub fn replay(events: &[Event]) -> (Vec<(Disposal, Decimal)>, Vec<Holding>) {
     (rows, holdings)
 }
 
-fn replay_asset(asset: &str, list: &[&Event], rows: &mut Vec<(Disposal, Decimal)>) -> Acb {
+fn replay_asset(
+    asset: &str,
+    list: &[&Event],
+    zone: Zone,
+    rows: &mut Vec<(Disposal, Decimal)>,
+) -> Acb {
     let dates: Vec<NaiveDate> = list
         .iter()
-        .map(|e| Zone::Toronto.date(e.time).unwrap_or_default())
+        .map(|e| zone.date(e.time).unwrap_or_default())
         .collect();
     // Units held after each event, and acquired up to it.
     let mut held_after = Vec::with_capacity(list.len());
@@ -98,8 +137,9 @@ fn replay_asset(asset: &str, list: &[&Event], rows: &mut Vec<(Disposal, Decimal)
     for (i, e) in list.iter().enumerate() {
         if matches!(e.kind, EventKind::Acquire | EventKind::Income) {
             acb.quantity += e.quantity;
+            let denied = acb.take_pending(i, e.quantity);
             match e.usd_value {
-                Some(v) => acb.cost += v + e.fee_usd + std::mem::take(&mut acb.pending),
+                Some(v) => acb.cost += v + e.fee_usd + denied,
                 None => acb.unpriced = true,
             }
             continue;
@@ -110,9 +150,8 @@ fn replay_asset(asset: &str, list: &[&Event], rows: &mut Vec<(Disposal, Decimal)
         acb.cost -= cost;
         acb.quantity -= covered;
         if acb.quantity.is_zero() {
-            let pending = acb.pending;
             acb = Acb {
-                pending,
+                pending: std::mem::take(&mut acb.pending),
                 ..Acb::default()
             };
         }
@@ -123,6 +162,8 @@ fn replay_asset(asset: &str, list: &[&Event], rows: &mut Vec<(Disposal, Decimal)
         // The superficial-loss test (s.54): units bought from 30 days
         // before to 30 days after, and units held at the end of that.
         let mut denied_units = Decimal::ZERO;
+        // Units acquired after this sale up to the window's end.
+        let (mut after_units, mut window_end) = (Decimal::ZERO, i + 1);
         if let Some(g) = gain
             && g < Decimal::ZERO
             && covered > Decimal::ZERO
@@ -146,6 +187,8 @@ fn replay_asset(asset: &str, list: &[&Event], rows: &mut Vec<(Disposal, Decimal)
                 held_after[end - 1]
             };
             denied_units = covered.min(bought).min(held_at_end);
+            window_end = end.max(i + 1);
+            after_units = acquired_to[window_end - 1] - acquired_to[i];
         }
         let basis = known.then_some(cost + outlays);
         let mut push = |quantity: Decimal,
@@ -180,10 +223,22 @@ fn replay_asset(asset: &str, list: &[&Event], rows: &mut Vec<(Disposal, Decimal)
             let o = share(outlays, denied_units, covered);
             let b = basis.map(|b| share(b, denied_units, covered));
             let denied = -(p.zip(b).map_or(Decimal::ZERO, |(p, b)| p - b));
-            if acb.quantity > Decimal::ZERO {
-                acb.cost += denied;
+            // s.53(1)(f): the loss goes to the substituted property. The
+            // share for units bought after the sale waits for them; the
+            // rest belongs to window units bought before it and still held.
+            let later = if acb.quantity.is_zero() {
+                denied_units
             } else {
-                acb.pending += denied;
+                denied_units.min(after_units)
+            };
+            let deferred = share(denied, later, denied_units);
+            acb.cost += denied - deferred;
+            if later > Decimal::ZERO {
+                acb.pending.push(Pending {
+                    amount: deferred,
+                    units: later,
+                    end: window_end,
+                });
             }
             push(
                 denied_units,
@@ -249,9 +304,15 @@ pub struct Summary {
     pub gain: Decimal,
     /// Losses denied as superficial and added to the ACB.
     pub superficial_losses: Decimal,
-    /// One half of `gain` (s.38(a)); negative: the allowable capital loss.
+    /// One half of `gain` (s.38(a)). Negative in a net-loss year: the
+    /// allowable capital loss, which is not deductible against other income
+    /// (s.3(b)) but carried over as a net capital loss (s.111(1)(b)).
     pub taxable_capital_gain: Decimal,
     pub incomplete_rows: u64,
+    /// A warning: the year's transfers with no label, by asset and
+    /// direction (see [`super::UNLABELLED_WARNING`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unlabelled: Vec<UnlabelledTotal>,
 }
 
 pub fn summaries(rows: &[TaxRow]) -> Vec<YearSummary> {

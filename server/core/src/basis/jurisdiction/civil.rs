@@ -11,10 +11,16 @@
 
 use chrono::{DateTime, Datelike, NaiveDate, Weekday};
 
-/// A time zone of the jurisdictions, or UTC.
+/// The taxpayer's time zone: one of the jurisdictions' zones, New York,
+/// or a fixed offset from UTC (a zone without summer time, e.g. +08:00 for
+/// Perth, -06:00 for Regina). A taxpayer living elsewhere than the
+/// jurisdiction's default zone must set theirs: tax years and holding
+/// periods are counted in the taxpayer's own civil dates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Zone {
     Utc,
+    /// A fixed offset east of UTC, in seconds.
+    Fixed(i32),
     /// Europe/London: GMT, BST (+1) from the last Sunday of March to the
     /// last Sunday of October, changing at 01:00 UTC.
     London,
@@ -23,6 +29,9 @@ pub enum Zone {
     /// America/Toronto: EST (-5), EDT (-4) from the second Sunday of March
     /// 02:00 local to the first Sunday of November 02:00 local.
     Toronto,
+    /// America/New_York: the same rule as Toronto (15 USC §260a, the
+    /// Energy Policy Act 2005 dates).
+    NewYork,
     /// Australia/Sydney: AEST (+10), AEDT (+11) from the first Sunday of
     /// October 02:00 local to the first Sunday of April 03:00 local.
     Sydney,
@@ -38,9 +47,10 @@ impl Zone {
         };
         match self {
             Zone::Utc => 0,
+            Zone::Fixed(seconds) => i64::from(seconds),
             Zone::London => eu_summer(year, unix) as i64 * HOUR,
             Zone::Berlin => HOUR + eu_summer(year, unix) as i64 * HOUR,
-            Zone::Toronto => {
+            Zone::Toronto | Zone::NewYork => {
                 // 02:00 EST = 07:00 UTC; 02:00 EDT = 06:00 UTC.
                 let start = at(nth_sunday(year, 3, 2), 7);
                 let end = at(nth_sunday(year, 11, 1), 6);
@@ -55,6 +65,33 @@ impl Zone {
                 10 * HOUR + summer as i64 * HOUR
             }
         }
+    }
+
+    /// `UTC`, `Europe/London`, `Europe/Berlin`, `America/Toronto`,
+    /// `America/New_York`, `Australia/Sydney`, or a fixed offset `+HH:MM` /
+    /// `-HH:MM`.
+    pub fn parse(text: &str) -> Option<Zone> {
+        Some(match text {
+            "UTC" | "Etc/UTC" => Zone::Utc,
+            "Europe/London" => Zone::London,
+            "Europe/Berlin" => Zone::Berlin,
+            "America/Toronto" => Zone::Toronto,
+            "America/New_York" => Zone::NewYork,
+            "Australia/Sydney" => Zone::Sydney,
+            _ => {
+                let sign = match text.get(..1)? {
+                    "+" => 1,
+                    "-" => -1,
+                    _ => return None,
+                };
+                let (h, m) = text.get(1..)?.split_once(':')?;
+                let (h, m): (i32, i32) = (h.parse().ok()?, m.parse().ok()?);
+                if !(0..=14).contains(&h) || !(0..60).contains(&m) {
+                    return None;
+                }
+                Zone::Fixed(sign * (h * 3_600 + m * 60))
+            }
+        })
     }
 
     /// The civil date at `unix` in this zone.
@@ -88,6 +125,21 @@ fn last_sunday(year: i32, month: u32) -> Option<NaiveDate> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn zones_parse_by_name_or_offset() {
+        assert_eq!(Zone::parse("America/New_York"), Some(Zone::NewYork));
+        assert_eq!(Zone::parse("+08:00"), Some(Zone::Fixed(8 * 3_600)));
+        assert_eq!(
+            Zone::parse("-03:30"),
+            Some(Zone::Fixed(-(3 * 3_600 + 1_800)))
+        );
+        assert_eq!(Zone::parse("Mars/Olympus"), None);
+        assert_eq!(Zone::parse("+25:00"), None);
+        // Perth (+08:00): 31 December 2024 17:00 UTC is 1 January 2025.
+        let perth = Zone::parse("+08:00").unwrap();
+        assert_eq!(perth.date(utc("2024-12-31T17:00:00Z")), date(2025, 1, 1));
+    }
+
     fn utc(text: &str) -> i64 {
         DateTime::parse_from_rfc3339(text).unwrap().timestamp()
     }
@@ -119,6 +171,7 @@ mod tests {
         assert_eq!(Zone::Toronto.offset(utc("2024-03-10T07:00:00Z")), -4 * HOUR);
         assert_eq!(Zone::Toronto.offset(utc("2024-11-03T05:59:59Z")), -4 * HOUR);
         assert_eq!(Zone::Toronto.offset(utc("2024-11-03T06:00:00Z")), -5 * HOUR);
+        assert_eq!(Zone::NewYork.offset(utc("2024-03-10T07:00:00Z")), -4 * HOUR);
         // Sydney: AEDT until 7 April 2024 03:00 local (6 April 16:00 UTC),
         // again from 6 October 2024 02:00 local (5 October 16:00 UTC).
         assert_eq!(Zone::Sydney.offset(utc("2024-04-06T15:59:59Z")), 11 * HOUR);

@@ -12,13 +12,22 @@
 //! possible, otherwise FIFO (a simplification) or the average method, with
 //! FIFO for the holding period; the order is applied wallet by wallet
 //! ("walletbezogene Betrachtung") and kept until the wallet's units of that
-//! kind are sold. Dates are counted in Europe/Berlin (BGB §187(1), §188(2):
-//! sold on the anniversary is still within the year).
+//! kind are sold. Rz. 61 (2022) allows the average method for the cost
+//! with FIFO for the holding period, which is what the engine does
+//! (`Method::Average` keeps a FIFO queue of dates and averages the basis);
+//! the exact wording of the 2025 text is to be quoted here once checked.
+//! Staking or lending does not extend the period to ten years (§23 Abs. 1
+//! S. 1 Nr. 2 S. 4 EStG is not applied to virtual currencies: BMF 10 May
+//! 2022 Rz. 63; the 6 March 2025 letter, which replaces it, keeps this, its
+//! paragraph number not yet checked); this rests on the BMF's reading, not
+//! on an amendment of the statute. Dates are counted in Europe/Berlin
+//! unless the taxpayer sets a zone (BGB §187(1), §188(2): sold on the
+//! anniversary is still within the year).
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use super::{TaxRow, TaxYear, YearSummary, Zone, by_year, held_over_a_year};
+use super::{TaxRow, TaxYear, UnlabelledTotal, YearSummary, Zone, by_year, held_over_a_year};
 use crate::basis::{Disposal, Method, Rule, books::PoolScope};
 
 /// Wallet by wallet (BMF 10 May 2022, Rz. 61).
@@ -35,11 +44,9 @@ pub fn refusal(method: Method) -> Option<&'static str> {
 }
 
 /// `held_over_1y` (not a private sale) or `held_1y_or_less`.
-pub fn rule(row: &Disposal) -> Rule {
+pub fn rule(row: &Disposal, zone: Zone) -> Rule {
     match row.acquired {
-        Some(acquired) if held_over_a_year(acquired, row.disposed, Zone::Berlin) => {
-            Rule::HeldOver1y
-        }
+        Some(acquired) if held_over_a_year(acquired, row.disposed, zone) => Rule::HeldOver1y,
         _ => Rule::Held1yOrLess,
     }
 }
@@ -63,9 +70,14 @@ pub struct Summary {
     pub gain_after_one_year: Decimal,
     pub exemption_limit: Decimal,
     /// `gain_within_one_year` if it reaches the limit, else 0 (a loss is
-    /// 0 here and carried under §23 Abs. 3 S. 7–8).
+    /// 0 here and carried under §23 Abs. 3 S. 7–8), assuming no other §23
+    /// private sales this year: the Freigrenze counts them all, per person.
     pub taxable_gain: Decimal,
     pub incomplete_rows: u64,
+    /// A warning: the year's transfers with no label, by asset and
+    /// direction (see [`super::UNLABELLED_WARNING`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unlabelled: Vec<UnlabelledTotal>,
 }
 
 pub fn summaries(rows: &[TaxRow]) -> Vec<YearSummary> {

@@ -28,7 +28,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     Disposal, Method,
-    books::{self, Books, Holder, MoveRecord, TransferRecord, UnlabelledTransfers, WalletEvent},
+    books::{
+        self, AllocationRule, Books, Choices, Holder, MoveRecord, TransferRecord, Unallocated,
+        UnlabelledTotal, UnlabelledTransfers, WalletEvent,
+    },
 };
 use crate::values::fx::{Currency, FxError, RateTable};
 pub use civil::Zone;
@@ -79,11 +82,12 @@ impl Jurisdiction {
         }
     }
 
-    /// The zone its dates are counted in. The US has several, so UTC
-    /// unless an account sets one.
+    /// The zone its dates are counted in unless the taxpayer sets theirs
+    /// ([`assess_in`]): the US has several, so New York unless set; a
+    /// taxpayer in another zone (Vancouver, Perth, Chicago) must set it.
     pub fn zone(self) -> Zone {
         match self {
-            Jurisdiction::Us => Zone::Utc,
+            Jurisdiction::Us => Zone::NewYork,
             Jurisdiction::Uk => Zone::London,
             Jurisdiction::Ca => Zone::Toronto,
             Jurisdiction::De => Zone::Berlin,
@@ -91,13 +95,20 @@ impl Jurisdiction {
         }
     }
 
-    /// The tax year an event at `unix` falls in: the calendar year in the
-    /// US (26 USC §441(b)(1) for individuals), Canada (ITA s.249(1)(b)) and
+    /// The tax year an event at `unix` falls in, in the default zone.
+    pub fn tax_year(self, unix: i64) -> TaxYear {
+        self.tax_year_in(self.zone(), unix)
+    }
+
+    /// The tax year an event at `unix` falls in, counted in the taxpayer's
+    /// civil date in `zone`: the calendar year in the US (26 USC §441(b)(1)
+    /// for individuals), Canada (ITA s.249(1)(c), "in any other case, a
+    /// calendar year") and
     /// Germany (EStG §25 Abs. 1, Veranlagungszeitraum); 6 April to 5 April
     /// in the UK (Income Tax Act 2007 s.4); 1 July to 30 June in Australia
     /// (the income year, ITAA 1997 s.995-1).
-    pub fn tax_year(self, unix: i64) -> TaxYear {
-        let Some(date) = self.zone().date(unix) else {
+    pub fn tax_year_in(self, zone: Zone, unix: i64) -> TaxYear {
+        let Some(date) = zone.date(unix) else {
             return TaxYear::calendar(1970);
         };
         use chrono::Datelike;
@@ -253,6 +264,38 @@ pub enum YearSummary {
     Au(au::Summary),
 }
 
+/// What a summary's `unlabelled` list means. A transfer to one's own
+/// wallet is no disposal in any of the five systems, so a year with
+/// unlabelled transfers is not ready to file: under the default
+/// (`at_market_value`) a send is a disposal, which can realise a loss and,
+/// with its receive, restart a holding period (US term, Germany's year,
+/// Australia's discount). In Germany and Australia a label is needed.
+pub const UNLABELLED_WARNING: &str = "unlabelled transfers are treated by the chosen default      (at market value: a disposal and a new acquisition); label them (own wallet, exchange or      merchant) before filing";
+
+impl YearSummary {
+    /// `2024` or `2024-25`.
+    pub fn tax_year(&self) -> &str {
+        match self {
+            YearSummary::Us(s) => &s.tax_year,
+            YearSummary::Uk(s) => &s.tax_year,
+            YearSummary::Ca(s) => &s.tax_year,
+            YearSummary::De(s) => &s.tax_year,
+            YearSummary::Au(s) => &s.tax_year,
+        }
+    }
+
+    /// The year's unlabelled transfers (a warning).
+    pub fn unlabelled_mut(&mut self) -> &mut Vec<UnlabelledTotal> {
+        match self {
+            YearSummary::Us(s) => &mut s.unlabelled,
+            YearSummary::Uk(s) => &mut s.unlabelled,
+            YearSummary::Ca(s) => &mut s.unlabelled,
+            YearSummary::De(s) => &mut s.unlabelled,
+            YearSummary::Au(s) => &mut s.unlabelled,
+        }
+    }
+}
+
 /// A taxpayer's books under one jurisdiction.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Assessment {
@@ -263,6 +306,14 @@ pub struct Assessment {
     pub holdings: Vec<Holding>,
     pub moves: Vec<MoveRecord>,
     pub transfers: Vec<TransferRecord>,
+    /// A warning: basis the US universal pool kept at 1 January 2025,
+    /// which no wallet received (Rev. Proc. 2024-28 §5 needs each wallet
+    /// to receive exactly its units).
+    pub unallocated: Vec<Unallocated>,
+    /// The US 2025 allocation rule the figures assume (the taxpayer's).
+    pub allocation: Option<AllocationRule>,
+    /// When the method took effect; FIFO before it.
+    pub method_from: Option<i64>,
     /// By tax year.
     pub years: Vec<YearSummary>,
 }
@@ -275,6 +326,42 @@ pub fn assess(
     method: Option<Method>,
     unlabelled: UnlabelledTransfers,
 ) -> Result<Assessment, MethodRefused> {
+    let taxpayer = Taxpayer::of(jurisdiction);
+    assess_in(jurisdiction, &taxpayer, input, method, unlabelled)
+}
+
+/// What only the taxpayer can say: where they live, since when their method
+/// stands, and how they allocated the US universal pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Taxpayer {
+    /// Tax years, holding periods, the superficial-loss window, same-day
+    /// and 30-day matching and the US per-wallet switch (local midnight of
+    /// 1 January 2025) are counted in civil dates of this zone.
+    pub zone: Zone,
+    /// The standing order's date and the 2025 allocation rule.
+    pub choices: Choices,
+}
+
+impl Taxpayer {
+    /// The jurisdiction's default zone, the method for the whole history,
+    /// the default allocation rule.
+    pub fn of(jurisdiction: Jurisdiction) -> Self {
+        Taxpayer {
+            zone: jurisdiction.zone(),
+            choices: Choices::default(),
+        }
+    }
+}
+
+/// [`assess`] for a [`Taxpayer`].
+pub fn assess_in(
+    jurisdiction: Jurisdiction,
+    taxpayer: &Taxpayer,
+    input: &[WalletEvent],
+    method: Option<Method>,
+    unlabelled: UnlabelledTransfers,
+) -> Result<Assessment, MethodRefused> {
+    let zone = taxpayer.zone;
     let matching = jurisdiction.matching(method)?;
     let wallet_of = |row: &Disposal| {
         input
@@ -284,33 +371,44 @@ pub fn assess(
     };
     let tax_row = |row: Disposal, sale_costs: Decimal| TaxRow {
         wallet: wallet_of(&row),
-        tax_year: jurisdiction.tax_year(row.disposed),
+        tax_year: jurisdiction.tax_year_in(zone, row.disposed),
         row,
         sale_costs,
     };
-    let (rows, holdings, moves, transfers) = match matching {
+    let (rows, holdings, moves, transfers, unallocated) = match matching {
         Matching::Lots(method) => {
             let scope = |time: i64| match jurisdiction {
-                Jurisdiction::Us => us::pool_scope(time),
+                Jurisdiction::Us => us::pool_scope(time, zone),
                 Jurisdiction::De => de::POOL_SCOPE,
                 _ => au::POOL_SCOPE,
             };
-            let books = books::replay(input, method, unlabelled, scope);
+            let books = books::replay_with(input, method, unlabelled, scope, taxpayer.choices);
             let Books {
                 replay,
                 holders,
                 moves,
                 transfers,
+                unallocated,
             } = books;
             let rows: Vec<TaxRow> = replay
                 .disposals
                 .into_iter()
                 .map(|mut row| {
                     row.rule = match jurisdiction {
-                        Jurisdiction::De => de::rule(&row),
-                        Jurisdiction::Au => au::rule(&row),
+                        Jurisdiction::De => de::rule(&row, zone),
+                        Jurisdiction::Au => au::rule(&row, zone),
                         _ => row.rule,
                     };
+                    if jurisdiction == Jurisdiction::Us
+                        && let Some(acquired) = row.acquired
+                    {
+                        // 26 USC §1222 in the taxpayer's dates (Rev. Rul. 66-7).
+                        row.term = Some(if held_over_a_year(acquired, row.disposed, zone) {
+                            super::Term::Long
+                        } else {
+                            super::Term::Short
+                        });
+                    }
                     tax_row(row, Decimal::ZERO)
                 })
                 .collect();
@@ -326,29 +424,36 @@ pub fn assess(
                     acquired: Some(lot.acquired),
                 })
                 .collect();
-            (rows, holdings, moves, transfers)
+            (rows, holdings, moves, transfers, unallocated)
         }
         Matching::ShareMatching | Matching::AdjustedCostBase => {
             let (events, moves, transfers) = books::universal_events(input, unlabelled);
             let (rows, pools) = if matching == Matching::ShareMatching {
-                uk::replay(&events)
+                uk::replay(&events, zone)
             } else {
-                ca::replay(&events)
+                ca::replay(&events, zone)
             };
             let rows: Vec<TaxRow> = rows
                 .into_iter()
                 .map(|(row, costs)| tax_row(row, costs))
                 .collect();
-            (rows, pools, moves, transfers)
+            (rows, pools, moves, transfers, Vec::new())
         }
     };
-    let years = match jurisdiction {
+    let mut years = match jurisdiction {
         Jurisdiction::Us => us::summaries(&rows),
-        Jurisdiction::Uk => uk::summaries(&rows),
+        Jurisdiction::Uk => uk::summaries(&rows, zone),
         Jurisdiction::Ca => ca::summaries(&rows),
         Jurisdiction::De => de::summaries(&rows),
         Jurisdiction::Au => au::summaries(&rows),
     };
+    for year in &mut years {
+        let name = year.tax_year().to_owned();
+        let of_year = transfers
+            .iter()
+            .filter(|t| jurisdiction.tax_year_in(zone, t.time).to_string() == name);
+        *year.unlabelled_mut() = books::unlabelled_totals(of_year);
+    }
     Ok(Assessment {
         jurisdiction,
         matching,
@@ -356,6 +461,9 @@ pub fn assess(
         holdings,
         moves,
         transfers,
+        unallocated,
+        allocation: (jurisdiction == Jurisdiction::Us).then_some(taxpayer.choices.allocation),
+        method_from: taxpayer.choices.method_from,
         years,
     })
 }
@@ -365,8 +473,28 @@ pub fn assess(
 /// date in the jurisdiction (HMRC, CRA, BMF and ATO all ask for the value
 /// in their currency at the time of the transaction; a day's ECB rate is
 /// the finest official grain). Unpriced values stay unpriced.
+///
+/// Canada, a known limit: ITA s.261(1)-(2) names the Bank of Canada's rate
+/// for the day ("relevant spot rate") or another rate acceptable to the
+/// Minister; an ECB cross rate (CAD-per-EUR over USD-per-EUR at 14:15 CET)
+/// differs from it by a few basis points. Next step: the Bank of Canada's
+/// daily USD/CAD series (Valet `FXUSDCAD`) behind the same `RateTable`.
+/// Australia: the Sydney date's ECB rate is published around 01:00 Sydney
+/// time on the next day; consistent, and the ATO accepts a reasonable,
+/// consistently used source.
 pub fn convert(
     jurisdiction: Jurisdiction,
+    input: &[WalletEvent],
+    from: Currency,
+    rates: &RateTable,
+) -> Result<Vec<WalletEvent>, FxError> {
+    convert_in(jurisdiction, jurisdiction.zone(), input, from, rates)
+}
+
+/// [`convert`] with each event's date taken in the taxpayer's `zone`.
+pub fn convert_in(
+    jurisdiction: Jurisdiction,
+    zone: Zone,
     input: &[WalletEvent],
     from: Currency,
     rates: &RateTable,
@@ -376,7 +504,7 @@ pub fn convert(
         .iter()
         .map(|e| {
             let mut e = e.clone();
-            let date = jurisdiction.zone().date(e.event.time).unwrap_or_default();
+            let date = zone.date(e.event.time).unwrap_or_default();
             e.event.usd_value = e
                 .event
                 .usd_value

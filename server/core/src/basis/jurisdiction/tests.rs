@@ -875,12 +875,10 @@ fn unlabelled_transfers_follow_the_setting_are_totalled_and_relabelling_changes_
         ),
     ];
     // Default: disposals at market value.
-    let books = crate::basis::books::replay(
-        &events,
-        Method::Fifo,
-        UnlabelledTransfers::default(),
-        us::pool_scope,
-    );
+    let books =
+        crate::basis::books::replay(&events, Method::Fifo, UnlabelledTransfers::default(), |t| {
+            us::pool_scope(t, Zone::NewYork)
+        });
     assert_eq!(books.replay.disposals.len(), 2);
     let totals = books.unlabelled_totals();
     assert_eq!(totals.len(), 1);
@@ -944,4 +942,320 @@ fn values_are_converted_at_the_rate_of_the_civil_date() {
         )
         .is_err()
     );
+}
+
+// ---- Review (branch t24-review): cases from the tax-rule review -----------
+
+#[test]
+fn review_uk_crypto22251_basic_section_104_pool() {
+    // CRYPTO22251 (Victoria): buys 100 token A for £1,000; on 18 September
+    // buys 50 more for £125,000; on 1 December sells 50 for £300,000. Pool
+    // 150 at £126,000; cost £126,000 x 50/150 = £42,000; gain £258,000; the
+    // pool keeps 100 at £84,000.
+    let a = run(
+        Jurisdiction::Uk,
+        &[
+            buy("a", "2020-01-01", "100", "1000"),
+            buy("a", "2020-09-18", "50", "125000"),
+            sell("a", "2020-12-01", "50", "300000"),
+        ],
+    );
+    assert_eq!(
+        rows(&a),
+        vec![(
+            Rule::Section104,
+            dec("50"),
+            Some(dec("42000")),
+            Some(dec("258000"))
+        )]
+    );
+    assert_eq!(
+        (a.holdings[0].quantity, a.holdings[0].cost),
+        (dec("100"), Some(dec("84000")))
+    );
+}
+
+#[test]
+fn review_ca_denied_loss_goes_to_the_substituted_property_not_to_units_sold_before_it() {
+    // 200 held at an ACB of 2,000. 1 March: 100 sold for 600 (ACB 1,000,
+    // loss 400). 2 March: the other 100 sold for 1,500 (ACB 1,000, gain
+    // 500). 10 March: 100 bought for 500 and still held on 31 March.
+    // s.54: the 1 March loss is superficial, the substituted property being
+    // the 10 March units; s.53(1)(f) adds the 400 to the cost of *that*
+    // property (500 + 400 = 900). The 2 March disposition is untouched:
+    // ACB 1,000, gain 500. The code adds the 400 to the units held on 1
+    // March, so the 2 March sale absorbs it (gain 100): a denied loss is
+    // deducted after all, in the same year.
+    let a = run(
+        Jurisdiction::Ca,
+        &[
+            buy("a", "2024-01-10", "200", "2000"),
+            sell("a", "2024-03-01", "100", "600"),
+            sell("a", "2024-03-02", "100", "1500"),
+            buy("a", "2024-03-10", "100", "500"),
+        ],
+    );
+    assert_eq!(gain_of(&a, "2024-03-02"), dec("500"));
+    assert_eq!(
+        (a.holdings[0].quantity, a.holdings[0].cost),
+        (dec("100"), Some(dec("900")))
+    );
+    let YearSummary::Ca(s) = &a.years[0] else {
+        panic!()
+    };
+    assert_eq!((s.gain, s.superficial_losses), (dec("500"), dec("400")));
+}
+
+#[test]
+fn review_ca_two_losses_one_repurchase_superficial_total_is_the_losses() {
+    // 200 at 2,000; 1 and 2 March: 100 sold for 600 each (a loss of 400
+    // each); 10 March: 100 bought for 500, held on 31 March. Each loss is
+    // 400 (ACB 1,000 each); the superficial losses total 800 and the new
+    // units' ACB is 500 + 800 = 1,300. The code reports the second
+    // disposition's ACB as 1,400 and 1,200 of superficial losses.
+    let a = run(
+        Jurisdiction::Ca,
+        &[
+            buy("a", "2024-01-10", "200", "2000"),
+            sell("a", "2024-03-01", "100", "600"),
+            sell("a", "2024-03-02", "100", "600"),
+            buy("a", "2024-03-10", "100", "500"),
+        ],
+    );
+    let YearSummary::Ca(s) = &a.years[0] else {
+        panic!()
+    };
+    assert_eq!(s.adjusted_cost_base, dec("2000"));
+    assert_eq!(s.superficial_losses, dec("800"));
+    assert_eq!(
+        (a.holdings[0].quantity, a.holdings[0].cost),
+        (dec("100"), Some(dec("1300")))
+    );
+}
+
+#[test]
+fn review_us_tax_year_and_term_follow_the_taxpayers_civil_date() {
+    // A New York taxpayer's sale at 20:00 EST on 31 December 2024 is a
+    // 2024 sale (01:00 UTC on 1 January 2025 in the code: tax year 2025).
+    let a = run(
+        Jurisdiction::Us,
+        &[
+            buy("a", "2024-03-01", "1", "10"),
+            sell("a", "2024-12-31T20:00:00-05:00", "1", "20"),
+        ],
+    );
+    assert_eq!(a.rows[0].tax_year, TaxYear::calendar(2024));
+    // Bought 21:00 EDT 15 June 2023, sold 10:00 EDT 16 June 2024: the
+    // holding period runs from 16 June 2023, so 16 June 2024 is more than a
+    // year (26 USC §1222; Rev. Rul. 66-7). In UTC both dates are 16 June:
+    // short term in the code.
+    let b = run(
+        Jurisdiction::Us,
+        &[
+            buy("a", "2023-06-15T21:00:00-04:00", "1", "10"),
+            sell("a", "2024-06-16T10:00:00-04:00", "1", "20"),
+        ],
+    );
+    assert_eq!(b.rows[0].row.term, Some(Term::Long));
+}
+
+#[test]
+fn uk_2024_25_splits_gains_from_30_october_2024() {
+    // Autumn Budget 2024: main rates 18%/24% for disposals on or after 30
+    // October 2024; the 2024-25 adjustment (SA108 box 51) is worked out
+    // from those gains. Pool 10 at £1,000 (£100 each), no later buys, so
+    // every sale comes out of the pool at £100 a unit:
+    // 29 Oct 2 for £300 (gain 100), 30 Oct 2 for £150 (loss 50), 10 Jan
+    // 2025 2 for £400 (gain 200); 1 May 2025 (2025-26) 1 for £100 (nil).
+    let a = run(
+        Jurisdiction::Uk,
+        &[
+            buy("a", "2024-05-01", "10", "1000"),
+            sell("a", "2024-10-29T23:30:00Z", "2", "300"),
+            sell("a", "2024-10-30", "2", "150"),
+            sell("a", "2025-01-10", "2", "400"),
+            sell("a", "2025-05-01", "1", "100"),
+        ],
+    );
+    let YearSummary::Uk(s) = &a.years[0] else {
+        panic!()
+    };
+    assert_eq!((s.gains, s.losses), (dec("300"), dec("50")));
+    assert_eq!(
+        (s.gains_from_2024_10_30, s.losses_from_2024_10_30),
+        (Some(dec("200")), Some(dec("50")))
+    );
+    let YearSummary::Uk(next) = &a.years[1] else {
+        panic!()
+    };
+    assert_eq!(next.gains_from_2024_10_30, None);
+}
+
+#[test]
+fn the_taxpayers_zone_decides_the_year_and_the_us_switch() {
+    // 15:00 UTC on 30 June 2024 is 01:00 on 1 July in Sydney (2024-25) but
+    // 23:00 on 30 June in Perth (+08:00, no summer time): 2023-24 there.
+    let events = [
+        buy("a", "2024-01-10", "1", "10"),
+        sell("a", "2024-06-30T15:00:00Z", "1", "20"),
+    ];
+    let sydney = run(Jurisdiction::Au, &events);
+    assert_eq!(sydney.rows[0].tax_year, TaxYear::split(2024));
+    let perth = Zone::parse("+08:00").unwrap();
+    let taxpayer = Taxpayer {
+        zone: perth,
+        ..Taxpayer::of(Jurisdiction::Au)
+    };
+    let a = assess_in(
+        Jurisdiction::Au,
+        &taxpayer,
+        &events,
+        None,
+        UnlabelledTransfers::default(),
+    )
+    .unwrap();
+    assert_eq!(a.rows[0].tax_year, TaxYear::split(2023));
+    // The US per-wallet pools start at local midnight of 1 January 2025:
+    // 04:59 UTC is still 31 December in New York (EST, -5), 05:00 is not.
+    use crate::basis::books::PoolScope;
+    let ny = Zone::NewYork;
+    assert!(matches!(
+        us::pool_scope(at("2025-01-01T04:59:00Z"), ny),
+        PoolScope::Universal
+    ));
+    assert!(matches!(
+        us::pool_scope(at("2025-01-01T05:00:00Z"), ny),
+        PoolScope::PerWallet
+    ));
+}
+
+#[test]
+fn every_summary_warns_of_its_years_unlabelled_transfers() {
+    // An unlabelled send in 2024 and none in 2025: the 2024 summary lists
+    // it (one, outgoing, 1 unit worth 30), the 2025 one lists nothing.
+    for j in Jurisdiction::ALL {
+        let a = run(
+            j,
+            &[
+                buy("a", "2024-01-10", "3", "30"),
+                with(
+                    sell("a", "2024-03-01", "1", "30"),
+                    "s1",
+                    Counterparty::Unlabelled,
+                ),
+                sell("a", "2025-03-01", "1", "20"),
+            ],
+        );
+        assert_eq!(a.years.len(), 2, "{j}");
+        let warned: Vec<_> = a.years[0]
+            .clone()
+            .unlabelled_mut()
+            .iter()
+            .map(|t| (t.outgoing, t.count, t.quantity, t.value))
+            .collect();
+        assert_eq!(warned, vec![(true, 1, dec("1"), dec("30"))], "{j}");
+        assert!(a.years[1].clone().unlabelled_mut().is_empty(), "{j}");
+    }
+}
+
+#[test]
+fn a_us_method_applies_from_its_standing_order_fifo_before() {
+    // Treas. Reg. §1.1012-1(c), (j): units not identified by the time of
+    // the sale are FIFO. HIFO ordered on 1 June 2024: the March sale takes
+    // the oldest lot (basis 10, gain 20), the July one the highest (50,
+    // gain 10). HIFO for the whole history would have taken 50 in March.
+    let events = [
+        buy("a", "2023-01-10", "1", "10"),
+        buy("a", "2023-02-10", "1", "50"),
+        sell("a", "2024-03-01", "1", "30"),
+        buy("a", "2024-04-01", "1", "40"),
+        sell("a", "2024-07-01", "1", "60"),
+    ];
+    let taxpayer = Taxpayer {
+        choices: Choices {
+            method_from: Some(at("2024-06-01")),
+            ..Choices::default()
+        },
+        ..Taxpayer::of(Jurisdiction::Us)
+    };
+    let gains = |t: &Taxpayer| {
+        let a = assess_in(
+            Jurisdiction::Us,
+            t,
+            &events,
+            Some(Method::Hifo),
+            UnlabelledTransfers::default(),
+        )
+        .unwrap();
+        a.rows
+            .iter()
+            .map(|r| (r.row.rule, r.row.basis, r.row.gain))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        gains(&taxpayer),
+        vec![
+            (Rule::Fifo, Some(dec("10")), Some(dec("20"))),
+            (Rule::Hifo, Some(dec("50")), Some(dec("10")))
+        ]
+    );
+    assert_eq!(
+        gains(&Taxpayer::of(Jurisdiction::Us))[0],
+        (Rule::Hifo, Some(dec("50")), Some(dec("-20")))
+    );
+}
+
+#[test]
+fn the_us_2025_allocation_is_the_taxpayers_rule_and_leftovers_are_reported() {
+    // Universal pool on 1 January 2025, FIFO: 1 at 10 (bought in a), then
+    // 2 at 40 each (bought in b). By wallet name, a takes the first lot
+    // (10) and b the two at 40; largest wallet first, b takes 10 + 40 and
+    // a a unit at 40. a's 2025 sale for 100 gains 90 or 60.
+    let events = [
+        buy("a", "2024-01-01", "1", "10"),
+        buy("b", "2024-02-01", "2", "80"),
+        sell("a", "2025-02-01", "1", "100"),
+    ];
+    let gain = |allocation| {
+        let taxpayer = Taxpayer {
+            choices: Choices {
+                allocation,
+                ..Choices::default()
+            },
+            ..Taxpayer::of(Jurisdiction::Us)
+        };
+        let a = assess_in(
+            Jurisdiction::Us,
+            &taxpayer,
+            &events,
+            None,
+            UnlabelledTransfers::default(),
+        )
+        .unwrap();
+        assert_eq!(a.allocation, Some(allocation));
+        assert!(a.unallocated.is_empty());
+        a.rows[0].row.gain
+    };
+    assert_eq!(gain(AllocationRule::WalletsByName), Some(dec("90")));
+    assert_eq!(gain(AllocationRule::LargestWalletFirst), Some(dec("60")));
+
+    // b sells 1 it never had (uncovered), then buys 1 at 10 (balance 0);
+    // a buys 1 at 20. The pool holds 2, the wallets 1: a takes the oldest
+    // lot (10) and the lot at 20 is left, reported as unallocated.
+    let a = run(
+        Jurisdiction::Us,
+        &[
+            sell("b", "2024-01-01", "1", "5"),
+            buy("b", "2024-02-01", "1", "10"),
+            buy("a", "2024-03-01", "1", "20"),
+            sell("a", "2025-02-01", "1", "30"),
+        ],
+    );
+    let left: Vec<_> = a
+        .unallocated
+        .iter()
+        .map(|u| (u.quantity, u.basis))
+        .collect();
+    assert_eq!(left, vec![(dec("1"), Some(dec("20")))]);
+    assert_eq!(a.rows.last().unwrap().row.gain, Some(dec("20")));
 }

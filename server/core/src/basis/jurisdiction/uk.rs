@@ -18,7 +18,7 @@ use chrono::{Days, NaiveDate};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use super::{Holding, TaxRow, TaxYear, YearSummary, Zone, by_year};
+use super::{Holding, TaxRow, TaxYear, UnlabelledTotal, YearSummary, Zone, by_year};
 use crate::basis::{Disposal, Event, EventKind, Method, Rule, books::Holder, engine::share};
 
 pub fn refusal(method: Method) -> Option<&'static str> {
@@ -105,7 +105,7 @@ struct Pool {
 
 /// Replay under share matching: rows with their sale costs, and the
 /// Section 104 pools left.
-pub fn replay(events: &[Event]) -> (Vec<(Disposal, Decimal)>, Vec<Holding>) {
+pub fn replay(events: &[Event], zone: Zone) -> (Vec<(Disposal, Decimal)>, Vec<Holding>) {
     let mut by_asset: BTreeMap<&str, Vec<&Event>> = BTreeMap::new();
     for e in events {
         if e.quantity > Decimal::ZERO && matches!(e.kind, EventKind::Acquire | EventKind::Income | EventKind::Dispose) {
@@ -116,7 +116,7 @@ pub fn replay(events: &[Event]) -> (Vec<(Disposal, Decimal)>, Vec<Holding>) {
     let mut holdings = Vec::new();
     for (asset, mut list) in by_asset {
         list.sort_by_key(|e| (e.time, e.seq));
-        let mut days = days_of(&list);
+        let mut days = days_of(&list, zone);
         match_days(&mut days);
         let pool = pool_days(&mut days);
         for day in &days {
@@ -136,10 +136,10 @@ pub fn replay(events: &[Event]) -> (Vec<(Disposal, Decimal)>, Vec<Holding>) {
     (rows, holdings)
 }
 
-fn days_of<'e>(list: &[&'e Event]) -> Vec<Day<'e>> {
+fn days_of<'e>(list: &[&'e Event], zone: Zone) -> Vec<Day<'e>> {
     let mut days: Vec<Day<'e>> = Vec::new();
     for e in list {
-        let date = Zone::London.date(e.time).unwrap_or_default();
+        let date = zone.date(e.time).unwrap_or_default();
         if days.last().is_none_or(|d| d.date != date) {
             days.push(Day {
                 date,
@@ -315,24 +315,43 @@ pub struct Summary {
     pub gains: Decimal,
     /// Sum of the disposals that made a loss, as a positive amount.
     pub losses: Decimal,
+    /// 2024-25 only: the gains and losses of disposals on or after 30
+    /// October 2024, when the main rates rose from 10%/20% to 18%/24%
+    /// (Autumn Budget 2024). The 2024-25 SA108 keeps one set of boxes; the
+    /// "adjustment to Capital Gains Tax" (box 51) is worked out from these
+    /// (SA108 Notes 2025; gov.uk "Work out your Capital Gains Tax adjustment
+    /// for the 2024 to 2025 tax year").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gains_from_2024_10_30: Option<Decimal>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub losses_from_2024_10_30: Option<Decimal>,
     pub incomplete_rows: u64,
+    /// A warning: the year's transfers with no label, by asset and
+    /// direction (see [`super::UNLABELLED_WARNING`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unlabelled: Vec<UnlabelledTotal>,
 }
 
-pub fn summaries(rows: &[TaxRow]) -> Vec<YearSummary> {
+/// The first day of the 2024 Autumn Budget's rates.
+fn budget_2024() -> Option<NaiveDate> {
+    NaiveDate::from_ymd_opt(2024, 10, 30)
+}
+
+pub fn summaries(rows: &[TaxRow], zone: Zone) -> Vec<YearSummary> {
     by_year(rows)
         .into_iter()
-        .map(|(year, rows)| YearSummary::Uk(summary(year, &rows)))
+        .map(|(year, rows)| YearSummary::Uk(summary(year, &rows, zone)))
         .collect()
 }
 
-fn summary(year: TaxYear, rows: &[&TaxRow]) -> Summary {
+fn summary(year: TaxYear, rows: &[&TaxRow], zone: Zone) -> Summary {
     let mut s = Summary {
         tax_year: year.to_string(),
         ..Summary::default()
     };
     let mut disposals: BTreeMap<(&str, Option<NaiveDate>), Option<Decimal>> = BTreeMap::new();
     for r in rows {
-        let key = (r.row.asset.as_str(), Zone::London.date(r.row.disposed));
+        let key = (r.row.asset.as_str(), zone.date(r.row.disposed));
         let entry = disposals.entry(key).or_insert(Some(Decimal::ZERO));
         let (Some(proceeds), Some(basis), Some(gain)) = (r.row.proceeds, r.row.basis, r.row.gain)
         else {
@@ -346,11 +365,29 @@ fn summary(year: TaxYear, rows: &[&TaxRow]) -> Summary {
             *total += gain;
         }
     }
-    for gain in disposals.into_values() {
+    // A day's disposals are one (s.105(1)), so each falls wholly on one
+    // side of 30 October 2024.
+    let split = year == TaxYear::split(2024);
+    if split {
+        s.gains_from_2024_10_30 = Some(Decimal::ZERO);
+        s.losses_from_2024_10_30 = Some(Decimal::ZERO);
+    }
+    for ((_, date), gain) in disposals {
         s.disposals += 1;
+        let late = split && date >= budget_2024();
         match gain {
-            Some(g) if g > Decimal::ZERO => s.gains += g,
-            Some(g) => s.losses -= g,
+            Some(g) if g > Decimal::ZERO => {
+                s.gains += g;
+                if late && let Some(t) = s.gains_from_2024_10_30.as_mut() {
+                    *t += g;
+                }
+            }
+            Some(g) => {
+                s.losses -= g;
+                if late && let Some(t) = s.losses_from_2024_10_30.as_mut() {
+                    *t -= g;
+                }
+            }
             None => {}
         }
     }

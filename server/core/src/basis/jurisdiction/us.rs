@@ -8,20 +8,21 @@
 //! transition: before 2025 one universal pool was allowed, from 1 January
 //! 2025 each wallet or account is its own pool, and the universal pool's
 //! remaining basis is allocated to the wallets under a safe harbor; the
-//! standing rule used here is in [`crate::basis::books`]). Dates are UTC.
+//! standing rule used here is in [`crate::basis::books`]). Dates are the
+//! taxpayer's civil dates (America/New_York unless set).
 
+use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use super::{TaxRow, TaxYear, YearSummary, by_year};
+use super::{TaxRow, TaxYear, UnlabelledTotal, YearSummary, Zone, by_year};
 use crate::basis::{Method, Term, books::PoolScope};
 
-/// 2025-01-01T00:00:00Z: per-wallet pools from here (Rev. Proc. 2024-28 §4,
-/// Treas. Reg. §1.1012-1(j) applies to transactions from 1 January 2025).
-pub const PER_WALLET_FROM: i64 = 1_735_689_600;
-
-pub fn pool_scope(time: i64) -> PoolScope {
-    if time < PER_WALLET_FROM {
+/// Per-wallet pools from 1 January 2025 in the taxpayer's civil date
+/// (Treas. Reg. §1.1012-1(j), TD 10000, applies to transactions from 1
+/// January 2025): local midnight, not UTC's.
+pub fn pool_scope(time: i64, zone: Zone) -> PoolScope {
+    if zone.date(time) < NaiveDate::from_ymd_opt(2025, 1, 1) {
         PoolScope::Universal
     } else {
         PoolScope::PerWallet
@@ -49,6 +50,10 @@ pub struct Summary {
     pub long_term_gain: Decimal,
     /// Rows left out of the sums (unpriced or uncovered).
     pub incomplete_rows: u64,
+    /// A warning: the year's transfers with no label, by asset and
+    /// direction (see [`super::UNLABELLED_WARNING`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unlabelled: Vec<UnlabelledTotal>,
 }
 
 pub fn summaries(rows: &[TaxRow]) -> Vec<YearSummary> {
