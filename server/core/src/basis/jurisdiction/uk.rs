@@ -108,7 +108,12 @@ struct Pool {
 pub fn replay(events: &[Event], zone: Zone) -> (Vec<(Disposal, Decimal)>, Vec<Holding>) {
     let mut by_asset: BTreeMap<&str, Vec<&Event>> = BTreeMap::new();
     for e in events {
-        if e.quantity > Decimal::ZERO && matches!(e.kind, EventKind::Acquire | EventKind::Income | EventKind::Dispose) {
+        if e.quantity > Decimal::ZERO
+            && matches!(
+                e.kind,
+                EventKind::Acquire | EventKind::Income | EventKind::Dispose
+            )
+        {
             by_asset.entry(e.asset.as_str()).or_default().push(e);
         }
     }
