@@ -514,3 +514,82 @@ async fn epochs_the_provider_does_not_serve_leave_the_scan_partial_naming_them()
     assert_eq!(rewards_in_ledger(&app).await.len(), earned().len());
     app.stop().await;
 }
+
+/// A staker's rewards reach every report format as income: the json
+/// report's `staking_rewards` kind holds every epoch's reward (quantity =
+/// the sum of what `getInflationReward` answered, in SOL), and the csv,
+/// Koinly and CoinTracker exports carry one income row per reward.
+#[tokio::test]
+async fn a_stakers_rewards_are_income_in_every_report_format() {
+    let (app, _stand_in) = app_with_encoding(staker(), None, TxEncoding::Json).await;
+    let job = scan(&app, "full").await;
+    assert_eq!(job["status"], "completed", "{job}");
+
+    // From the stand-in's answers: 17 rewards, their lamports summed.
+    let lamports: u64 = earned().iter().map(|&(i, e)| amount(i, e)).sum();
+    let expected = rust_decimal::Decimal::new(i64::try_from(lamports).unwrap(), 9);
+
+    let result = app
+        .call_tool(
+            "get_report",
+            json!({"wallets": [wallet()], "format": "json"}),
+        )
+        .await;
+    assert_eq!(result["isError"], false, "{result}");
+    let report = &result["structuredContent"];
+    for figures in [&report["total"], &report["wallets"][0]] {
+        let staking = figures["income"]["by_kind"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["kind"] == "staking_rewards")
+            .unwrap_or_else(|| panic!("no staking_rewards kind: {figures}"));
+        assert_eq!(staking["legs"], earned().len(), "{staking}");
+        let sol = staking["assets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["mint"] == "sol")
+            .unwrap_or_else(|| panic!("no SOL in staking income: {staking}"));
+        let quantity: rust_decimal::Decimal = sol["quantity"].as_str().unwrap().parse().unwrap();
+        assert_eq!(quantity, expected, "{sol}");
+    }
+
+    // One row per reward in each export (csv and Koinly name the reward's
+    // synthetic signature `reward:<epoch>:<stake account>`).
+    for format in ["csv", "koinly", "cointracker"] {
+        let result = app
+            .call_tool(
+                "get_report",
+                json!({"wallets": [wallet()], "format": format}),
+            )
+            .await;
+        assert_eq!(result["isError"], false, "{format}: {result}");
+        let text: String = result["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        for (i, epoch) in earned() {
+            // CoinTracker's template has no signature column: its row is
+            // the reward's quantity received, tagged `staking`.
+            let row = if format == "cointracker" {
+                let sol = rust_decimal::Decimal::new(i64::try_from(amount(i, epoch)).unwrap(), 9);
+                format!(",{sol},SOL,,,,,staking")
+            } else {
+                format!("reward:{epoch}:{}", stake(i))
+            };
+            assert!(
+                text.lines().any(|l| l.contains(&row)),
+                "{format}: no row for {row}\n{text}"
+            );
+        }
+        if format == "cointracker" {
+            let tagged = text.lines().filter(|l| l.ends_with(",staking")).count();
+            assert_eq!(tagged, earned().len(), "{text}");
+        }
+    }
+    app.stop().await;
+}
