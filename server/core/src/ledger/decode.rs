@@ -25,14 +25,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{
     model::{Counterparty, CounterpartyKind, Direction, Leg, OperationType, SOL, SOL_DECIMALS},
-    protocols::{
-        self, Step,
-        stake::{self, STAKE_PROGRAM},
-    },
-    tx::{
-        ATA_PROGRAM, COMPUTE_BUDGET_PROGRAM, MEMO_PROGRAMS, NATIVE_MINT, Op, SYSTEM_PROGRAM,
-        TOKEN_2022_PROGRAM, TOKEN_PROGRAM, TxView,
-    },
+    protocols::{self, Step, stake},
+    tx::{NATIVE_MINT, Op, TxView},
 };
 
 /// An inbound token the wallet did not sign for is `airdrop_spam` when the
@@ -82,18 +76,6 @@ fn wrapped(balances: &[super::tx::TokenBalance], account: &str) -> u64 {
         .find(|b| b.account == account && b.mint == NATIVE_MINT)
         .map(|b| u64::try_from(b.amount).unwrap_or(u64::MAX))
         .unwrap_or(0)
-}
-
-pub(crate) fn is_infrastructure(program: &str) -> bool {
-    matches!(
-        program,
-        SYSTEM_PROGRAM
-            | TOKEN_PROGRAM
-            | TOKEN_2022_PROGRAM
-            | ATA_PROGRAM
-            | COMPUTE_BUDGET_PROGRAM
-            | STAKE_PROGRAM
-    ) || MEMO_PROGRAMS.contains(&program)
 }
 
 struct Context<'a> {
@@ -212,7 +194,7 @@ impl Context<'_> {
         self.tx
             .programs
             .iter()
-            .filter(|p| !is_infrastructure(p) && seen.insert(p.as_str()))
+            .filter(|p| !protocols::is_infrastructure(p) && seen.insert(p.as_str()))
             .map(|p| Counterparty {
                 address: p.clone(),
                 direction,

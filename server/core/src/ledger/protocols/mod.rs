@@ -15,7 +15,26 @@ pub mod jupiter_dca;
 pub mod jupiter_limit;
 pub mod stake;
 
-use super::tx::{Invocation, TxView};
+use super::tx::{
+    ATA_PROGRAM, COMPUTE_BUDGET_PROGRAM, Invocation, MEMO_PROGRAMS, SYSTEM_PROGRAM,
+    TOKEN_2022_PROGRAM, TOKEN_PROGRAM, TxView,
+};
+use stake::STAKE_PROGRAM;
+
+/// The runtime's own programs (system, token, associated token, compute
+/// budget, memo, stake): they move balances for every protocol, so they
+/// name no venue and are never an unknown program.
+pub(crate) fn is_infrastructure(program: &str) -> bool {
+    matches!(
+        program,
+        SYSTEM_PROGRAM
+            | TOKEN_PROGRAM
+            | TOKEN_2022_PROGRAM
+            | ATA_PROGRAM
+            | COMPUTE_BUDGET_PROGRAM
+            | STAKE_PROGRAM
+    ) || MEMO_PROGRAMS.contains(&program)
+}
 
 /// What a program does, as far as the ledger's reading is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -231,10 +250,7 @@ pub fn unknown_programs(tx: &TxView) -> Vec<String> {
         .iter()
         .chain(tx.invocations.iter().map(|i| &i.program))
     {
-        if lookup(program).is_none()
-            && !super::decode::is_infrastructure(program)
-            && !out.contains(program)
-        {
+        if lookup(program).is_none() && !is_infrastructure(program) && !out.contains(program) {
             out.push(program.clone());
         }
     }
