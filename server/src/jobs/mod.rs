@@ -5,6 +5,7 @@
 //! is `store`'s; running a scan is [`scan`]; this module starts jobs, shows
 //! them, and drives the claim-run-finish loop, dispatching on the job's kind.
 
+mod context;
 pub mod scan;
 pub mod staking;
 

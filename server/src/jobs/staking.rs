@@ -16,7 +16,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::Value;
 
-use super::scan::{ScanContext, ScanError, record};
+use super::context::{ScanContext, ScanError, record};
 use crate::{
     ledger::{Leg, TxView, stake_accounts},
     payments::Scope,

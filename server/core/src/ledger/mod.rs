@@ -15,6 +15,7 @@ pub mod decode;
 pub mod model;
 pub mod protocols;
 pub mod stake_accounts;
+pub mod stake_ix;
 pub mod tx;
 
 pub use decode::{

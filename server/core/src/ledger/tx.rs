@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::protocols::stake::{self, STAKE_PROGRAM, StakeOp};
+use super::stake_ix::{self, STAKE_PROGRAM, StakeOp};
 
 pub const SYSTEM_PROGRAM: &str = "11111111111111111111111111111111";
 pub const TOKEN_PROGRAM: &str = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
@@ -70,7 +70,7 @@ pub enum Op {
         account: String,
         destination: String,
     },
-    /// A Stake program instruction ([`stake`]).
+    /// A Stake program instruction ([`stake_ix`]).
     Stake(StakeOp),
     /// Anything else: which program ran.
     Other { program: String },
@@ -393,7 +393,7 @@ fn parsed_op(program: &str, parsed: &Value) -> Op {
                 account: s(info, "account")?,
             })
         })(),
-        (STAKE_PROGRAM, kind) => stake::parsed(kind, info).map(Op::Stake),
+        (STAKE_PROGRAM, kind) => stake_ix::parsed(kind, info).map(Op::Stake),
         _ => None,
     };
     op.unwrap_or_else(other)
@@ -477,7 +477,7 @@ fn raw_op(program: &str, accounts: &[String], data: &[u8]) -> Op {
             })(),
             _ => None,
         },
-        STAKE_PROGRAM => stake::raw(accounts, data).map(Op::Stake),
+        STAKE_PROGRAM => stake_ix::raw(accounts, data).map(Op::Stake),
         // Create (empty data or 0) and CreateIdempotent (1): [funder, ata, wallet, mint, …]
         ATA_PROGRAM if matches!(data.first(), None | Some(0) | Some(1)) => (|| {
             Some(Op::CreateTokenAccount {
