@@ -12,7 +12,8 @@ use std::collections::BTreeSet;
 use ledger_core::ledger::{
     self, CounterpartyKind, Direction, Leg, OperationType, SOL, TxView,
     protocols::stake::{
-        self, Flow, JITO_TIP_DISTRIBUTION_PROGRAM, Mismatch, STAKE_PROGRAM, StakeAccountSeen,
+        self, BalanceFlow, Flow, JITO_TIP_DISTRIBUTION_PROGRAM, Mismatch, Reconciled,
+        STAKE_PROGRAM, StakeAccountSeen, Standing,
     },
 };
 use serde_json::{Value, json};
@@ -589,4 +590,100 @@ fn a_stake_accounts_history_reconciles_to_the_lamport() {
     // Closed: the rest withdrawn.
     a.push(Flow::Withdrawal(7_508_656_760));
     assert_eq!(stake::reconcile(&a, 0), Ok(()));
+}
+
+/// What a scan stores per stake account comes from the transaction's own
+/// balances: the split below takes 3 SOL out of A (its balance falls from
+/// 10 SOL + reserve to 7 SOL + reserve) and into B (0 to 3 SOL: B's reserve
+/// came with it here), whichever instruction did it; an account the
+/// transaction does not name has no row.
+#[test]
+fn a_transactions_stake_flows_are_its_balance_changes() {
+    let t = tx(
+        &[(W, true), (A, false), (B, true)],
+        &[5 * SOL_1, 10 * SOL_1 + RESERVE, 0],
+        &[5 * SOL_1 - FEE, 7 * SOL_1 + RESERVE, 3 * SOL_1],
+        json!([stake_ix(
+            "split",
+            json!({"stakeAccount": A, "newSplitAccount": B, "stakeAuthority": W, "lamports": 3 * SOL_1})
+        )]),
+        json!([]),
+    );
+    let mine: BTreeSet<String> = [A, B, "NotNamed111111111111111111111111111111111111"]
+        .map(str::to_owned)
+        .into();
+    assert_eq!(
+        stake::balance_flows(&t, &mine),
+        vec![
+            BalanceFlow {
+                stake_account: A.to_owned(),
+                flow: Flow::Withdrawal(3 * SOL_1),
+                lamports_after: 7 * SOL_1 + RESERVE,
+            },
+            BalanceFlow {
+                stake_account: B.to_owned(),
+                flow: Flow::Deposit(3 * SOL_1),
+                lamports_after: 3 * SOL_1,
+            },
+        ]
+    );
+    for flow in [
+        Flow::Deposit(3),
+        Flow::Reward(0),
+        Flow::Withdrawal(u64::MAX),
+    ] {
+        let (kind, lamports) = flow.parts();
+        assert_eq!(Flow::from_parts(kind, lamports), Some(flow));
+    }
+    assert_eq!(Flow::from_parts("gift", 1), None);
+}
+
+/// Reconciling a stake account by its standing, every figure added by
+/// hand: open against its balance now, closed against 0, handed over
+/// against what it held right after the handover (later flows are not the
+/// wallet's).
+#[test]
+fn a_stake_account_reconciles_by_its_standing() {
+    let history = [
+        // Created with 1 SOL + reserve = 1_002_282_880, at slot 100.
+        (100, Flow::Deposit(SOL_1 + RESERVE), Some(SOL_1 + RESERVE)),
+        // Two rewards: 1_000 + 2_000.
+        (200, Flow::Reward(1_000), None),
+        (300, Flow::Reward(2_000), None),
+        // Handed over at slot 350: nothing moves, it holds 1_002_285_880.
+        (350, Flow::Deposit(0), Some(SOL_1 + RESERVE + 3_000)),
+        // The new owner withdraws everything.
+        (400, Flow::Withdrawal(SOL_1 + RESERVE + 3_000), Some(0)),
+    ];
+    assert_eq!(
+        stake::reconcile_account(&history, Standing::HandedOver { slot: 350 }),
+        Reconciled {
+            balance: SOL_1 + RESERVE + 3_000,
+            difference: 0
+        }
+    );
+    assert_eq!(
+        stake::reconcile_account(&history, Standing::Closed),
+        Reconciled {
+            balance: 0,
+            difference: 0
+        }
+    );
+    // Open with the rewards not withdrawn: 1_002_285_880 expected; a
+    // provider saying 1_002_285_881 leaves one lamport unexplained.
+    assert_eq!(
+        stake::reconcile_account(&history[..4], Standing::Open(SOL_1 + RESERVE + 3_001)),
+        Reconciled {
+            balance: SOL_1 + RESERVE + 3_001,
+            difference: 1
+        }
+    );
+    // A missed reward shows as the account holding more than its history.
+    assert_eq!(
+        stake::reconcile_account(&history[..2], Standing::Open(SOL_1 + RESERVE + 3_000)),
+        Reconciled {
+            balance: SOL_1 + RESERVE + 3_000,
+            difference: 2_000
+        }
+    );
 }

@@ -1,6 +1,7 @@
 //! `get_positions`: a scanned wallet's positions under a cost-basis method
 //! (SPEC N3): open lots per mint, the realized PnL and income summary,
-//! rent-locked SOL, and staked SOL apart from liquid (SPEC S6). The replay is the `basis` engine's (docs/cost-basis.md has every
+//! rent-locked SOL, staked SOL apart from liquid, and each stake account
+//! with its reconciliation (SPEC S6). The replay is the `basis` engine's (docs/cost-basis.md has every
 //! rule); this module values the legs at their block times
 //! (`prices::valuation`), hands them over and shapes the answer.
 //!
@@ -191,6 +192,66 @@ pub fn program_positions(legs: &[Leg]) -> Vec<ProgramPositionView> {
         .collect()
 }
 
+/// Where one of the wallet's stake accounts stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StakeAccountStatus {
+    /// It exists, controlled by the wallet.
+    Open,
+    /// Withdrawn or merged away: it no longer exists.
+    Closed,
+    /// Its withdraw authority moved to someone else.
+    HandedOver,
+}
+
+/// One of the wallet's stake accounts, as the last scan reconciled it:
+/// deposits + rewards − withdrawals against its balance (docs/ledger.md,
+/// "Staking").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct StakeAccountView {
+    /// The stake account's address.
+    pub address: String,
+    /// open, closed or handed_over.
+    pub status: StakeAccountStatus,
+    /// The balance it was checked against: now when open, 0 when closed,
+    /// right after the handover when handed over; in SOL.
+    pub balance_sol: String,
+    /// The same in lamports (a string).
+    pub balance_lamports: String,
+    /// Whether its history adds up to that balance to the lamport.
+    pub reconciled: bool,
+    /// The balance minus deposits + rewards − withdrawals, in lamports (a
+    /// string; "0" when reconciled).
+    pub difference_lamports: String,
+}
+
+/// The wallet's reconciled stake accounts, by address (an account no scan
+/// has reconciled yet is left out).
+pub fn stake_account_views(rows: &[crate::store::StakeAccountRow]) -> Vec<StakeAccountView> {
+    rows.iter()
+        .filter_map(|row| {
+            let balance = row.balance_lamports?;
+            let difference = row.difference_lamports.unwrap_or(0);
+            Some(StakeAccountView {
+                address: row.account.clone(),
+                status: if row.handover_slot.is_some() {
+                    StakeAccountStatus::HandedOver
+                } else if balance == 0 {
+                    StakeAccountStatus::Closed
+                } else {
+                    StakeAccountStatus::Open
+                },
+                balance_sol: Decimal::from_i128_with_scale(i128::from(balance), 9)
+                    .normalize()
+                    .to_string(),
+                balance_lamports: balance.to_string(),
+                reconciled: difference == 0,
+                difference_lamports: difference.to_string(),
+            })
+        })
+        .collect()
+}
+
 /// A wallet's positions.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Positions {
@@ -224,6 +285,10 @@ pub struct Positions {
     /// there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub program_positions: Vec<ProgramPositionView>,
+    /// The wallet's stake accounts, each with its reconciliation; absent
+    /// when it has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stake_accounts: Vec<StakeAccountView>,
     /// The payment this call settled (or replayed), with its receipt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub payment: Option<PaymentBlock>,
@@ -317,6 +382,7 @@ pub fn view(address: &str, replay: &Replay, exclude_spam: bool, unpriced_legs: u
         income_usd: s(replay.assets.iter().map(|a| a.income_usd).sum()),
         unpriced_legs,
         program_positions: Vec::new(),
+        stake_accounts: Vec::new(),
     }
 }
 
@@ -395,6 +461,7 @@ async fn replayed(
     let replay = basis::replay(&events, method);
     let mut positions = view(address.as_str(), &replay, exclude_spam, unpriced);
     positions.program_positions = program_positions(&legs);
+    positions.stake_accounts = stake_account_views(&store.stake_accounts(address.as_str()).await?);
     let json = Arc::new(KeptJson::new(Bytes::from(
         serde_json::to_vec(&positions)
             .map_err(|e| AppError::internal("serialising positions", e))?,

@@ -366,7 +366,11 @@ pub async fn run_next(
         Ok(scan::Outcome::Partial {
             missing,
             missing_epochs,
-        }) => ("partial", Some(partial_summary(missing, &missing_epochs))),
+            unreconciled,
+        }) => (
+            "partial",
+            Some(partial_summary(missing, &missing_epochs, &unreconciled)),
+        ),
         Err(scan::ScanError::Stopped) => {
             // A safe point: hand the job back for the next worker.
             run.store.release_job(&job.id, owner).await?;
@@ -394,11 +398,16 @@ pub async fn run_next(
     Ok(true)
 }
 
-/// What a partial scan says it lacks: transactions, and epochs whose
-/// staking rewards the provider would not serve.
-fn partial_summary(missing: i64, missing_epochs: &[u64]) -> String {
+/// What a partial scan says it lacks: transactions, epochs whose staking
+/// rewards the provider would not serve, and stake accounts that do not
+/// reconcile (each named with its difference).
+fn partial_summary(
+    missing: i64,
+    missing_epochs: &[u64],
+    unreconciled: &[staking::Unreconciled],
+) -> String {
     let mut parts = Vec::new();
-    if missing > 0 || missing_epochs.is_empty() {
+    if missing > 0 || (missing_epochs.is_empty() && unreconciled.is_empty()) {
         parts.push(format!(
             "{missing} transactions could not be fetched or read"
         ));
@@ -408,6 +417,9 @@ fn partial_summary(missing: i64, missing_epochs: &[u64]) -> String {
             "staking rewards of epochs {} were not served by the RPC provider",
             staking::epoch_ranges(missing_epochs)
         ));
+    }
+    if !unreconciled.is_empty() {
+        parts.push(staking::unreconciled_note(unreconciled));
     }
     parts.join("; ")
 }

@@ -24,12 +24,14 @@ use crate::{
 pub enum Outcome {
     /// Every listed transaction is in the ledger.
     Completed,
-    /// Some transactions could not be fetched or read (`missing`), or the
+    /// Some transactions could not be fetched or read (`missing`), the
     /// provider would not serve some epochs' staking rewards
-    /// (`missing_epochs`).
+    /// (`missing_epochs`), or some stake accounts do not reconcile to the
+    /// lamport (`unreconciled`).
     Partial {
         missing: i64,
         missing_epochs: Vec<u64>,
+        unreconciled: Vec<staking::Unreconciled>,
     },
 }
 
@@ -148,6 +150,7 @@ async fn fetch_and_write(
         let pairs: Vec<(&serde_json::Value, &TxView)> = read.into_iter().zip(&views).collect();
         staking::note_history(ctx, address, &pairs).await?;
         known = ctx.store.stake_accounts(address).await?;
+        staking::note_flows(ctx, address, &views, &known).await?;
     }
     // The stake accounts the scan knows to be the wallet's at a slot: SOL
     // sent to one of them is a stake deposit even when the transaction has
@@ -248,16 +251,23 @@ pub async fn run(ctx: &ScanContext<'_>, job: &JobRecord) -> Result<Outcome, Scan
         progress.resume_before = None;
         record(ctx, job, &cost, &progress).await?;
     }
-    let missing_epochs = if staking {
-        staking::read_rewards(ctx, job, scope, &cost, &mut progress).await?
+    let (missing_epochs, unreconciled) = if staking {
+        let missing = staking::read_rewards(ctx, job, scope, &cost, &mut progress).await?;
+        let unreconciled = staking::reconcile(ctx, address, &cost).await?;
+        record(ctx, job, &cost, &progress).await?;
+        (missing, unreconciled)
     } else {
-        Vec::new()
+        (Vec::new(), Vec::new())
     };
     Ok(
-        if progress.transactions_missing > 0 || !missing_epochs.is_empty() {
+        if progress.transactions_missing > 0
+            || !missing_epochs.is_empty()
+            || !unreconciled.is_empty()
+        {
             Outcome::Partial {
                 missing: progress.transactions_missing,
                 missing_epochs,
+                unreconciled,
             }
         } else {
             Outcome::Completed

@@ -11,17 +11,31 @@
 //! remembered per account, so an incremental scan asks only newer epochs;
 //! an epoch the provider will not serve is remembered too, asked again next
 //! time, and named in the job's outcome meanwhile: never a silent gap.
+//!
+//! Every lamport flow of each stake account the scan sees is kept (a
+//! transaction's, from its own balances of the account; an epoch's reward)
+//! and at the scan's end [`reconcile`] checks each account to the lamport:
+//! deposits + rewards − withdrawals must equal its balance now (one
+//! `getMultipleAccounts` for all of them), 0 once closed, or what it held
+//! right after its handover. An account that does not reconcile ends the
+//! scan `partial`, named with its difference.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::Value;
 
 use super::context::{ScanContext, ScanError, record};
 use crate::{
-    ledger::{Leg, TxView, stake_accounts},
+    ledger::{
+        Leg, TxView,
+        protocols::stake::{self, Flow, Standing},
+        stake_accounts,
+    },
     payments::Scope,
     solana::{InflationReward, RpcCost, RpcError, StakeAuthority},
-    store::{JobProgress, JobRecord, StakeAccountRow, StakeAccountSeen, TransactionLegs},
+    store::{
+        JobProgress, JobRecord, StakeAccountRow, StakeAccountSeen, StakeFlowRow, TransactionLegs,
+    },
 };
 
 /// The synthetic signature of one epoch's reward to one stake account
@@ -93,6 +107,124 @@ pub async fn note_history(
         }
     }
     Ok(())
+}
+
+/// Keep the lamport flow of each of the wallet's stake accounts (`known`)
+/// that the fetched transactions name, from their own balances.
+pub async fn note_flows(
+    ctx: &ScanContext<'_>,
+    wallet: &str,
+    views: &[TxView],
+    known: &[StakeAccountRow],
+) -> Result<(), ScanError> {
+    if known.is_empty() {
+        return Ok(());
+    }
+    let accounts: BTreeSet<String> = known.iter().map(|k| k.account.clone()).collect();
+    let rows: Vec<StakeFlowRow> = views
+        .iter()
+        .flat_map(|view| {
+            stake::balance_flows(view, &accounts)
+                .into_iter()
+                .map(|f| StakeFlowRow {
+                    account: f.stake_account,
+                    signature: view.signature.clone(),
+                    slot: view.slot,
+                    flow: f.flow,
+                    lamports_after: Some(f.lamports_after),
+                })
+        })
+        .collect();
+    ctx.store.write_stake_flows(wallet, &rows).await?;
+    Ok(())
+}
+
+/// A stake account that does not reconcile: its address and its balance
+/// minus deposits + rewards − withdrawals, in lamports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unreconciled {
+    pub account: String,
+    pub difference: i128,
+}
+
+/// Reconcile each of the wallet's stake accounts against its balance (one
+/// `getMultipleAccounts` per 100 accounts still the wallet's; a handed-over
+/// account is checked against its balance right after the handover),
+/// record what each showed, and return those that do not add up.
+pub async fn reconcile(
+    ctx: &ScanContext<'_>,
+    wallet: &str,
+    cost: &RpcCost,
+) -> Result<Vec<Unreconciled>, ScanError> {
+    let accounts = ctx.store.stake_accounts(wallet).await?;
+    if accounts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let held: Vec<String> = accounts
+        .iter()
+        .filter(|a| a.handover_slot.is_none())
+        .map(|a| a.account.clone())
+        .collect();
+    let balances: HashMap<String, Option<u64>> = if held.is_empty() {
+        HashMap::new()
+    } else {
+        held.iter()
+            .cloned()
+            .zip(ctx.rpc.balances(&held, cost).await?)
+            .collect()
+    };
+    let mut flows: BTreeMap<String, Vec<(u64, Flow, Option<u64>)>> = BTreeMap::new();
+    for row in ctx.store.stake_flows(wallet).await? {
+        flows
+            .entry(row.account)
+            .or_default()
+            .push((row.slot, row.flow, row.lamports_after));
+    }
+    let mut unreconciled = Vec::new();
+    for account in &accounts {
+        let standing = match (account.handover_slot, balances.get(&account.account)) {
+            (Some(slot), _) => Standing::HandedOver { slot },
+            (None, Some(Some(lamports))) => Standing::Open(*lamports),
+            (None, _) => Standing::Closed,
+        };
+        let history = flows.remove(&account.account).unwrap_or_default();
+        let result = stake::reconcile_account(&history, standing);
+        let difference = i64::try_from(result.difference).unwrap_or(i64::MAX);
+        ctx.store
+            .set_stake_reconciliation(wallet, &account.account, result.balance, difference)
+            .await?;
+        if result.difference != 0 {
+            tracing::warn!(
+                stake_account = %account.account,
+                difference = %result.difference,
+                "stake account does not reconcile"
+            );
+            unreconciled.push(Unreconciled {
+                account: account.account.clone(),
+                difference: result.difference,
+            });
+        }
+    }
+    Ok(unreconciled)
+}
+
+/// What a partial scan says of the stake accounts that did not reconcile.
+pub fn unreconciled_note(unreconciled: &[Unreconciled]) -> String {
+    let each: Vec<String> = unreconciled
+        .iter()
+        .map(|u| {
+            let (more, by) = if u.difference > 0 {
+                ("more", u.difference)
+            } else {
+                ("less", -u.difference)
+            };
+            format!(
+                "{} holds {by} lamports {more} than its deposits, rewards and withdrawals give",
+                u.account
+            )
+        })
+        .collect();
+    format!("stake accounts do not reconcile: {}", each.join("; "))
 }
 
 /// A staking reward as a leg of the wallet, in the core's one shape.
@@ -250,6 +382,19 @@ pub async fn read_rewards(
             })
             .collect();
         let written = ctx.store.write_legs(wallet, &batch).await?;
+        let flows: Vec<StakeFlowRow> = legs
+            .iter()
+            .filter_map(|leg| {
+                Some(StakeFlowRow {
+                    account: leg.counterparties.first()?.address.clone(),
+                    signature: leg.signature.clone(),
+                    slot: leg.slot,
+                    flow: Flow::Reward(u64::try_from(leg.amount).ok()?),
+                    lamports_after: None,
+                })
+            })
+            .collect();
+        ctx.store.write_stake_flows(wallet, &flows).await?;
         progress.legs_written += i64::try_from(written).unwrap_or(i64::MAX);
         record(ctx, job, cost, progress).await?;
     }
@@ -307,6 +452,8 @@ mod tests {
             activation_epoch: None,
             handover_slot: None,
             rewards_read_through: read,
+            balance_lamports: None,
+            difference_lamports: None,
         }
     }
 

@@ -127,6 +127,9 @@ pub const STAKE_ACCOUNT_SIZE: u64 = 200;
 /// epoch: u64, custodian } }` (bytes 4..124), then for tag 2
 /// `Stake { delegation: { voter_pubkey, stake: u64, activation_epoch: u64,
 /// deactivation_epoch: u64, .. }, .. }` (delegation from byte 124).
+/// The most addresses one `getMultipleAccounts` request may name ("up to a
+/// maximum of 100", solana.com/docs/rpc/http/getmultipleaccounts).
+const MULTIPLE_ACCOUNTS_MAX: usize = 100;
 const STAKER_OFFSET: u64 = 12;
 const WITHDRAWER_OFFSET: u64 = 44;
 const ACTIVATION_OFFSET: usize = 164;
@@ -521,6 +524,51 @@ impl RpcClient {
             )));
         }
         Ok(rewards)
+    }
+
+    /// The lamports of each of `addresses` now, in their order: `None` for
+    /// an account that does not exist (closed). `getMultipleAccounts`
+    /// takes at most 100 addresses per request (Solana's RPC
+    /// documentation), so one request per 100; no account data is asked
+    /// for (`dataSlice` of length 0), only the balances.
+    pub async fn balances(
+        &self,
+        addresses: &[String],
+        cost: &RpcCost,
+    ) -> Result<Vec<Option<u64>>, RpcError> {
+        let mut out = Vec::with_capacity(addresses.len());
+        for chunk in addresses.chunks(MULTIPLE_ACCOUNTS_MAX) {
+            let result = self
+                .call(
+                    "getMultipleAccounts",
+                    json!([chunk, {
+                        "encoding": "base64",
+                        "commitment": "finalized",
+                        "dataSlice": {"offset": 0, "length": 0},
+                    }]),
+                    cost,
+                )
+                .await?;
+            let value = result["value"]
+                .as_array()
+                .ok_or_else(|| RpcError::Decode("getMultipleAccounts: no value".to_owned()))?;
+            if value.len() != chunk.len() {
+                return Err(RpcError::Decode(format!(
+                    "getMultipleAccounts: {} answers for {} addresses",
+                    value.len(),
+                    chunk.len()
+                )));
+            }
+            for account in value {
+                out.push(match account {
+                    Value::Null => None,
+                    account => Some(account["lamports"].as_u64().ok_or_else(|| {
+                        RpcError::Decode("getMultipleAccounts: account without lamports".to_owned())
+                    })?),
+                });
+            }
+        }
+        Ok(out)
     }
 
     /// `getEpochSchedule`.

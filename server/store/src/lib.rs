@@ -103,7 +103,7 @@ pub use ratelimit::{RateDecision, RateRule};
 pub use sessions::{NewSession, SessionClass, SessionOpened, SessionQuota, SessionRecord};
 pub use share_links::ShareLinkRecord;
 pub use signin::{NewOidcFlow, NewSiwsNonce, NonceUse, OidcFlowRecord};
-pub use stake::{StakeAccountRow, StakeAccountSeen};
+pub use stake::{StakeAccountRow, StakeAccountSeen, StakeFlowRow};
 
 /// The database pool's settings (`[database]` in the configuration; the
 /// server's `config` re-exports this type).

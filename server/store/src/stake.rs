@@ -3,7 +3,12 @@
 //! account it finds, current or from history, and after reading rewards
 //! records the last epoch asked per account and the epochs the provider
 //! would not serve, so the next (incremental) scan asks only what is new
-//! or still missing.
+//! or still missing. It also keeps every lamport flow of each stake
+//! account the scan saw (`stake_account_flows`) and what the last
+//! reconciliation of each found (`balance_lamports`,
+//! `difference_lamports`): docs/ledger.md, "Staking".
+
+use ledger_core::ledger::protocols::stake::Flow;
 
 use super::{Pool, Store, StoreError};
 
@@ -19,6 +24,23 @@ pub struct StakeAccountRow {
     pub handover_slot: Option<u64>,
     /// The last epoch whose reward was asked for it.
     pub rewards_read_through: Option<u64>,
+    /// The balance the last reconciliation checked against (None: never
+    /// reconciled).
+    pub balance_lamports: Option<u64>,
+    /// That balance minus deposits + rewards − withdrawals (0: reconciled).
+    pub difference_lamports: Option<i64>,
+}
+
+/// One lamport flow of one stake account: a transaction's (with the
+/// account's balance after it) or an epoch's reward (`lamports_after`
+/// None), under the reward leg's signature.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StakeFlowRow {
+    pub account: String,
+    pub signature: String,
+    pub slot: u64,
+    pub flow: Flow,
+    pub lamports_after: Option<u64>,
 }
 
 /// What a scan learned of a stake account: merged into what is stored (the
@@ -31,7 +53,15 @@ pub struct StakeAccountSeen<'a> {
     pub handover_slot: Option<u64>,
 }
 
-type Row = (String, Option<i64>, Option<i64>, Option<i64>, Option<i64>);
+type Row = (
+    String,
+    Option<i64>,
+    Option<i64>,
+    Option<i64>,
+    Option<i64>,
+    Option<i64>,
+    Option<i64>,
+);
 
 fn to_u64(v: Option<i64>) -> Option<u64> {
     v.and_then(|v| u64::try_from(v).ok())
@@ -51,22 +81,29 @@ fn earliest(a: Option<u64>, b: Option<u64>) -> Option<u64> {
 impl Store {
     /// The wallet's stake accounts, by address.
     pub async fn stake_accounts(&self, wallet: &str) -> Result<Vec<StakeAccountRow>, StoreError> {
-        let rows: Vec<Row> = on_pool!(&self.pool, |pool| sqlx::query_as(
-            "SELECT account, first_slot, activation_epoch, handover_slot, rewards_read_through \
+        let rows: Vec<Row> = on_pool!(&self.pool, |pool| {
+            sqlx::query_as(
+            "SELECT account, first_slot, activation_epoch, handover_slot, rewards_read_through, \
+             balance_lamports, difference_lamports \
              FROM wallet_stake_accounts WHERE wallet = $1 ORDER BY account"
         )
         .bind(wallet)
         .fetch_all(pool)
-        .await?);
+        .await?
+        });
         Ok(rows
             .into_iter()
             .map(
-                |(account, first, activation, handover, read)| StakeAccountRow {
-                    account,
-                    first_slot: to_u64(first),
-                    activation_epoch: to_u64(activation),
-                    handover_slot: to_u64(handover),
-                    rewards_read_through: to_u64(read),
+                |(account, first, activation, handover, read, balance, difference)| {
+                    StakeAccountRow {
+                        account,
+                        first_slot: to_u64(first),
+                        activation_epoch: to_u64(activation),
+                        handover_slot: to_u64(handover),
+                        rewards_read_through: to_u64(read),
+                        balance_lamports: to_u64(balance),
+                        difference_lamports: difference,
+                    }
                 },
             )
             .collect())
@@ -91,6 +128,8 @@ impl Store {
             activation_epoch: None,
             handover_slot: None,
             rewards_read_through: None,
+            balance_lamports: None,
+            difference_lamports: None,
         });
         let first_slot = earliest(known.first_slot, seen.first_slot);
         let activation_epoch = seen.activation_epoch.or(known.activation_epoch);
@@ -165,6 +204,104 @@ impl Store {
         .execute(pool)
         .await
         .map(drop)?);
+        Ok(())
+    }
+
+    /// Keep stake account flows; a (stake account, signature) already kept
+    /// is left as it is, so a resumed or repeated scan adds nothing twice.
+    pub async fn write_stake_flows(
+        &self,
+        wallet: &str,
+        flows: &[StakeFlowRow],
+    ) -> Result<(), StoreError> {
+        for f in flows {
+            let (kind, lamports) = f.flow.parts();
+            on_pool!(&self.pool, |pool| sqlx::query(
+                "INSERT INTO stake_account_flows \
+                 (wallet, account, signature, slot, kind, lamports, lamports_after) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                 ON CONFLICT (wallet, account, signature) DO NOTHING"
+            )
+            .bind(wallet)
+            .bind(&f.account)
+            .bind(&f.signature)
+            .bind(to_i64(Some(f.slot)))
+            .bind(kind)
+            .bind(to_i64(Some(lamports)))
+            .bind(to_i64(f.lamports_after))
+            .execute(pool)
+            .await
+            .map(drop)?);
+        }
+        Ok(())
+    }
+
+    /// Every kept flow of the wallet's stake accounts, by account then
+    /// slot. A row of a kind this version does not know is left out.
+    pub async fn stake_flows(&self, wallet: &str) -> Result<Vec<StakeFlowRow>, StoreError> {
+        type FlowRow = (String, String, i64, String, i64, Option<i64>);
+        let rows: Vec<FlowRow> = on_pool!(&self.pool, |pool| sqlx::query_as(
+            "SELECT account, signature, slot, kind, lamports, lamports_after \
+             FROM stake_account_flows WHERE wallet = $1 ORDER BY account, slot, signature"
+        )
+        .bind(wallet)
+        .fetch_all(pool)
+        .await?);
+        Ok(rows
+            .into_iter()
+            .filter_map(|(account, signature, slot, kind, lamports, after)| {
+                Some(StakeFlowRow {
+                    account,
+                    signature,
+                    slot: u64::try_from(slot).ok()?,
+                    flow: Flow::from_parts(&kind, u64::try_from(lamports).ok()?)?,
+                    lamports_after: to_u64(after),
+                })
+            })
+            .collect())
+    }
+
+    /// Record one stake account's reconciliation. When it changes what was
+    /// recorded, the wallet's ledger version moves too: positions are kept
+    /// on that version and show the reconciliation.
+    pub async fn set_stake_reconciliation(
+        &self,
+        wallet: &str,
+        account: &str,
+        balance: u64,
+        difference: i64,
+    ) -> Result<(), StoreError> {
+        let before = self
+            .stake_accounts(wallet)
+            .await?
+            .into_iter()
+            .find(|r| r.account == account);
+        if before.as_ref().is_some_and(|r| {
+            r.balance_lamports == Some(balance) && r.difference_lamports == Some(difference)
+        }) {
+            return Ok(());
+        }
+        on_pool!(&self.pool, |pool| {
+            let mut tx = pool.begin().await?;
+            sqlx::query(
+                "UPDATE wallet_stake_accounts SET balance_lamports = $3, difference_lamports = $4 \
+                 WHERE wallet = $1 AND account = $2",
+            )
+            .bind(wallet)
+            .bind(account)
+            .bind(to_i64(Some(balance)))
+            .bind(difference)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query(
+                "INSERT INTO ledger_versions (wallet, version) VALUES ($1, 1) \
+                 ON CONFLICT (wallet) DO UPDATE SET version = ledger_versions.version + 1",
+            )
+            .bind(wallet)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+        });
         Ok(())
     }
 }

@@ -177,10 +177,42 @@ fn reward(i: u8, epoch: u64) -> ((String, u64), Value) {
     )
 }
 
+/// The rewards stake account `i` earned in `epochs`, summed.
+fn paid(i: u8, epochs: std::ops::RangeInclusive<u64>) -> u64 {
+    epochs.map(|e| amount(i, e)).sum()
+}
+
 /// The staker's history. Epochs are 100 slots; the current epoch is 12,
-/// so 11 is the last completed one.
+/// so 11 is the last completed one. Each stake account's balance in a
+/// transaction includes the rewards credited before it (epoch `e`'s reward
+/// lands at slot `(e + 1) × 100`), as the chain's balances would.
 fn staker() -> Shared {
     let w = wallet();
+    // The wallet's balance after each transaction: 10 SOL, less what it
+    // staked and the fees, plus what it withdrew.
+    let withdrawn_3 = SOL + paid(3, 3..=5);
+    let mut wb = vec![10 * SOL];
+    for change in [
+        -(2 * SOL as i64),
+        -(SOL as i64),
+        -(SOL as i64),
+        0,
+        0,
+        0,
+        0,
+        withdrawn_3 as i64,
+    ] {
+        let last = *wb.last().unwrap();
+        wb.push((last as i64 + change - FEE as i64) as u64);
+    }
+    let wal = |k: usize| (w.clone(), wb[k - 1], wb[k]);
+    // Account 1 before the split (rewards of epochs 2-3) and before the
+    // merge (2-6); account 2 before the merge (5-6).
+    let one_at_split = 2 * SOL + paid(1, 2..=3);
+    let one_at_merge = 3 * SOL / 2 + paid(1, 2..=6);
+    let two_at_merge = SOL / 2 + paid(2, 5..=6);
+    let three_at_deactivate = SOL + paid(3, 3..=4);
+    let four_at_handover = SOL + paid(4, 3..=4);
     let txs = [
         // Epoch 1: create and delegate account 1 (2 SOL).
         tx(
@@ -191,7 +223,7 @@ fn staker() -> Shared {
                 initialize(&stake(1)),
                 delegate(&stake(1)),
             ],
-            &[(w.clone(), 10 * SOL, 8 * SOL - FEE), (stake(1), 0, 2 * SOL)],
+            &[wal(1), (stake(1), 0, 2 * SOL)],
         ),
         // Epoch 2: accounts 3 and 4 (1 SOL each).
         tx(
@@ -202,10 +234,7 @@ fn staker() -> Shared {
                 initialize(&stake(3)),
                 delegate(&stake(3)),
             ],
-            &[
-                (w.clone(), 8 * SOL - FEE, 7 * SOL - 2 * FEE),
-                (stake(3), 0, SOL),
-            ],
+            &[wal(2), (stake(3), 0, SOL)],
         ),
         tx(
             3,
@@ -215,10 +244,7 @@ fn staker() -> Shared {
                 initialize(&stake(4)),
                 delegate(&stake(4)),
             ],
-            &[
-                (w.clone(), 7 * SOL - 2 * FEE, 6 * SOL - 3 * FEE),
-                (stake(4), 0, SOL),
-            ],
+            &[wal(3), (stake(4), 0, SOL)],
         ),
         // Epoch 4: split half a SOL of account 1 into account 2.
         tx(
@@ -229,8 +255,8 @@ fn staker() -> Shared {
                 json!({"stakeAccount": stake(1), "newSplitAccount": stake(2), "stakeAuthority": w, "lamports": SOL / 2}),
             )],
             &[
-                (w.clone(), 6 * SOL - 3 * FEE, 6 * SOL - 4 * FEE),
-                (stake(1), 2 * SOL, 3 * SOL / 2),
+                wal(4),
+                (stake(1), one_at_split, one_at_split - SOL / 2),
                 (stake(2), 0, SOL / 2),
             ],
         ),
@@ -242,7 +268,7 @@ fn staker() -> Shared {
                 "deactivate",
                 json!({"stakeAccount": stake(3), "clockSysvar": CLOCK, "stakeAuthority": w}),
             )],
-            &[(w.clone(), 6 * SOL - 4 * FEE, 6 * SOL - 5 * FEE)],
+            &[wal(5), (stake(3), three_at_deactivate, three_at_deactivate)],
         ),
         tx(
             6,
@@ -251,9 +277,9 @@ fn staker() -> Shared {
                 "authorize",
                 json!({"stakeAccount": stake(4), "clockSysvar": CLOCK, "authority": w, "newAuthority": other(), "authorityType": "Withdrawer"}),
             )],
-            &[(w.clone(), 6 * SOL - 5 * FEE, 6 * SOL - 6 * FEE)],
+            &[wal(6), (stake(4), four_at_handover, four_at_handover)],
         ),
-        // Epoch 7: merge account 2 back into 1 (account 2 closes).
+        // Epoch 7: merge account 2 (with its rewards) back into 1 (account 2 closes).
         tx(
             7,
             750,
@@ -262,9 +288,9 @@ fn staker() -> Shared {
                 json!({"destination": stake(1), "source": stake(2), "clockSysvar": CLOCK, "stakeHistorySysvar": HISTORY, "stakeAuthority": w}),
             )],
             &[
-                (w.clone(), 6 * SOL - 6 * FEE, 6 * SOL - 7 * FEE),
-                (stake(1), 3 * SOL / 2, 2 * SOL),
-                (stake(2), SOL / 2, 0),
+                wal(7),
+                (stake(1), one_at_merge, one_at_merge + two_at_merge),
+                (stake(2), two_at_merge, 0),
             ],
         ),
         // Epoch 8: withdraw everything from account 3 (it closes).
@@ -273,12 +299,9 @@ fn staker() -> Shared {
             810,
             vec![stake_ix(
                 "withdraw",
-                json!({"stakeAccount": stake(3), "destination": w, "clockSysvar": CLOCK, "stakeHistorySysvar": HISTORY, "withdrawAuthority": w, "lamports": SOL}),
+                json!({"stakeAccount": stake(3), "destination": w, "clockSysvar": CLOCK, "stakeHistorySysvar": HISTORY, "withdrawAuthority": w, "lamports": withdrawn_3}),
             )],
-            &[
-                (w.clone(), 6 * SOL - 7 * FEE, 7 * SOL - 8 * FEE),
-                (stake(3), SOL, 0),
-            ],
+            &[wal(8), (stake(3), withdrawn_3, 0)],
         ),
     ];
     let entry = |t: &Value| {
@@ -325,12 +348,27 @@ fn staker() -> Shared {
             (stake(5), stake_state(&other(), &other(), 1)),
         ],
         inflation_rewards: Mutex::new(rewards),
+        balances: Mutex::new(balances_now()),
         slots_per_epoch: SPE,
         block_times: block_times(),
         ..Shared::default()
     };
     shared.epoch.store(12, Ordering::SeqCst);
     shared
+}
+
+/// What the stake accounts hold now (`getMultipleAccounts`), from first
+/// principles: account 1 holds its 2 SOL, less the half SOL split out,
+/// plus that half SOL and account 2's rewards merged back in, plus its own
+/// rewards of epochs 2-11; account 4 (someone else's now) its SOL and all
+/// its rewards; account 5 is someone else's. Accounts 2 and 3 are closed.
+fn balances_now() -> HashMap<String, u64> {
+    [
+        (stake(1), 2 * SOL + paid(2, 5..=6) + paid(1, 2..=11)),
+        (stake(4), SOL + paid(4, 3..=6)),
+        (stake(5), SOL + paid(5, 1..=11)),
+    ]
+    .into()
 }
 
 /// The rewards the wallet earned, as (account, epoch): what the ledger
@@ -471,6 +509,13 @@ async fn an_incremental_rescan_asks_only_the_epochs_not_read() {
     {
         let mut rewards = stand_in.shared.inflation_rewards.lock().unwrap();
         rewards.extend([12, 13].map(|e| reward(1, e)));
+        *stand_in
+            .shared
+            .balances
+            .lock()
+            .unwrap()
+            .get_mut(&stake(1))
+            .unwrap() += amount(1, 12) + amount(1, 13);
     }
     stand_in.shared.epoch.store(14, Ordering::SeqCst);
     stand_in.shared.requests.lock().unwrap().clear();
@@ -590,6 +635,102 @@ async fn a_stakers_rewards_are_income_in_every_report_format() {
             let tagged = text.lines().filter(|l| l.ends_with(",staking")).count();
             assert_eq!(tagged, earned().len(), "{text}");
         }
+    }
+    app.stop().await;
+}
+
+/// `get_positions`' stake accounts, by address.
+async fn stake_accounts_in_positions(app: &TestApp) -> BTreeMap<String, Value> {
+    let result = app
+        .call_tool("get_positions", json!({"address": wallet()}))
+        .await;
+    assert_eq!(result["isError"], false, "{result}");
+    result["structuredContent"]["stake_accounts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no stake_accounts: {result}"))
+        .iter()
+        .map(|a| (a["address"].as_str().unwrap().to_owned(), a.clone()))
+        .collect()
+}
+
+/// Each of the staker's stake accounts reconciles to the lamport: its
+/// deposits + rewards − withdrawals equal its balance now (account 1, from
+/// one `getMultipleAccounts` for the accounts still the wallet's), 0 once
+/// closed (2 merged away, 3 withdrawn), and for account 4 what it held
+/// right after its handover (1 SOL + the rewards of epochs 3 and 4, from
+/// the handover transaction's own balances).
+#[tokio::test]
+async fn a_stakers_stake_accounts_reconcile_to_the_lamport() {
+    let (app, stand_in) = app_with_encoding(staker(), None, TxEncoding::Json).await;
+    let job = scan(&app, "full").await;
+    assert_eq!(job["status"], "completed", "{job}");
+
+    // One getMultipleAccounts for the three accounts the wallet still
+    // controls (4 was handed over; 5 was never its own).
+    let asked = stand_in.shared.params_of("getMultipleAccounts");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    let mut named: Vec<String> = asked[0][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect();
+    named.sort();
+    let mut expected_named = vec![stake(1), stake(2), stake(3)];
+    expected_named.sort();
+    assert_eq!(named, expected_named);
+
+    let accounts = stake_accounts_in_positions(&app).await;
+    let one = 2 * SOL + paid(2, 5..=6) + paid(1, 2..=11);
+    let four = SOL + paid(4, 3..=4);
+    let expected: BTreeMap<String, (&str, u64)> = [
+        (stake(1), ("open", one)),
+        (stake(2), ("closed", 0)),
+        (stake(3), ("closed", 0)),
+        (stake(4), ("handed_over", four)),
+    ]
+    .into();
+    assert_eq!(accounts.len(), expected.len(), "{accounts:?}");
+    for (address, (status, balance)) in &expected {
+        let a = &accounts[address];
+        assert_eq!(a["status"], *status, "{a}");
+        assert_eq!(a["balance_lamports"], balance.to_string(), "{a}");
+        let sol = rust_decimal::Decimal::new(i64::try_from(*balance).unwrap(), 9).normalize();
+        assert_eq!(a["balance_sol"], sol.to_string(), "{a}");
+        assert_eq!(a["reconciled"], true, "{a}");
+        assert_eq!(a["difference_lamports"], "0", "{a}");
+    }
+    app.stop().await;
+}
+
+/// A provider that reports one stake account's balance 1,234 lamports
+/// higher than its history gives: the scan ends `partial`, naming that
+/// account and the difference, and `get_positions` shows it unreconciled
+/// while the others still reconcile.
+#[tokio::test]
+async fn a_stake_account_that_does_not_reconcile_leaves_the_scan_partial_naming_it() {
+    let shared = staker();
+    *shared.balances.lock().unwrap().get_mut(&stake(1)).unwrap() += 1_234;
+    let (app, _stand_in) = app_with_encoding(shared, None, TxEncoding::Json).await;
+    let job = scan(&app, "full").await;
+    assert_eq!(job["status"], "partial", "{job}");
+    let error = job["error"].as_str().unwrap();
+    assert!(
+        error.contains(&format!("{} holds 1234 lamports more", stake(1))),
+        "{error}"
+    );
+    for i in 2..=4 {
+        assert!(!error.contains(&stake(i)), "{error}");
+    }
+    assert!(!error.contains("transactions"), "{error}");
+    assert!(!error.contains("epochs"), "{error}");
+
+    let accounts = stake_accounts_in_positions(&app).await;
+    let one = &accounts[&stake(1)];
+    assert_eq!(one["reconciled"], false, "{one}");
+    assert_eq!(one["difference_lamports"], "1234", "{one}");
+    for i in 2..=4 {
+        assert_eq!(accounts[&stake(i)]["reconciled"], true);
     }
     app.stop().await;
 }

@@ -5,8 +5,10 @@
 //! honouring `memcmp` and `dataSize` filters and `dataSlice`), inflation
 //! rewards per (account, epoch) with epochs it refuses like a provider
 //! that keeps no old ones (-32004), the epoch schedule and current epoch,
-//! and block times with skipped slots (-32009) and `getBlocksWithLimit`,
-//! in the response shapes of Solana's JSON-RPC documentation.
+//! block times with skipped slots (-32009) and `getBlocksWithLimit`, and
+//! account balances by `getMultipleAccounts` (at most 100 addresses, `null`
+//! for an account that does not exist), in the response shapes of Solana's
+//! JSON-RPC documentation.
 
 // Shared by several test crates; each uses part of it.
 #![allow(dead_code)]
@@ -74,6 +76,9 @@ pub struct Shared {
     pub slots_per_epoch: u64,
     /// Staking: block times by slot; a slot not here was skipped.
     pub block_times: std::collections::BTreeMap<u64, i64>,
+    /// Staking: lamports of accounts that exist now (`getMultipleAccounts`);
+    /// an address not here does not exist (closed).
+    pub balances: Mutex<HashMap<String, u64>>,
     /// Every JSON-RPC request served: method and params, in order.
     pub requests: Mutex<Vec<(String, Value)>>,
     /// Payments: accept sends without processing them (a node that drops
@@ -250,6 +255,39 @@ fn one(shared: &Shared, request: &Value) -> Value {
                 })
                 .collect();
             json!(rewards)
+        }
+        Some("getMultipleAccounts") => {
+            use base64::Engine;
+            let addresses = params[0].as_array().unwrap();
+            if addresses.len() > 100 {
+                return rpc_error(id, -32602, "Too many inputs provided; max 100".to_owned());
+            }
+            let balances = shared.balances.lock().unwrap();
+            let slice = &params[1]["dataSlice"];
+            let value: Vec<Value> = addresses
+                .iter()
+                .map(|a| {
+                    let address = a.as_str().unwrap();
+                    match balances.get(address) {
+                        Some(lamports) => {
+                            let data = shared
+                                .stake_accounts
+                                .iter()
+                                .find(|(k, _)| k == address)
+                                .map(|(_, d)| d.clone())
+                                .unwrap_or_default();
+                            let start = slice["offset"].as_u64().map_or(0, |o| o as usize).min(data.len());
+                            let end = slice["length"]
+                                .as_u64()
+                                .map_or(data.len(), |l| (start + l as usize).min(data.len()));
+                            let wire = base64::engine::general_purpose::STANDARD.encode(&data[start..end]);
+                            json!({"data": [wire, "base64"], "executable": false, "lamports": lamports, "owner": "Stake11111111111111111111111111111111111111", "rentEpoch": 18_446_744_073_709_551_615u64, "space": data.len()})
+                        }
+                        None => Value::Null,
+                    }
+                })
+                .collect();
+            json!({"context": {"apiVersion": "2.0.15", "slot": 1}, "value": value})
         }
         Some("getEpochSchedule") => {
             let per = shared.slots_per_epoch();

@@ -15,11 +15,11 @@ pub mod jupiter_dca;
 pub mod jupiter_limit;
 pub mod stake;
 
+use super::stake_ix::STAKE_PROGRAM;
 use super::tx::{
     ATA_PROGRAM, COMPUTE_BUDGET_PROGRAM, Invocation, MEMO_PROGRAMS, SYSTEM_PROGRAM,
     TOKEN_2022_PROGRAM, TOKEN_PROGRAM, TxView,
 };
-use super::stake_ix::STAKE_PROGRAM;
 
 /// The runtime's own programs (system, token, associated token, compute
 /// budget, memo, stake): they move balances for every protocol, so they

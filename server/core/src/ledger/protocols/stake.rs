@@ -446,6 +446,111 @@ pub fn reconcile(flows: &[Flow], balance: u64) -> Result<(), Mismatch> {
     }
 }
 
+impl Flow {
+    /// The stored name of the flow's kind (`deposit`, `reward`,
+    /// `withdrawal`) and its lamports.
+    pub fn parts(self) -> (&'static str, u64) {
+        match self {
+            Flow::Deposit(l) => ("deposit", l),
+            Flow::Reward(l) => ("reward", l),
+            Flow::Withdrawal(l) => ("withdrawal", l),
+        }
+    }
+
+    /// The flow back from its stored kind and lamports; `None` for a kind
+    /// this version does not know.
+    pub fn from_parts(kind: &str, lamports: u64) -> Option<Flow> {
+        match kind {
+            "deposit" => Some(Flow::Deposit(lamports)),
+            "reward" => Some(Flow::Reward(lamports)),
+            "withdrawal" => Some(Flow::Withdrawal(lamports)),
+            _ => None,
+        }
+    }
+}
+
+/// One of the wallet's stake accounts in one transaction, read from the
+/// transaction's own balances: what the runtime recorded, whichever
+/// instruction (create, transfer, split, merge, withdraw, a Jito claim)
+/// moved the lamports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BalanceFlow {
+    pub stake_account: String,
+    /// `postBalances − preBalances`: a deposit when it rose, a withdrawal
+    /// when it fell (a deposit of 0 when the account is only named).
+    pub flow: Flow,
+    /// Its balance after the transaction.
+    pub lamports_after: u64,
+}
+
+/// The flow of each of `accounts` (the wallet's stake accounts) that `tx`
+/// names. Summed over a stake account's whole history with its rewards,
+/// these must give its balance ([`reconcile`]): a transaction the scan
+/// missed, a reward not read or misread, shows as a difference.
+pub fn balance_flows(tx: &TxView, accounts: &BTreeSet<String>) -> Vec<BalanceFlow> {
+    accounts
+        .iter()
+        .filter_map(|account| {
+            let i = tx.index_of(account)?;
+            let (pre, post) = (tx.pre_lamports[i], tx.post_lamports[i]);
+            Some(BalanceFlow {
+                stake_account: account.clone(),
+                flow: if post >= pre {
+                    Flow::Deposit(post - pre)
+                } else {
+                    Flow::Withdrawal(pre - post)
+                },
+                lamports_after: post,
+            })
+        })
+        .collect()
+}
+
+/// Where a stake account of the wallet stands, for its reconciliation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standing {
+    /// It exists now with this balance (`getMultipleAccounts`).
+    Open(u64),
+    /// It no longer exists (`getMultipleAccounts` answers `null`): its
+    /// closing balance is 0.
+    Closed,
+    /// Its withdraw authority left the wallet at this slot: its history is
+    /// the wallet's up to that transaction, and it must hold what it held
+    /// right after it.
+    HandedOver { slot: u64 },
+}
+
+/// One stake account's reconciliation: the balance it is checked against
+/// and `balance − (deposits + rewards − withdrawals)` (0: reconciled).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reconciled {
+    pub balance: u64,
+    pub difference: i128,
+}
+
+/// Reconcile one stake account: `flows` are its (slot, flow, balance after
+/// for a transaction's flow) rows. A handed-over account counts the flows
+/// up to its handover slot and is checked against its balance after that
+/// transaction (0 if the history holds no such transaction: a gap).
+pub fn reconcile_account(flows: &[(u64, Flow, Option<u64>)], standing: Standing) -> Reconciled {
+    let (counted, balance): (Vec<Flow>, u64) = match standing {
+        Standing::Open(balance) => (flows.iter().map(|f| f.1).collect(), balance),
+        Standing::Closed => (flows.iter().map(|f| f.1).collect(), 0),
+        Standing::HandedOver { slot } => (
+            flows.iter().filter(|f| f.0 <= slot).map(|f| f.1).collect(),
+            flows
+                .iter()
+                .filter(|f| f.0 == slot)
+                .find_map(|f| f.2)
+                .unwrap_or(0),
+        ),
+    };
+    Reconciled {
+        balance,
+        difference: i128::from(balance) - expected_balance(&counted),
+    }
+}
+
 /// The lamport flows a transaction's instructions make into and out of
 /// each stake account it names (rewards come apart, from
 /// [`staking_reward_leg`]'s source). A merge moves all of the source's
