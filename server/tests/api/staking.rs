@@ -734,3 +734,136 @@ async fn a_stake_account_that_does_not_reconcile_leaves_the_scan_partial_naming_
     }
     app.stop().await;
 }
+
+/// Stake account `i` of the call-count wallet (distinct from the staker's).
+fn counted(i: usize) -> String {
+    let mut bytes = [200u8; 32];
+    bytes[0] = u8::try_from(i).unwrap();
+    bs58::encode(bytes).into_string()
+}
+
+/// A wallet with `accounts` stake accounts, each created and delegated (1
+/// SOL) in its own transaction in epoch 1 and paid a reward every epoch
+/// through the last completed one, `epochs`: the stand-in for counting a
+/// staking scan's requests.
+fn counted_staker(accounts: usize, epochs: u64) -> Shared {
+    let w = wallet();
+    let mut txs = Vec::new();
+    let mut rewards: HashMap<(String, u64), Value> = HashMap::new();
+    let mut balances = HashMap::new();
+    let mut stake_states = Vec::new();
+    for i in 0..accounts {
+        let account = counted(i);
+        let before = 1_000 * SOL - i as u64 * (SOL + FEE);
+        txs.push(tx(
+            u8::try_from(i + 1).unwrap(),
+            150 + i as u64 / 10,
+            vec![
+                create(&account, SOL),
+                initialize(&account),
+                delegate(&account),
+            ],
+            &[
+                (w.clone(), before, before - SOL - FEE),
+                (account.clone(), 0, SOL),
+            ],
+        ));
+        let mut held = SOL;
+        for epoch in 1..=epochs {
+            let lamports = 1_000 * (i as u64 + 1) + epoch;
+            held += lamports;
+            rewards.insert(
+                (account.clone(), epoch),
+                json!({"epoch": epoch, "effectiveSlot": (epoch + 1) * SPE, "amount": lamports,
+                       "postBalance": held, "commission": 7}),
+            );
+        }
+        balances.insert(account.clone(), held);
+        stake_states.push((account, stake_state(&w, &w, 1)));
+    }
+    let entry = |t: &Value| {
+        let r = &t["result"];
+        json!({"signature": r["transaction"]["signatures"][0], "slot": r["slot"], "blockTime": r["blockTime"], "err": null, "memo": null})
+    };
+    let mut history: HashMap<String, Vec<Value>> = HashMap::new();
+    history.insert(w.clone(), txs.iter().rev().map(entry).collect());
+    for (i, t) in txs.iter().enumerate() {
+        history.insert(counted(i), vec![entry(t)]);
+    }
+    let shared = Shared {
+        history,
+        transactions: txs
+            .iter()
+            .map(|t| {
+                (
+                    t["result"]["transaction"]["signatures"][0]
+                        .as_str()
+                        .unwrap()
+                        .to_owned(),
+                    t.clone(),
+                )
+            })
+            .collect(),
+        stake_accounts: stake_states,
+        inflation_rewards: Mutex::new(rewards),
+        balances: Mutex::new(balances),
+        slots_per_epoch: SPE,
+        block_times: (1..=epochs + 2)
+            .map(|k| (k * SPE, 1_700_000_000 + k as i64 * 172_800))
+            .collect(),
+        ..Shared::default()
+    };
+    shared.epoch.store(epochs + 1, Ordering::SeqCst);
+    shared
+}
+
+/// The requests of a staking scan, by method, against the floor: one
+/// `getInflationReward` per epoch for all of the wallet's stake accounts
+/// together, one `getBlockTime` per distinct effective slot (one per epoch
+/// here, no slot skipped), two `getProgramAccounts` (staker, withdrawer),
+/// `getEpochSchedule` and `getEpochInfo` once each, and one
+/// `getMultipleAccounts` per 100 stake accounts. The figures printed are
+/// those docs/benchmarks.md gives; `cargo test -p server --test api
+/// staking_scan_requests -- --nocapture` prints them again. Every scan
+/// completes: each account reconciles.
+#[tokio::test]
+async fn staking_scan_requests_by_method_meet_the_floor() {
+    println!(
+        "| stake accounts | epochs | getInflationReward | getBlockTime | getProgramAccounts | getEpochSchedule + getEpochInfo | getMultipleAccounts | staking requests | floor |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for (accounts, epochs) in [(3, 50), (3, 500), (120, 50)] {
+        let (app, stand_in) =
+            app_with_encoding(counted_staker(accounts, epochs), None, TxEncoding::Json).await;
+        let job = scan(&app, "full").await;
+        assert_eq!(job["status"], "completed", "{job}");
+        let n = |m: &str| stand_in.shared.count(m);
+        let multiple = accounts.div_ceil(100);
+        let epochs = usize::try_from(epochs).unwrap();
+        assert_eq!(n("getInflationReward"), epochs, "one per epoch: the floor");
+        assert_eq!(n("getBlockTime"), epochs);
+        assert_eq!(n("getBlocksWithLimit"), 0);
+        assert_eq!(n("getProgramAccounts"), 2);
+        assert_eq!(n("getEpochSchedule") + n("getEpochInfo"), 2);
+        assert_eq!(n("getMultipleAccounts"), multiple);
+        // The transactions: one signature page per source (the wallet and
+        // each stake account) and the quote's count of the wallet's, each
+        // creation fetched once.
+        assert_eq!(n("getSignaturesForAddress"), 2 + accounts);
+        assert_eq!(n("getTransaction"), accounts);
+        let staking = n("getInflationReward")
+            + n("getBlockTime")
+            + n("getProgramAccounts")
+            + n("getEpochSchedule")
+            + n("getEpochInfo")
+            + n("getMultipleAccounts");
+        let floor = 2 * epochs + 4 + multiple;
+        assert_eq!(staking, floor);
+        println!(
+            "| {accounts} | {epochs} | {} | {} | 2 | 2 | {multiple} | {staking} | {floor} |",
+            n("getInflationReward"),
+            n("getBlockTime"),
+        );
+        app.stop().await;
+    }
+}
