@@ -207,32 +207,39 @@ impl Store {
         Ok(())
     }
 
-    /// Keep stake account flows; a (stake account, signature) already kept
-    /// is left as it is, so a resumed or repeated scan adds nothing twice.
+    /// Keep stake account flows, in one database transaction; a (stake
+    /// account, signature) already kept is left as it is, so a resumed or
+    /// repeated scan adds nothing twice.
     pub async fn write_stake_flows(
         &self,
         wallet: &str,
         flows: &[StakeFlowRow],
     ) -> Result<(), StoreError> {
-        for f in flows {
-            let (kind, lamports) = f.flow.parts();
-            on_pool!(&self.pool, |pool| sqlx::query(
-                "INSERT INTO stake_account_flows \
-                 (wallet, account, signature, slot, kind, lamports, lamports_after) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7) \
-                 ON CONFLICT (wallet, account, signature) DO NOTHING"
-            )
-            .bind(wallet)
-            .bind(&f.account)
-            .bind(&f.signature)
-            .bind(to_i64(Some(f.slot)))
-            .bind(kind)
-            .bind(to_i64(Some(lamports)))
-            .bind(to_i64(f.lamports_after))
-            .execute(pool)
-            .await
-            .map(drop)?);
+        if flows.is_empty() {
+            return Ok(());
         }
+        on_pool!(&self.pool, |pool| {
+            let mut tx = pool.begin().await?;
+            for f in flows {
+                let (kind, lamports) = f.flow.parts();
+                sqlx::query(
+                    "INSERT INTO stake_account_flows \
+                     (wallet, account, signature, slot, kind, lamports, lamports_after) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                     ON CONFLICT (wallet, account, signature) DO NOTHING",
+                )
+                .bind(wallet)
+                .bind(&f.account)
+                .bind(&f.signature)
+                .bind(to_i64(Some(f.slot)))
+                .bind(kind)
+                .bind(to_i64(Some(lamports)))
+                .bind(to_i64(f.lamports_after))
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await?;
+        });
         Ok(())
     }
 

@@ -398,6 +398,31 @@ async fn scan(app: &TestApp, scope: &str) -> Value {
     .await
 }
 
+/// A full scan of a long staking history: as [`scan`], waiting up to two
+/// minutes (hundreds of epochs each write their legs, on PostgreSQL too).
+async fn scan_patiently(app: &TestApp) -> Value {
+    let quote = app
+        .call_tool(
+            "quote_wallet",
+            json!({"address": wallet(), "scope": "full"}),
+        )
+        .await;
+    let quote_id = quote["structuredContent"]["quote_id"].as_str().unwrap();
+    let started = app
+        .call_tool("scan_wallet", json!({"quote_id": quote_id}))
+        .await;
+    assert_eq!(started["isError"], false, "{started}");
+    let job_id = started["structuredContent"]["job_id"].as_str().unwrap();
+    for _ in 0..1200 {
+        let job = app.call_tool("get_job", json!({"job_id": job_id})).await;
+        if job["structuredContent"]["status"] != "running" {
+            return job["structuredContent"].clone();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("job {job_id} did not finish");
+}
+
 /// The wallet's staking_reward entries from get_ledger, by signature.
 async fn rewards_in_ledger(app: &TestApp) -> BTreeMap<String, Value> {
     let page = app
@@ -835,7 +860,7 @@ async fn staking_scan_requests_by_method_meet_the_floor() {
     for (accounts, epochs) in [(3, 50), (3, 500), (120, 50)] {
         let (app, stand_in) =
             app_with_encoding(counted_staker(accounts, epochs), None, TxEncoding::Json).await;
-        let job = scan(&app, "full").await;
+        let job = scan_patiently(&app).await;
         assert_eq!(job["status"], "completed", "{job}");
         let n = |m: &str| stand_in.shared.count(m);
         let multiple = accounts.div_ceil(100);
