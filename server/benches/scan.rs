@@ -120,6 +120,16 @@ fn one(h: &History, request: &Value) -> Value {
                 .collect::<Vec<_>>())
         }
         Some("getBlockTime") => json!(1_600_000_000 + params[0].as_u64().unwrap() / 2),
+        // Each stake account holds exactly the rewards paid above (this
+        // made-up history has no deposit transaction), so each reconciles.
+        Some("getMultipleAccounts") => json!({"context": {"slot": 1}, "value": params[0]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|_| json!({"data": ["", "base64"], "executable": false,
+                "lamports": REWARD_EPOCHS * 1_000_000, "owner": "Stake11111111111111111111111111111111111111",
+                "rentEpoch": 0, "space": 200}))
+            .collect::<Vec<_>>()}),
         Some("getTransaction") => {
             let i: usize = params[0]
                 .as_str()

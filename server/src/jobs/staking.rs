@@ -140,11 +140,12 @@ pub async fn note_flows(
 }
 
 /// A stake account that does not reconcile: its address and its balance
-/// minus deposits + rewards − withdrawals, in lamports.
+/// minus deposits + rewards − withdrawals, in lamports (None: the provider
+/// served no balance for it, so it could not be checked).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unreconciled {
     pub account: String,
-    pub difference: i128,
+    pub difference: Option<i128>,
 }
 
 /// Reconcile each of the wallet's stake accounts against its balance (one
@@ -160,6 +161,7 @@ pub async fn reconcile(
     if accounts.is_empty() {
         return Ok(Vec::new());
     }
+    let mut unreconciled = Vec::new();
     let held: Vec<String> = accounts
         .iter()
         .filter(|a| a.handover_slot.is_none())
@@ -168,10 +170,23 @@ pub async fn reconcile(
     let balances: HashMap<String, Option<u64>> = if held.is_empty() {
         HashMap::new()
     } else {
-        held.iter()
-            .cloned()
-            .zip(ctx.rpc.balances(&held, cost).await?)
-            .collect()
+        match ctx.rpc.balances(&held, cost).await {
+            Ok(balances) => held.iter().cloned().zip(balances).collect(),
+            // The provider answered with an error: the accounts it would not
+            // give a balance for cannot be checked. Said in the outcome,
+            // never taken as closed.
+            Err(RpcError::Rpc { code, message }) => {
+                tracing::warn!(code, %message, "stake account balances not served");
+                for account in &held {
+                    unreconciled.push(Unreconciled {
+                        account: account.clone(),
+                        difference: None,
+                    });
+                }
+                HashMap::new()
+            }
+            Err(error) => return Err(error.into()),
+        }
     };
     let mut flows: BTreeMap<String, Vec<(u64, Flow, Option<u64>)>> = BTreeMap::new();
     for row in ctx.store.stake_flows(wallet).await? {
@@ -180,12 +195,13 @@ pub async fn reconcile(
             .or_default()
             .push((row.slot, row.flow, row.lamports_after));
     }
-    let mut unreconciled = Vec::new();
     for account in &accounts {
         let standing = match (account.handover_slot, balances.get(&account.account)) {
             (Some(slot), _) => Standing::HandedOver { slot },
             (None, Some(Some(lamports))) => Standing::Open(*lamports),
-            (None, _) => Standing::Closed,
+            (None, Some(None)) => Standing::Closed,
+            // No balance was served for it (said above).
+            (None, None) => continue,
         };
         let history = flows.remove(&account.account).unwrap_or_default();
         let result = stake::reconcile_account(&history, standing);
@@ -201,7 +217,7 @@ pub async fn reconcile(
             );
             unreconciled.push(Unreconciled {
                 account: account.account.clone(),
-                difference: result.difference,
+                difference: Some(result.difference),
             });
         }
     }
@@ -212,16 +228,18 @@ pub async fn reconcile(
 pub fn unreconciled_note(unreconciled: &[Unreconciled]) -> String {
     let each: Vec<String> = unreconciled
         .iter()
-        .map(|u| {
-            let (more, by) = if u.difference > 0 {
-                ("more", u.difference)
-            } else {
-                ("less", -u.difference)
-            };
-            format!(
-                "{} holds {by} lamports {more} than its deposits, rewards and withdrawals give",
+        .map(|u| match u.difference {
+            Some(d) => {
+                let (more, by) = if d > 0 { ("more", d) } else { ("less", -d) };
+                format!(
+                    "{} holds {by} lamports {more} than its deposits, rewards and withdrawals give",
+                    u.account
+                )
+            }
+            None => format!(
+                "{}: its balance was not served by the RPC provider (getMultipleAccounts)",
                 u.account
-            )
+            ),
         })
         .collect();
     format!("stake accounts do not reconcile: {}", each.join("; "))

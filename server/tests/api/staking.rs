@@ -892,3 +892,29 @@ async fn staking_scan_requests_by_method_meet_the_floor() {
         app.stop().await;
     }
 }
+
+/// A provider that will not serve `getMultipleAccounts`: the accounts still
+/// the wallet's cannot be checked, and the scan says so (`partial`, naming
+/// them) rather than taking them for closed; the handed-over account,
+/// checked against its own history, still reconciles.
+#[tokio::test]
+async fn stake_balances_the_provider_does_not_serve_leave_the_scan_partial() {
+    let shared = staker();
+    shared.refuse_balances.store(true, Ordering::SeqCst);
+    let (app, _stand_in) = app_with_encoding(shared, None, TxEncoding::Json).await;
+    let job = scan(&app, "full").await;
+    assert_eq!(job["status"], "partial", "{job}");
+    let error = job["error"].as_str().unwrap();
+    for i in 1..=3 {
+        assert!(
+            error.contains(&format!("{}: its balance was not served", stake(i))),
+            "{error}"
+        );
+    }
+    assert!(!error.contains(&stake(4)), "{error}");
+    let accounts = stake_accounts_in_positions(&app).await;
+    assert_eq!(accounts.len(), 1, "{accounts:?}");
+    assert_eq!(accounts[&stake(4)]["status"], "handed_over");
+    assert_eq!(accounts[&stake(4)]["reconciled"], true);
+    app.stop().await;
+}

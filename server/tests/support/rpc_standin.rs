@@ -79,6 +79,9 @@ pub struct Shared {
     /// Staking: lamports of accounts that exist now (`getMultipleAccounts`);
     /// an address not here does not exist (closed).
     pub balances: Mutex<HashMap<String, u64>>,
+    /// Staking: answer `getMultipleAccounts` with -32601 (a provider that
+    /// does not serve it).
+    pub refuse_balances: AtomicBool,
     /// Every JSON-RPC request served: method and params, in order.
     pub requests: Mutex<Vec<(String, Value)>>,
     /// Payments: accept sends without processing them (a node that drops
@@ -255,6 +258,9 @@ fn one(shared: &Shared, request: &Value) -> Value {
                 })
                 .collect();
             json!(rewards)
+        }
+        Some("getMultipleAccounts") if shared.refuse_balances.load(Ordering::SeqCst) => {
+            return rpc_error(id, -32601, "Method not found".to_owned());
         }
         Some("getMultipleAccounts") => {
             use base64::Engine;
