@@ -3,7 +3,9 @@
 //! legs sum exactly to the wallet's balance change (SPEC S3, S4).
 //!
 //! [`tx`] reads a `getTransaction` result in either encoding into one
-//! shape; [`decode`] turns it into legs for a wallet; [`model`] holds the
+//! shape (Stake instructions parsed by [`stake_ix`], the leaf that both it
+//! and the stake decoder in [`protocols`] stand on, so neither imports the
+//! other); [`decode`] turns it into legs for a wallet; [`model`] holds the
 //! types; [`cursor`]s page a stored ledger and cannot be forged. Nothing
 //! here knows of HTTP, the RPC client or the database; decoding is pure
 //! functions over JSON values, tested against recorded mainnet
