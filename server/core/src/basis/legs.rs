@@ -81,33 +81,56 @@ pub struct LegInput {
 /// A leg with a zero amount, or one whose amount cannot be a [`Decimal`]
 /// (|amount| ≥ 2^96 or more than 28 decimals; no real token), is skipped.
 pub fn events_from_legs(legs: &[LegInput], exclude_spam: bool) -> Vec<Event> {
+    events_from_legs_traced(legs, exclude_spam)
+        .into_iter()
+        .map(|(event, _)| event)
+        .collect()
+}
+
+/// [`events_from_legs`], each event with the index in `legs` of the leg it
+/// came from: the taxpayer's books ([`super::books`]) need a transfer's
+/// signature and counterparty, which the event does not carry.
+pub fn events_from_legs_traced(legs: &[LegInput], exclude_spam: bool) -> Vec<(Event, usize)> {
     let mut position: HashMap<&str, usize> = HashMap::new();
-    let mut transactions: Vec<Vec<&LegInput>> = Vec::new();
-    for leg in legs {
+    let mut transactions: Vec<Vec<(usize, &LegInput)>> = Vec::new();
+    for (i, leg) in legs.iter().enumerate() {
         let at = *position.entry(leg.signature.as_str()).or_insert_with(|| {
             transactions.push(Vec::new());
             transactions.len() - 1
         });
-        transactions[at].push(leg);
+        transactions[at].push((i, leg));
     }
     let mut events = Vec::with_capacity(legs.len());
+    let mut origins = Vec::with_capacity(legs.len());
     for mut tx in transactions {
-        tx.sort_by_key(|l| l.index);
-        transaction_events(&tx, exclude_spam, &mut events);
+        tx.sort_by_key(|(_, l)| l.index);
+        let (at, tx): (Vec<usize>, Vec<&LegInput>) = tx.into_iter().unzip();
+        let first = events.len();
+        transaction_events(&tx, exclude_spam, &mut events, &mut origins);
+        debug_assert_eq!(origins.len(), events.len());
+        for origin in &mut origins[first..] {
+            *origin = at[*origin];
+        }
     }
     for (seq, event) in events.iter_mut().enumerate() {
         event.seq = seq as u64;
     }
-    events
+    events.into_iter().zip(origins).collect()
 }
 
 /// A transaction's events, appended to `out` in leg order.
-fn transaction_events(tx: &[&LegInput], exclude_spam: bool, out: &mut Vec<Event>) {
+/// `origins` gets, for each event pushed, the position in `tx` of its leg.
+fn transaction_events(
+    tx: &[&LegInput],
+    exclude_spam: bool,
+    out: &mut Vec<Event>,
+    origins: &mut Vec<usize>,
+) {
     let swap_values = swap_values(tx);
     let first = out.len();
     let mut fee = Decimal::ZERO;
     let mut fee_events = Vec::new();
-    for (leg, swap_value) in tx.iter().zip(swap_values) {
+    for (at, (leg, swap_value)) in tx.iter().zip(swap_values).enumerate() {
         let Some(quantity) = quantity(leg.amount, leg.decimals) else {
             continue;
         };
@@ -160,6 +183,7 @@ fn transaction_events(tx: &[&LegInput], exclude_spam: bool, out: &mut Vec<Event>
             }
         };
         let spent_from_position = leg.position.is_some() && kind == EventKind::Dispose;
+        origins.push(at);
         out.push(Event {
             time: leg.block_time,
             seq: 0,
@@ -181,6 +205,7 @@ fn transaction_events(tx: &[&LegInput], exclude_spam: bool, out: &mut Vec<Event>
             None
         };
         if let Some(follow) = follow {
+            origins.push(at);
             out.push(Event {
                 time: leg.block_time,
                 seq: 0,
