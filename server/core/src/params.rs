@@ -299,6 +299,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_tax_year_is_written_as_its_jurisdiction_writes_it() {
+        let calendar = TaxYearArg::parse("2024").unwrap();
+        let split = TaxYearArg::parse("2024-25").unwrap();
+        assert_eq!(
+            calendar.for_jurisdiction(Jurisdiction::De),
+            Ok(TaxYear::calendar(2024))
+        );
+        assert_eq!(
+            split.for_jurisdiction(Jurisdiction::Uk),
+            Ok(TaxYear::split(2024))
+        );
+        assert_eq!(
+            TaxYearArg::parse("1999-00").map(|y| y.for_jurisdiction(Jurisdiction::Au)),
+            Some(Ok(TaxYear::split(1999)))
+        );
+        assert!(
+            calendar
+                .for_jurisdiction(Jurisdiction::Uk)
+                .unwrap_err()
+                .contains("2024-25")
+        );
+        assert!(
+            split
+                .for_jurisdiction(Jurisdiction::Ca)
+                .unwrap_err()
+                .contains("write 2024")
+        );
+        for bad in ["2024-26", "24", "2024-2025", "last", "20245", ""] {
+            assert_eq!(TaxYearArg::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
     fn a_floor_is_a_non_negative_number_and_nothing_else() {
         for (value, shown) in [
             (json!(0), "0"),

@@ -336,6 +336,37 @@ mod tests {
         }
     }
 
+    #[test]
+    fn traced_events_name_the_leg_each_came_from_across_interleaved_transactions() {
+        // Legs of two transactions, out of index order within the first;
+        // a staking reward gives two events (income, then staked), a zero
+        // leg none.
+        let legs = vec![
+            leg("t1", 1, OperationType::NetworkFee, SOL, -5000),
+            leg("t2", 0, OperationType::StakingReward, SOL, 7),
+            leg("t1", 0, OperationType::TransferOut, SOL, -4_000_000_000),
+            leg("t2", 1, OperationType::TransferIn, "M", 0),
+        ];
+        let traced = events_from_legs_traced(&legs, false);
+        let origins: Vec<usize> = traced.iter().map(|(_, at)| *at).collect();
+        // t1 first (first seen), by index: the transfer (leg 2), the fee
+        // (leg 0); then t2's reward (leg 1) twice.
+        assert_eq!(origins, vec![2, 0, 1, 1]);
+        let kinds: Vec<EventKind> = traced.iter().map(|(e, _)| e.kind).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                EventKind::Dispose,
+                EventKind::Dispose,
+                EventKind::Income,
+                EventKind::StakeLock
+            ]
+        );
+        let plain = events_from_legs(&legs, false);
+        let events: Vec<Event> = traced.into_iter().map(|(e, _)| e).collect();
+        assert_eq!(plain, events, "the same events as untraced");
+    }
+
     fn priced(mut l: LegInput, usd: Decimal) -> LegInput {
         l.usd_value = Some(usd);
         l
