@@ -674,3 +674,106 @@ async fn unknown_jurisdictions_currencies_and_tax_years_are_refused_naming_the_a
             .contains("us, uk, ca, de, au")
     );
 }
+
+#[tokio::test]
+async fn germany_in_euros_a_gain_within_one_year_under_the_exemption_limit_is_not_taxed() {
+    // The UK wallet's two days: 30 April 1 EUR = 1.25 USD (1 May, a TARGET
+    // holiday, takes it), 1 July 1 EUR = 1.20 USD.
+    let (app, _prices, _ecb) = app_with(vec![
+        day("2024-04-30", "1.2500", "0.85000"),
+        day("2024-07-01", "1.2000", "0.84000"),
+    ])
+    .await;
+    uk_wallet(&app).await;
+    let tax = ok(&call(
+        &app,
+        "get_report",
+        json!({"wallets":[A],"format":"json","jurisdiction":"de","tax_year":"2024"}),
+        None,
+    )
+    .await)["tax"]
+        .clone();
+    assert_eq!(tax["currency"], "EUR");
+    // Bought 1,000 USD / 1.25 = 800 EUR for 10 SOL; sold 4 for 600 USD /
+    // 1.20 = 500 EUR two months later (FIFO, BMF 10 May 2022 Rn. 61): cost
+    // 800 x 4 / 10 = 320 EUR, gain 180 EUR, held one year or less, so a
+    // private sale (EStG §23 Abs. 1 S. 1 Nr. 2). The 2024 Freigrenze is
+    // 1,000 EUR (§23 Abs. 3 S. 5): 180 is below it, so nothing is taxable.
+    let rows = tax["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{tax}");
+    assert_eq!(rows[0]["rule"], "held_1y_or_less");
+    assert_eq!(dec(&rows[0]["proceeds"]), d("500"));
+    assert_eq!(dec(&rows[0]["cost"]), d("320"));
+    assert_eq!(dec(&rows[0]["gain"]), d("180"));
+    let year = &tax["years"][0];
+    assert_eq!(year["jurisdiction"], "de");
+    assert_eq!(dec(&year["gain_within_one_year"]), d("180"));
+    assert_eq!(dec(&year["gain_after_one_year"]), d("0"));
+    assert_eq!(dec(&year["exemption_limit"]), d("1000"));
+    assert_eq!(dec(&year["taxable_gain"]), d("0"));
+}
+
+#[tokio::test]
+async fn australia_in_dollars_halves_a_gain_on_an_asset_held_twelve_months() {
+    use OperationType::*;
+    // 10 January 2024: 1 EUR = 1.10 USD = 1.65 AUD, so 1 USD = 1.5 AUD.
+    // 1 March 2025 is a Saturday: Friday 28 February's rates apply,
+    // 1 EUR = 1.04 USD = 1.664 AUD, so 1 USD = 1.6 AUD.
+    let aud = |date: &str, usd: &str, aud: &str| {
+        (
+            date.to_owned(),
+            vec![
+                ("USD".to_owned(), usd.to_owned()),
+                ("AUD".to_owned(), aud.to_owned()),
+            ],
+        )
+    };
+    let (app, _prices, _ecb) = app_with(vec![
+        aud("2024-01-10", "1.1000", "1.6500"),
+        aud("2025-02-28", "1.0400", "1.6640"),
+    ])
+    .await;
+    seed(
+        &app,
+        A,
+        vec![
+            (
+                "x1",
+                noon("2024-01-10"),
+                vec![(TransferIn, 10 * SOL, Some(STRANGER))],
+            ),
+            (
+                "x2",
+                noon("2025-03-01"),
+                vec![(TransferOut, -4 * SOL, Some(STRANGER))],
+            ),
+        ],
+    )
+    .await;
+    let tax = ok(&call(
+        &app,
+        "get_report",
+        json!({"wallets":[A],"format":"json","jurisdiction":"au","tax_year":"2024-25"}),
+        None,
+    )
+    .await)["tax"]
+        .clone();
+    assert_eq!(tax["currency"], "AUD");
+    // Cost 1,000 USD x 1.5 = 1,500 AUD for 10 SOL, 600 AUD for the 4 sold;
+    // proceeds 800 USD x 1.6 = 1,280 AUD; gain 680 AUD. Held from
+    // 10 January 2024 to 1 March 2025, at least 12 months (ITAA 1997
+    // s.115-25), so discountable: the net capital gain is half, 340 AUD
+    // (s.115-100), in the income year 1 July 2024 to 30 June 2025.
+    let rows = tax["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{tax}");
+    assert_eq!(rows[0]["rule"], "discount");
+    assert_eq!(rows[0]["tax_year"], "2024-25");
+    assert_eq!(dec(&rows[0]["proceeds"]), d("1280"));
+    assert_eq!(dec(&rows[0]["cost"]), d("600"));
+    assert_eq!(dec(&rows[0]["gain"]), d("680"));
+    let year = &tax["years"][0];
+    assert_eq!(year["jurisdiction"], "au");
+    assert_eq!(dec(&year["discountable_gains"]), d("680"));
+    assert_eq!(dec(&year["other_gains"]), d("0"));
+    assert_eq!(dec(&year["net_capital_gain"]), d("340"));
+}
