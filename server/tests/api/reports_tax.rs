@@ -7,8 +7,9 @@
 //! argument is given.
 //!
 //! Prices: a stored daily SOL series, 100 USD a SOL before 1 June 2024,
-//! 150 USD until the end of 2024, 200 USD in 2025, so every figure below is
-//! arithmetic on round numbers (said at each assertion).
+//! 150 USD until the end of 2024, 200 USD until 31 May 2025 and 120 USD
+//! from 1 June 2025, so every figure below is arithmetic on round numbers
+//! (said at each assertion).
 
 use std::str::FromStr;
 
@@ -52,8 +53,10 @@ fn sol_close(day: i64) -> &'static str {
         "100"
     } else if day < noon("2025-01-01") - 12 * 3600 {
         "150"
-    } else {
+    } else if day < noon("2025-06-01") - 12 * 3600 {
         "200"
+    } else {
+        "120"
     }
 }
 
@@ -776,4 +779,131 @@ async fn australia_in_dollars_halves_a_gain_on_an_asset_held_twelve_months() {
     assert_eq!(dec(&year["discountable_gains"]), d("680"));
     assert_eq!(dec(&year["other_gains"]), d("0"));
     assert_eq!(dec(&year["net_capital_gain"]), d("340"));
+}
+
+#[tokio::test]
+async fn canada_in_dollars_denies_a_superficial_loss_and_adds_it_to_the_replacement_cost() {
+    use OperationType::*;
+    // 1 EUR = 1.00 USD = 1.50 CAD on every day used, so 1 USD = 1.5 CAD.
+    let cad = |date: &str| {
+        (
+            date.to_owned(),
+            vec![
+                ("USD".to_owned(), "1.0000".to_owned()),
+                ("CAD".to_owned(), "1.5000".to_owned()),
+            ],
+        )
+    };
+    let (app, _prices, _ecb) = app_with(vec![
+        cad("2025-03-10"),
+        cad("2025-06-10"),
+        cad("2025-06-20"),
+    ])
+    .await;
+    // 10 SOL bought on 10 March 2025 at 200 (2,000 USD = 3,000 CAD), all
+    // sold on 10 June at 120 (1,200 USD = 1,800 CAD), 10 bought back on
+    // 20 June at 120 (1,800 CAD) and still held 30 days after the sale.
+    seed(
+        &app,
+        A,
+        vec![
+            (
+                "c1",
+                noon("2025-03-10"),
+                vec![(TransferIn, 10 * SOL, Some(STRANGER))],
+            ),
+            (
+                "c2",
+                noon("2025-06-10"),
+                vec![(TransferOut, -10 * SOL, Some(STRANGER))],
+            ),
+            (
+                "c3",
+                noon("2025-06-20"),
+                vec![(TransferIn, 10 * SOL, Some(STRANGER))],
+            ),
+        ],
+    )
+    .await;
+    let tax = ok(&call(
+        &app,
+        "get_report",
+        json!({"wallets":[A],"format":"json","jurisdiction":"ca","tax_year":"2025"}),
+        None,
+    )
+    .await)["tax"]
+        .clone();
+    assert_eq!(tax["currency"], "CAD");
+    assert_eq!(tax["matching"], "adjusted_cost_base");
+    // The loss of 3,000 - 1,800 = 1,200 CAD is superficial: the same
+    // property was bought within 30 days after the disposition and held at
+    // the end of that period (ITA s.54 "superficial loss"), so it is nil
+    // (s.40(2)(g)(i)) and added to the replacement's cost (s.53(1)(f)):
+    // 1,800 + 1,200 = 3,000 CAD for the 10 SOL now held.
+    let rows = tax["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{tax}");
+    assert_eq!(rows[0]["rule"], "superficial_loss");
+    assert_eq!(dec(&rows[0]["proceeds"]), d("1800"));
+    assert_eq!(dec(&rows[0]["gain"]), d("0"));
+    let year = &tax["years"][0];
+    assert_eq!(year["jurisdiction"], "ca");
+    assert_eq!(dec(&year["superficial_losses"]), d("1200"));
+    assert_eq!(dec(&year["gain"]), d("0"));
+    assert_eq!(dec(&year["taxable_capital_gain"]), d("0"));
+    let held = &tax["holdings"][0];
+    assert_eq!(dec(&held["quantity"]), d("10"));
+    assert_eq!(dec(&held["cost"]), d("3000"));
+}
+
+#[tokio::test]
+async fn a_send_to_a_watched_wallet_outside_the_report_is_no_disposal() {
+    let (app, _prices, _ecb) = app_with(Vec::new()).await;
+    two_wallets(&app).await;
+    let args = json!({"wallets":[A],"format":"json","jurisdiction":"us","tax_year":"2024"});
+    // Anonymous, B is a stranger: the 4 SOL sent on 1 August 2024 are a
+    // disposal at 4 x 150 = 600, less the transaction's fee (0.000005 SOL
+    // x 150 = 0.00075, a cost of its first disposal: cost-basis.md), so
+    // 599.99925, against a cost of 400: a gain of 199.99925.
+    let anonymous = ok(&call(&app, "get_report", args.clone(), None).await)["tax"].clone();
+    let sale = anonymous["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| dec(&r["quantity"]) == d("4"))
+        .cloned()
+        .unwrap_or_else(|| panic!("{anonymous}"));
+    assert_eq!(dec(&sale["gain"]), d("199.99925"));
+    // An account watching A and B: B is the taxpayer's, so the send leaves
+    // the books at its basis (400) and is not realized.
+    let (account, bearer) = account(&app).await;
+    for wallet in [A, B] {
+        accounts::watchlist::add_wallet(
+            app.state.store(),
+            app.state.now_ms(),
+            &account,
+            WalletAddress::parse(wallet).unwrap(),
+            "",
+        )
+        .await
+        .unwrap();
+    }
+    let tax = ok(&call(&app, "get_report", args, Some(&bearer)).await)["tax"].clone();
+    let rows = tax["rows"].as_array().unwrap();
+    assert!(rows.iter().all(|r| dec(&r["quantity"]) != d("4")), "{tax}");
+    let sent = tax["transfers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["signature"] == "m1")
+        .cloned()
+        .unwrap_or_else(|| panic!("{tax}"));
+    assert_eq!(sent["counterparty"], "own_wallet");
+    assert_eq!(sent["treatment"], "out_of_books");
+    let away: Vec<&Value> = tax["holdings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["holder"] == "exchange")
+        .collect();
+    assert_eq!(dec(&away[0]["cost"]), d("400"), "{tax}");
 }
