@@ -324,6 +324,12 @@ pub async fn get_report(
     presented: &Presented,
 ) -> Result<ReportFile, AppError> {
     let tax = args.tax.choice(args.method)?;
+    if tax.is_some() && args.format != Format::Json {
+        return Err(AppError::invalid_params(
+            "jurisdiction/currency/tax_year: the tax section is written in the json format \
+             only; ask for format json",
+        ));
+    }
     let spec = Spec::new(
         args.wallets,
         args.format,

@@ -645,6 +645,14 @@ async fn unknown_jurisdictions_currencies_and_tax_years_are_refused_naming_the_a
             json!({"jurisdiction":"uk","method":"fifo"}),
             "not accepted in uk",
         ),
+        (
+            json!({"jurisdiction":"us","method":"average"}),
+            "not accepted in us",
+        ),
+        (
+            json!({"jurisdiction":"uk","format":"csv"}),
+            "json format only",
+        ),
     ] {
         let mut full = json!({"wallets":[A],"format":"json"});
         for (k, v) in args.as_object().unwrap() {
