@@ -149,7 +149,11 @@ pub async fn rates(
 ) -> Result<RateTable, PriceError> {
     let step = Granularity::Day.secs();
     let today = Granularity::Day.floor(now.div_euclid(1000));
-    let from = day_start(first);
+    // Days without a rate reach back up to fx::MAX_GAP_DAYS: the week
+    // before the first day is needed too (an event today, or on a Monday,
+    // takes an earlier day's rate).
+    let back = i64::try_from(crate::values::fx::MAX_GAP_DAYS).unwrap_or(7) * step;
+    let from = day_start(first) - back;
     let to = (day_start(last) + step).min(today);
     let probe = series(Currency::Usd);
     if from < to {
@@ -177,12 +181,10 @@ pub async fn rates(
             }
         }
     }
-    // Days without a rate reach back up to fx::MAX_GAP_DAYS.
-    let back = i64::try_from(crate::values::fx::MAX_GAP_DAYS).unwrap_or(7) * step;
     let mut table = RateTable::new();
     for currency in QUOTED {
         for row in store
-            .price_points(&series(currency), step, from - back, day_start(last) + step)
+            .price_points(&series(currency), step, from, day_start(last) + step)
             .await?
         {
             let (Some(date), Some(rate)) = (
