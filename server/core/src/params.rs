@@ -13,7 +13,14 @@ use rust_decimal::Decimal;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, de};
 
-use crate::{basis::Method, ledger::OperationType};
+use crate::{
+    basis::{
+        Method,
+        jurisdiction::{Jurisdiction, TaxYear},
+    },
+    ledger::OperationType,
+    values::fx::Currency,
+};
 
 pub use crate::solana::address::BASE58_KEY;
 
@@ -91,6 +98,115 @@ schema_type!(
     Denomination,
     json_schema!({"type": "string", "enum": ["usd", "sol"]})
 );
+
+schema_type!(
+    /// A tax jurisdiction: its rules, currency and tax year.
+    JurisdictionName,
+    json_schema!({"type": "string", "enum": Jurisdiction::ALL.map(Jurisdiction::as_str)})
+);
+
+schema_type!(
+    /// A reporting currency (ISO 4217).
+    CurrencyName,
+    json_schema!({"type": "string", "enum": Currency::ALL.map(Currency::code)})
+);
+
+schema_type!(
+    /// A tax year: `2024` (US, Canada, Germany: the calendar year) or
+    /// `2024-25` (UK from 6 April 2024, Australia from 1 July 2024). No
+    /// pattern here: a wrong one is refused naming both forms.
+    TaxYearName,
+    json_schema!({"type": "string", "minLength": 4, "maxLength": 7})
+);
+
+/// An optional jurisdiction read from its name, refused naming the allowed ones.
+pub fn optional_jurisdiction<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Jurisdiction>, D::Error> {
+    match Option::<String>::deserialize(d)? {
+        None => Ok(None),
+        Some(text) => Jurisdiction::parse(text.trim().to_ascii_lowercase().as_str())
+            .map(Some)
+            .ok_or_else(|| de::Error::custom(format!("{text:?} is none of us, uk, ca, de, au"))),
+    }
+}
+
+/// An optional reporting currency read from its code, refused naming the
+/// allowed ones.
+pub fn optional_currency<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Currency>, D::Error> {
+    match Option::<String>::deserialize(d)? {
+        None => Ok(None),
+        Some(text) => Currency::parse(text.trim()).map(Some).ok_or_else(|| {
+            de::Error::custom(format!("{text:?} is none of USD, GBP, EUR, CAD, AUD"))
+        }),
+    }
+}
+
+/// A tax year as asked: `2024`, or `2024-25` for a year that spans two.
+/// Which one a jurisdiction takes is checked against it
+/// ([`TaxYearArg::for_jurisdiction`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaxYearArg {
+    pub start: i32,
+    pub split: bool,
+}
+
+impl TaxYearArg {
+    /// `2024` or `2024-25` (the second part must be the next year).
+    pub fn parse(text: &str) -> Option<Self> {
+        let text = text.trim();
+        let (first, second) = match text.split_once('-') {
+            Some((a, b)) => (a, Some(b)),
+            None => (text, None),
+        };
+        if first.len() != 4 || !first.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let start: i32 = first.parse().ok()?;
+        match second {
+            None => Some(Self {
+                start,
+                split: false,
+            }),
+            Some(b) if b.len() == 2 && b.bytes().all(|c| c.is_ascii_digit()) => {
+                let next: i32 = b.parse().ok()?;
+                (next == (start + 1).rem_euclid(100)).then_some(Self { start, split: true })
+            }
+            Some(_) => None,
+        }
+    }
+
+    /// The tax year in `jurisdiction`'s terms, or why it is not one of its
+    /// years: the UK and Australia write theirs `2024-25`, the others `2024`.
+    pub fn for_jurisdiction(self, jurisdiction: Jurisdiction) -> Result<TaxYear, String> {
+        let split = matches!(jurisdiction, Jurisdiction::Uk | Jurisdiction::Au);
+        match (split, self.split) {
+            (true, true) => Ok(TaxYear::split(self.start)),
+            (false, false) => Ok(TaxYear::calendar(self.start)),
+            (true, false) => Err(format!(
+                "tax_year: {jurisdiction} tax years span two calendar years: write {}-{:02}",
+                self.start,
+                (self.start + 1).rem_euclid(100)
+            )),
+            (false, true) => Err(format!(
+                "tax_year: {jurisdiction} tax years are calendar years: write {}",
+                self.start
+            )),
+        }
+    }
+}
+
+/// An optional tax year, refused in words when it is neither `2024` nor `2024-25`.
+pub fn optional_tax_year<'de, D: Deserializer<'de>>(d: D) -> Result<Option<TaxYearArg>, D::Error> {
+    match Option::<String>::deserialize(d)? {
+        None => Ok(None),
+        Some(text) => TaxYearArg::parse(&text).map(Some).ok_or_else(|| {
+            de::Error::custom(format!(
+                "{text:?} is not a tax year: write 2024 (us, ca, de) or 2024-25 (uk, au)"
+            ))
+        }),
+    }
+}
 
 /// An optional cost-basis method read from its name, refused in words (not
 /// serde's "unknown variant", which reads as a shape error).
@@ -181,6 +297,39 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_tax_year_is_written_as_its_jurisdiction_writes_it() {
+        let calendar = TaxYearArg::parse("2024").unwrap();
+        let split = TaxYearArg::parse("2024-25").unwrap();
+        assert_eq!(
+            calendar.for_jurisdiction(Jurisdiction::De),
+            Ok(TaxYear::calendar(2024))
+        );
+        assert_eq!(
+            split.for_jurisdiction(Jurisdiction::Uk),
+            Ok(TaxYear::split(2024))
+        );
+        assert_eq!(
+            TaxYearArg::parse("1999-00").map(|y| y.for_jurisdiction(Jurisdiction::Au)),
+            Some(Ok(TaxYear::split(1999)))
+        );
+        assert!(
+            calendar
+                .for_jurisdiction(Jurisdiction::Uk)
+                .unwrap_err()
+                .contains("2024-25")
+        );
+        assert!(
+            split
+                .for_jurisdiction(Jurisdiction::Ca)
+                .unwrap_err()
+                .contains("write 2024")
+        );
+        for bad in ["2024-26", "24", "2024-2025", "last", "20245", ""] {
+            assert_eq!(TaxYearArg::parse(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn a_floor_is_a_non_negative_number_and_nothing_else() {

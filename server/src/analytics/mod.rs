@@ -8,6 +8,7 @@
 pub mod flows;
 pub mod positions;
 pub mod registry;
+pub mod tax;
 pub mod value_history;
 
 use std::sync::Arc;

@@ -53,6 +53,8 @@ pub struct GetPositionsArgs {
     pub method: Option<Method>,
     #[serde(flatten)]
     pub pay: crate::payments::PayArgs,
+    #[serde(flatten)]
+    pub tax: super::tax::TaxArgs,
 }
 
 /// Realized figures in USD (decimal strings) over the complete rows.
@@ -289,6 +291,11 @@ pub struct Positions {
     /// when it has none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stake_accounts: Vec<StakeAccountView>,
+    /// The wallet's books under a jurisdiction, in its currency, by tax
+    /// year (holdings by holder, realized rows with their rules): present
+    /// only when the call named `jurisdiction`, `currency` or `tax_year`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tax: Option<super::tax::TaxSection>,
     /// The payment this call settled (or replayed), with its receipt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub payment: Option<PaymentBlock>,
@@ -383,6 +390,7 @@ pub fn view(address: &str, replay: &Replay, exclude_spam: bool, unpriced_legs: u
         unpriced_legs,
         program_positions: Vec::new(),
         stake_accounts: Vec::new(),
+        tax: None,
     }
 }
 
@@ -394,10 +402,49 @@ pub async fn get_positions(
     args: GetPositionsArgs,
     presented: &Presented,
 ) -> Result<Positions, AppError> {
+    let tax = args.tax.choice(args.method)?;
+    let exclude_spam = args.exclude_spam.unwrap_or(true);
+    let address = args.address.clone();
     let (kept, payment) = replayed(reads, kept, principal, args, presented).await?;
     let mut positions = kept.positions.clone();
+    if let Some(choice) = tax {
+        positions.tax = Some(tax_of(reads, principal, &address, exclude_spam, &choice).await?);
+    }
     positions.payment = payment;
     Ok(positions)
+}
+
+/// The tax section of one wallet's books (with the caller's labels).
+async fn tax_of(
+    reads: &Reads<'_>,
+    principal: &Principal,
+    address: &WalletAddress,
+    exclude_spam: bool,
+    choice: &super::tax::TaxChoice,
+) -> Result<super::tax::TaxSection, AppError> {
+    let legs = scanned_legs(reads, address).await?;
+    let times = legs.iter().filter_map(|l| l.block_time);
+    let span = times.clone().min().zip(times.max());
+    let mut mints: Vec<String> = legs.iter().map(|l| l.mint.clone()).collect();
+    mints.sort();
+    mints.dedup();
+    let valuer = reads.valuer(mints, span).await?;
+    let values: Vec<Option<Decimal>> = legs
+        .iter()
+        .map(|l| {
+            valuer
+                .value(&l.mint, l.amount, l.decimals, l.block_time)
+                .map(|v| v.abs())
+        })
+        .collect();
+    let wallets = [super::tax::WalletLegs {
+        wallet: address.as_str(),
+        legs: &legs,
+        values: &values,
+    }];
+    let store = reads.store();
+    let events = super::tax::events_for(store, principal.account(), &wallets, exclude_spam).await?;
+    super::tax::section(store, reads.prices, reads.now_ms(), &events, choice).await
 }
 
 /// `get_positions` for the REST route: the same answer as JSON bytes. A kept
@@ -411,7 +458,21 @@ pub async fn get_positions_json(
     args: GetPositionsArgs,
     presented: &Presented,
 ) -> Result<(Arc<KeptJson>, Option<PaymentBlock>), AppError> {
+    let tax = args.tax.choice(args.method)?;
+    let exclude_spam = args.exclude_spam.unwrap_or(true);
+    let address = args.address.clone();
     let (kept, payment) = replayed(reads, kept, principal, args, presented).await?;
+    if let Some(choice) = tax {
+        // A tax section is made per call (labels change it): serialised here.
+        let mut positions = kept.positions.clone();
+        positions.tax = Some(tax_of(reads, principal, &address, exclude_spam, &choice).await?);
+        positions.payment = payment.clone();
+        let body = Arc::new(KeptJson::new(Bytes::from(
+            serde_json::to_vec(&positions)
+                .map_err(|e| AppError::internal("serialising positions", e))?,
+        )));
+        return Ok((body, payment));
+    }
     let body = crate::payments::x402::kept_answer(&kept.json, payment.as_ref())?;
     Ok((body, payment))
 }

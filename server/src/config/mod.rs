@@ -536,6 +536,9 @@ pub struct PricesConfig {
     pub jupiter_url: String,
     /// Sent as `x-api-key` to Jupiter when set (api.jup.ag needs one).
     pub jupiter_api_key: Option<String>,
+    /// The ECB's euro reference rates as XML (`eurofxref-hist.xml`, or
+    /// `eurofxref-hist-90d.xml`): reports in GBP, EUR, CAD and AUD.
+    pub ecb_url: String,
     /// How long a spot price is served from memory.
     pub spot_ttl_secs: u64,
     /// Mints priced at exactly 1 USD.
@@ -557,6 +560,7 @@ impl Default for PricesConfig {
             coinbase_exchange_url: "https://api.exchange.coinbase.com".to_owned(),
             jupiter_url: "https://lite-api.jup.ag".to_owned(),
             jupiter_api_key: None,
+            ecb_url: "https://www.ecb.europa.eu/stats/eurofxref/eurofxref-hist.xml".to_owned(),
             spot_ttl_secs: 30,
             stablecoins: vec![
                 "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v".to_owned(),
@@ -1016,6 +1020,7 @@ impl Config {
                 &self.prices.coinbase_exchange_url,
             ),
             ("prices.jupiter_url", &self.prices.jupiter_url),
+            ("prices.ecb_url", &self.prices.ecb_url),
         ] {
             url::Url::parse(url).map_err(|e| ConfigError::Invalid(format!("{key}: {e}")))?;
         }

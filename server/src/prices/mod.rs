@@ -17,6 +17,7 @@
 pub mod api;
 pub mod breaker;
 pub mod coinbase;
+pub mod ecb;
 pub mod json;
 pub mod jupiter;
 pub mod series;
@@ -368,6 +369,9 @@ struct Inner {
     spot_ttl_ms: i64,
     backfill_threshold: u64,
     cache: Mutex<HashMap<String, (Spot, UnixMillis)>>,
+    /// The ECB's reference rates (`prices.ecb_url`); none in tests that
+    /// build sources by hand.
+    ecb: Option<ecb::Ecb>,
 }
 
 impl Prices {
@@ -378,6 +382,10 @@ impl Prices {
             .build()?;
         let trim = |u: &str| u.trim_end_matches('/').to_owned();
         let stablecoins: HashSet<String> = config.stablecoins.iter().cloned().collect();
+        let ecb = ecb::Ecb {
+            http: http.clone(),
+            url: config.ecb_url.clone(),
+        };
         let sources: Vec<Arc<dyn PriceSource>> = vec![
             Arc::new(Stablecoins(stablecoins.clone())),
             Arc::new(coinbase::Coinbase {
@@ -391,7 +399,7 @@ impl Prices {
                 api_key: config.jupiter_api_key.clone().filter(|k| !k.is_empty()),
             }),
         ];
-        Ok(Self::with_sources(
+        let mut prices = Self::with_sources(
             sources,
             stablecoins,
             i64::try_from(config.spot_ttl_secs.saturating_mul(1000)).unwrap_or(i64::MAX),
@@ -401,7 +409,11 @@ impl Prices {
                 cool_down_ms: i64::try_from(config.breaker_cooldown_secs.saturating_mul(1000))
                     .unwrap_or(i64::MAX),
             },
-        ))
+        );
+        if let Some(inner) = Arc::get_mut(&mut prices.0) {
+            inner.ecb = Some(ecb);
+        }
+        Ok(prices)
     }
 
     /// Prices over any sources (tests and benchmarks).
@@ -426,7 +438,13 @@ impl Prices {
             spot_ttl_ms,
             backfill_threshold,
             cache: Mutex::new(HashMap::new()),
+            ecb: None,
         }))
+    }
+
+    /// The ECB's reference-rate document, when configured.
+    pub fn ecb(&self) -> Option<&ecb::Ecb> {
+        self.0.ecb.as_ref()
     }
 
     /// How a mint is priced: wrapped SOL is SOL.

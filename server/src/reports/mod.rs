@@ -26,7 +26,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    accounts::{Action, Principal},
+    accounts::{AccountId, Action, Principal},
+    analytics::tax::{self, TaxArgs},
     basis::Method,
     error::AppError,
     payments::{self, PayArgs, PaymentBlock, Presented, Resource},
@@ -170,6 +171,8 @@ pub struct GetReportArgs {
     /// Inclusive upper bound on block time: RFC 3339 or YYYY-MM-DD.
     #[serde(default, deserialize_with = "optional_bound")]
     pub to: Option<TimeBound>,
+    #[serde(flatten)]
+    pub tax: TaxArgs,
 }
 
 /// What a report is made of, once its arguments are checked and its reads
@@ -182,6 +185,10 @@ pub struct Spec {
     pub exclude_spam: bool,
     pub from: Option<TimeBound>,
     pub to: Option<TimeBound>,
+    /// The tax section asked for, and whose labels say who the taxpayer
+    /// is (the calling account's; none for an anonymous call).
+    pub tax: Option<tax::TaxChoice>,
+    pub taxpayer: Option<AccountId>,
 }
 
 impl Spec {
@@ -228,7 +235,16 @@ impl Spec {
             exclude_spam: exclude_spam.unwrap_or(false),
             from,
             to,
+            tax: None,
+            taxpayer: None,
         })
+    }
+
+    /// With the tax section `tax` for `taxpayer`'s books.
+    pub fn with_tax(mut self, tax: Option<tax::TaxChoice>, taxpayer: Option<AccountId>) -> Self {
+        self.tax = tax;
+        self.taxpayer = taxpayer;
+        self
     }
 
     /// The range in unix seconds, inclusive.
@@ -307,6 +323,13 @@ pub async fn get_report(
     args: GetReportArgs,
     presented: &Presented,
 ) -> Result<ReportFile, AppError> {
+    let tax = args.tax.choice(args.method)?;
+    if tax.is_some() && args.format != Format::Json {
+        return Err(AppError::invalid_params(
+            "jurisdiction/currency/tax_year: the tax section is written in the json format \
+             only; ask for format json",
+        ));
+    }
     let spec = Spec::new(
         args.wallets,
         args.format,
@@ -314,7 +337,8 @@ pub async fn get_report(
         args.exclude_spam,
         args.from,
         args.to,
-    )?;
+    )?
+    .with_tax(tax, principal.account().cloned());
     let payment = authorize(
         reads,
         principal,
@@ -411,7 +435,8 @@ pub async fn render(reads: &Reads<'_>, spec: &Spec) -> Result<ReportFile, AppErr
     };
     let (body, rows) = match spec.format {
         Format::Json => {
-            let report = summary::report(&ctx, &books);
+            let mut report = summary::report(&ctx, &books);
+            report.tax = tax_section(reads, spec, &books).await?;
             let legs = books.iter().map(|b| b.legs_in_range().count() as u64).sum();
             (ReportBody::Json(Box::new(report)), legs)
         }
@@ -434,6 +459,35 @@ pub async fn render(reads: &Reads<'_>, spec: &Spec) -> Result<ReportFile, AppErr
         wallets: spec.wallets.iter().map(|w| w.as_str().to_owned()).collect(),
         rows,
     })
+}
+
+/// The tax section of `spec` over `books`, when asked for.
+async fn tax_section(
+    reads: &Reads<'_>,
+    spec: &Spec,
+    books: &[Book],
+) -> Result<Option<tax::TaxSection>, AppError> {
+    let Some(choice) = &spec.tax else {
+        return Ok(None);
+    };
+    let wallets: Vec<tax::WalletLegs<'_>> = books
+        .iter()
+        .map(|b| tax::WalletLegs {
+            wallet: &b.address,
+            legs: &b.legs,
+            values: &b.values,
+        })
+        .collect();
+    let events = tax::events_for(
+        reads.store(),
+        spec.taxpayer.as_ref(),
+        &wallets,
+        spec.exclude_spam,
+    )
+    .await?;
+    let section =
+        tax::section(reads.store(), reads.prices, reads.now_ms(), &events, choice).await?;
+    Ok(Some(section))
 }
 
 fn wrote(written: std::io::Result<(Vec<u8>, u64)>) -> Result<(ReportBody, u64), AppError> {

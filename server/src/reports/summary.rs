@@ -212,6 +212,11 @@ pub struct Report {
     pub wallets: Vec<WalletReport>,
     /// Every wallet together (each wallet is its own cost-basis pool).
     pub total: Figures,
+    /// The taxpayer's books under a jurisdiction, in its currency, by tax
+    /// year: present only when the call named `jurisdiction`, `currency`
+    /// or `tax_year` (docs/reports.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tax: Option<crate::analytics::tax::TaxSection>,
     /// The payment this call settled (or replayed), with its receipt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub payment: Option<PaymentBlock>,
@@ -455,6 +460,7 @@ pub fn report(ctx: &Context, books: &[Book]) -> Report {
         },
         wallets,
         total: total.view(),
+        tax: None,
         payment: None,
     }
 }

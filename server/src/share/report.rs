@@ -306,6 +306,7 @@ pub async fn build(
             exclude_spam: Some(true),
             method: None,
             pay: PayArgs::default(),
+            tax: Default::default(),
         },
         &nothing,
     )

@@ -102,6 +102,7 @@ pub async fn spawn_with(options: Options) -> TestApp {
         &mut config.prices.coinbase_url,
         &mut config.prices.coinbase_exchange_url,
         &mut config.prices.jupiter_url,
+        &mut config.prices.ecb_url,
     ] {
         *url = "http://127.0.0.1:9".to_owned();
     }

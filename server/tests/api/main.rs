@@ -10,6 +10,8 @@ mod bounds;
 mod connections;
 mod contract;
 mod discovery;
+#[path = "../support/ecb_standin.rs"]
+mod ecb_standin;
 mod edge;
 #[path = "../support/encoding.rs"]
 mod encoding_support;
@@ -34,6 +36,7 @@ mod quotes;
 #[path = "../support/recorded.rs"]
 mod recorded;
 mod reports;
+mod reports_tax;
 mod research;
 mod scans;
 mod schemas;

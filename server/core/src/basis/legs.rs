@@ -81,33 +81,56 @@ pub struct LegInput {
 /// A leg with a zero amount, or one whose amount cannot be a [`Decimal`]
 /// (|amount| ≥ 2^96 or more than 28 decimals; no real token), is skipped.
 pub fn events_from_legs(legs: &[LegInput], exclude_spam: bool) -> Vec<Event> {
+    events_from_legs_traced(legs, exclude_spam)
+        .into_iter()
+        .map(|(event, _)| event)
+        .collect()
+}
+
+/// [`events_from_legs`], each event with the index in `legs` of the leg it
+/// came from: the taxpayer's books ([`super::books`]) need a transfer's
+/// signature and counterparty, which the event does not carry.
+pub fn events_from_legs_traced(legs: &[LegInput], exclude_spam: bool) -> Vec<(Event, usize)> {
     let mut position: HashMap<&str, usize> = HashMap::new();
-    let mut transactions: Vec<Vec<&LegInput>> = Vec::new();
-    for leg in legs {
+    let mut transactions: Vec<Vec<(usize, &LegInput)>> = Vec::new();
+    for (i, leg) in legs.iter().enumerate() {
         let at = *position.entry(leg.signature.as_str()).or_insert_with(|| {
             transactions.push(Vec::new());
             transactions.len() - 1
         });
-        transactions[at].push(leg);
+        transactions[at].push((i, leg));
     }
     let mut events = Vec::with_capacity(legs.len());
+    let mut origins = Vec::with_capacity(legs.len());
     for mut tx in transactions {
-        tx.sort_by_key(|l| l.index);
-        transaction_events(&tx, exclude_spam, &mut events);
+        tx.sort_by_key(|(_, l)| l.index);
+        let (at, tx): (Vec<usize>, Vec<&LegInput>) = tx.into_iter().unzip();
+        let first = events.len();
+        transaction_events(&tx, exclude_spam, &mut events, &mut origins);
+        debug_assert_eq!(origins.len(), events.len());
+        for origin in &mut origins[first..] {
+            *origin = at[*origin];
+        }
     }
     for (seq, event) in events.iter_mut().enumerate() {
         event.seq = seq as u64;
     }
-    events
+    events.into_iter().zip(origins).collect()
 }
 
 /// A transaction's events, appended to `out` in leg order.
-fn transaction_events(tx: &[&LegInput], exclude_spam: bool, out: &mut Vec<Event>) {
+/// `origins` gets, for each event pushed, the position in `tx` of its leg.
+fn transaction_events(
+    tx: &[&LegInput],
+    exclude_spam: bool,
+    out: &mut Vec<Event>,
+    origins: &mut Vec<usize>,
+) {
     let swap_values = swap_values(tx);
     let first = out.len();
     let mut fee = Decimal::ZERO;
     let mut fee_events = Vec::new();
-    for (leg, swap_value) in tx.iter().zip(swap_values) {
+    for (at, (leg, swap_value)) in tx.iter().zip(swap_values).enumerate() {
         let Some(quantity) = quantity(leg.amount, leg.decimals) else {
             continue;
         };
@@ -160,6 +183,7 @@ fn transaction_events(tx: &[&LegInput], exclude_spam: bool, out: &mut Vec<Event>
             }
         };
         let spent_from_position = leg.position.is_some() && kind == EventKind::Dispose;
+        origins.push(at);
         out.push(Event {
             time: leg.block_time,
             seq: 0,
@@ -181,6 +205,7 @@ fn transaction_events(tx: &[&LegInput], exclude_spam: bool, out: &mut Vec<Event>
             None
         };
         if let Some(follow) = follow {
+            origins.push(at);
             out.push(Event {
                 time: leg.block_time,
                 seq: 0,
@@ -309,6 +334,37 @@ mod tests {
             usd_value: None,
             position: None,
         }
+    }
+
+    #[test]
+    fn traced_events_name_the_leg_each_came_from_across_interleaved_transactions() {
+        // Legs of two transactions, out of index order within the first;
+        // a staking reward gives two events (income, then staked), a zero
+        // leg none.
+        let legs = vec![
+            leg("t1", 1, OperationType::NetworkFee, SOL, -5000),
+            leg("t2", 0, OperationType::StakingReward, SOL, 7),
+            leg("t1", 0, OperationType::TransferOut, SOL, -4_000_000_000),
+            leg("t2", 1, OperationType::TransferIn, "M", 0),
+        ];
+        let traced = events_from_legs_traced(&legs, false);
+        let origins: Vec<usize> = traced.iter().map(|(_, at)| *at).collect();
+        // t1 first (first seen), by index: the transfer (leg 2), the fee
+        // (leg 0); then t2's reward (leg 1) twice.
+        assert_eq!(origins, vec![2, 0, 1, 1]);
+        let kinds: Vec<EventKind> = traced.iter().map(|(e, _)| e.kind).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                EventKind::Dispose,
+                EventKind::Dispose,
+                EventKind::Income,
+                EventKind::StakeLock
+            ]
+        );
+        let plain = events_from_legs(&legs, false);
+        let events: Vec<Event> = traced.into_iter().map(|(e, _)| e).collect();
+        assert_eq!(plain, events, "the same events as untraced");
     }
 
     fn priced(mut l: LegInput, usd: Decimal) -> LegInput {

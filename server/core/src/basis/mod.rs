@@ -26,7 +26,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 pub use engine::replay;
-pub use legs::{LegInput, events_from_legs};
+pub use legs::{LegInput, events_from_legs, events_from_legs_traced};
 
 /// Which lots a disposal consumes.
 ///

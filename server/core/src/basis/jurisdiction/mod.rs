@@ -499,7 +499,20 @@ pub fn convert_in(
     from: Currency,
     rates: &RateTable,
 ) -> Result<Vec<WalletEvent>, FxError> {
-    let to = jurisdiction.currency();
+    convert_to(zone, input, from, jurisdiction.currency(), rates)
+}
+
+/// `input`'s values and fees from `from` into `to`, each at the reference
+/// rate of the event's civil date in `zone`. [`convert_in`] converts into
+/// the jurisdiction's own currency; a report may ask for another one to
+/// read the same figures in (not to file them: docs/reports.md).
+pub fn convert_to(
+    zone: Zone,
+    input: &[WalletEvent],
+    from: Currency,
+    to: Currency,
+    rates: &RateTable,
+) -> Result<Vec<WalletEvent>, FxError> {
     input
         .iter()
         .map(|e| {

@@ -1,0 +1,562 @@
+//! The `tax` section of `get_report` and `get_positions`: the taxpayer's
+//! books (ledger-core `basis::books`) over the wallets asked for, under one
+//! jurisdiction's rules (`basis::jurisdiction`), in one currency, by tax
+//! year. docs/reports.md is the long form.
+//!
+//! Everything the core needs and the core cannot read is gathered here:
+//! - **who the taxpayer is**: the wallets of the call, plus, for a signed-in
+//!   account, its watched wallets and the addresses it labels `own_wallet`.
+//!   A transfer whose counterparty is one of them is between own wallets;
+//!   both sides carry the same signature, which the books pair exactly into
+//!   a move (no gain, the lots keep their dates and bases). An address the
+//!   account labels `exchange` or `merchant` makes a transfer to or from an
+//!   exchange (out of and into the books at basis) or a payment (a
+//!   disposal). Any other transfer is unlabelled: at market value, the
+//!   default `basis::books::UnlabelledTransfers` documents, and listed with
+//!   its totals so it can be labelled; labels are read on every call, so a
+//!   new label changes the next report.
+//! - **the currency**: values are USD at the legs' times; any other
+//!   currency goes through the ECB's daily reference rates
+//!   ([`crate::prices::ecb`]), each event at its civil date in the
+//!   jurisdiction's zone. A rate the ECB cannot give fails the call with
+//!   `unavailable`, never a zero or a guessed rate.
+//!
+//! Nothing here knows of HTTP or MCP: both surfaces hand in the parsed
+//! [`TaxChoice`].
+
+use std::collections::HashSet;
+
+use chrono::NaiveDate;
+use rust_decimal::Decimal;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    accounts::{AccountId, labels::AddressCategory},
+    analytics::Leg,
+    basis::{
+        self, EventKind, LegInput, Method,
+        books::{Counterparty, Holder, Transfer, UnlabelledTransfers, WalletEvent},
+        jurisdiction::{self, Assessment, Jurisdiction, Matching, TaxYear, Taxpayer},
+    },
+    error::AppError,
+    ledger::OperationType,
+    params::TaxYearArg,
+    prices::Prices,
+    store::Store,
+    values::{fx::Currency, rfc3339},
+};
+
+/// The jurisdiction, currency and tax year a call asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaxChoice {
+    pub jurisdiction: Jurisdiction,
+    pub currency: Currency,
+    /// Only this tax year's summary and rows; `None`: every year.
+    pub tax_year: Option<TaxYear>,
+    /// The method the call named; `None`: the jurisdiction's own.
+    pub method: Option<Method>,
+}
+
+impl TaxChoice {
+    /// `None` when the call named none of `jurisdiction`, `currency` and
+    /// `tax_year`: its answer is then exactly what it was before these
+    /// arguments existed. Otherwise the jurisdiction (default `us`), the
+    /// currency (default the jurisdiction's own) and the year checked
+    /// against the jurisdiction, and the method against its rules: a method
+    /// the jurisdiction does not accept is refused with its reason.
+    pub fn from_args(
+        jurisdiction: Option<Jurisdiction>,
+        currency: Option<Currency>,
+        tax_year: Option<TaxYearArg>,
+        method: Option<Method>,
+    ) -> Result<Option<Self>, AppError> {
+        if jurisdiction.is_none() && currency.is_none() && tax_year.is_none() {
+            return Ok(None);
+        }
+        let jurisdiction = jurisdiction.unwrap_or_default();
+        let tax_year = tax_year
+            .map(|y| y.for_jurisdiction(jurisdiction))
+            .transpose()
+            .map_err(AppError::invalid_params)?;
+        jurisdiction
+            .matching(method)
+            .map_err(|refused| AppError::invalid_params(format!("method: {refused}")))?;
+        Ok(Some(Self {
+            jurisdiction,
+            currency: currency.unwrap_or(jurisdiction.currency()),
+            tax_year,
+            method,
+        }))
+    }
+}
+
+/// The tax arguments of `get_report` and `get_positions`. None given: the
+/// answer is as without them; any given: the json report (and
+/// `get_positions`) gains a `tax` section.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+pub struct TaxArgs {
+    /// us | uk | ca | de | au: whose rules, currency and tax year the tax
+    /// section follows; default us when currency or tax_year is given.
+    #[serde(default, deserialize_with = "crate::params::optional_jurisdiction")]
+    #[schemars(with = "Option<crate::params::JurisdictionName>")]
+    pub jurisdiction: Option<Jurisdiction>,
+    /// USD | GBP | EUR | CAD | AUD: the tax section's currency; default the
+    /// jurisdiction's own. Converted at the ECB's daily reference rates.
+    #[serde(default, deserialize_with = "crate::params::optional_currency")]
+    #[schemars(with = "Option<crate::params::CurrencyName>")]
+    pub currency: Option<Currency>,
+    /// Only this tax year: 2024 (us, ca, de) or 2024-25 (uk from 6 April,
+    /// au from 1 July); default every year.
+    #[serde(default, deserialize_with = "crate::params::optional_tax_year")]
+    #[schemars(with = "Option<crate::params::TaxYearName>")]
+    pub tax_year: Option<TaxYearArg>,
+}
+
+impl TaxArgs {
+    /// The checked choice (`None`: no tax argument), `method` being the
+    /// one the call named.
+    pub fn choice(&self, method: Option<Method>) -> Result<Option<TaxChoice>, AppError> {
+        TaxChoice::from_args(self.jurisdiction, self.currency, self.tax_year, method)
+    }
+}
+
+/// One wallet's legs as a report or `get_positions` read them, with each
+/// leg's USD value at its time (absolute; `None` when unpriced).
+pub struct WalletLegs<'a> {
+    pub wallet: &'a str,
+    pub legs: &'a [Leg],
+    pub values: &'a [Option<Decimal>],
+}
+
+/// What the account says about addresses, for the books.
+#[derive(Clone, Debug, Default)]
+pub struct Labels {
+    own: HashSet<String>,
+    exchange: HashSet<String>,
+    merchant: HashSet<String>,
+}
+
+impl Labels {
+    /// The account's watched wallets and `own_wallet` labels as its own,
+    /// its `exchange` and `merchant` labels; an anonymous caller has none.
+    /// A label wins over the watchlist, as it does on the graph.
+    pub async fn of(store: &Store, account: Option<&AccountId>) -> Result<Self, AppError> {
+        let mut labels = Labels::default();
+        let Some(account) = account else {
+            return Ok(labels);
+        };
+        for (address, _) in crate::accounts::watchlist::watched(store, account).await? {
+            labels.own.insert(address);
+        }
+        for (address, (_, category)) in crate::accounts::address_labels(store, account).await? {
+            labels.own.remove(&address);
+            match category {
+                AddressCategory::OwnWallet => labels.own.insert(address),
+                AddressCategory::Exchange => labels.exchange.insert(address),
+                AddressCategory::Merchant => labels.merchant.insert(address),
+                // Other categories say what a program or a stranger is,
+                // nothing about whose the units become: unlabelled.
+                AddressCategory::Dex
+                | AddressCategory::Aggregator
+                | AddressCategory::Staking
+                | AddressCategory::Nft
+                | AddressCategory::External => false,
+            };
+        }
+        Ok(labels)
+    }
+
+    /// What the other side of `leg` is, with the call's own wallets as the
+    /// taxpayer's.
+    fn counterparty(&self, leg: &Leg, wallets: &HashSet<&str>) -> Counterparty {
+        let addresses = || leg.counterparties.iter().map(|c| c.address.as_str());
+        if addresses().any(|a| wallets.contains(a) || self.own.contains(a)) {
+            Counterparty::OwnWallet
+        } else if addresses().any(|a| self.exchange.contains(a)) {
+            Counterparty::Exchange
+        } else if addresses().any(|a| self.merchant.contains(a)) {
+            Counterparty::Merchant
+        } else {
+            Counterparty::Unlabelled
+        }
+    }
+}
+
+/// The books' input: every wallet's events, a transfer's counterparty
+/// attached (values in USD).
+pub fn wallet_events(
+    wallets: &[WalletLegs<'_>],
+    labels: &Labels,
+    exclude_spam: bool,
+) -> Vec<WalletEvent> {
+    let own: HashSet<&str> = wallets.iter().map(|w| w.wallet).collect();
+    let mut out = Vec::new();
+    for w in wallets {
+        let mut inputs = Vec::with_capacity(w.legs.len());
+        let mut origin = Vec::with_capacity(w.legs.len());
+        for (leg, value) in w.legs.iter().zip(w.values) {
+            let Some(operation_type) = OperationType::parse(&leg.operation_type) else {
+                continue;
+            };
+            inputs.push(LegInput {
+                signature: leg.signature.clone(),
+                index: leg.index,
+                block_time: leg.block_time.unwrap_or(0),
+                operation_type,
+                mint: leg.mint.clone(),
+                amount: leg.amount,
+                decimals: u8::try_from(leg.decimals).unwrap_or(u8::MAX),
+                usd_value: *value,
+                position: leg.position.clone(),
+            });
+            origin.push((leg, operation_type));
+        }
+        for (event, at) in basis::events_from_legs_traced(&inputs, exclude_spam) {
+            let (leg, operation_type) = origin[at];
+            let is_transfer = matches!(
+                operation_type,
+                OperationType::TransferIn | OperationType::TransferOut
+            ) && matches!(event.kind, EventKind::Acquire | EventKind::Dispose);
+            let transfer = is_transfer.then(|| Transfer {
+                signature: leg.signature.clone(),
+                counterparty: labels.counterparty(leg, &own),
+            });
+            out.push(WalletEvent {
+                wallet: w.wallet.to_owned(),
+                event,
+                transfer,
+            });
+        }
+    }
+    out
+}
+
+/// The civil dates `events` fall on in `zone`, first and last
+/// ([`crate::prices::ecb::rates`] reaches back a week before the first,
+/// so a weekend or holiday finds the last rate published).
+fn date_span(events: &[WalletEvent], zone: jurisdiction::Zone) -> Option<(NaiveDate, NaiveDate)> {
+    let dates = events.iter().filter_map(|e| zone.date(e.event.time));
+    let first = dates.clone().min()?;
+    let last = dates.max()?;
+    Some((first, last))
+}
+
+/// Assess `events` (USD) for `choice`: convert when the currency is not
+/// USD, run the jurisdiction, and shape the section.
+pub async fn section(
+    store: &Store,
+    prices: &Prices,
+    now_ms: i64,
+    events: &[WalletEvent],
+    choice: &TaxChoice,
+) -> Result<TaxSection, AppError> {
+    let taxpayer = Taxpayer::of(choice.jurisdiction);
+    let converted;
+    let input = if choice.currency == Currency::Usd {
+        events
+    } else {
+        let rates = match date_span(events, taxpayer.zone) {
+            Some(span) => crate::prices::ecb::rates(store, prices, span, now_ms)
+                .await
+                .map_err(|e| rates_unavailable(&e.to_string()))?,
+            None => Default::default(),
+        };
+        converted = jurisdiction::convert_to(
+            taxpayer.zone,
+            events,
+            Currency::Usd,
+            choice.currency,
+            &rates,
+        )
+        .map_err(|e| rates_unavailable(&e.to_string()))?;
+        &converted
+    };
+    let assessment = jurisdiction::assess_in(
+        choice.jurisdiction,
+        &taxpayer,
+        input,
+        choice.method,
+        UnlabelledTransfers::default(),
+    )
+    .map_err(|refused| AppError::invalid_params(format!("method: {refused}")))?;
+    Ok(TaxSection::new(choice, &assessment))
+}
+
+fn rates_unavailable(why: &str) -> AppError {
+    tracing::warn!(error = why, "reference rates unavailable");
+    AppError::new(
+        crate::error::Code::Unavailable,
+        format!(
+            "the reporting currency needs the ECB's reference rates, which are not available: \
+             {why}; try again later, or ask for USD"
+        ),
+    )
+}
+
+/// A decimal as reports write money and quantities.
+fn s(d: Decimal) -> String {
+    d.normalize().to_string()
+}
+
+/// The report's `tax` section.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct TaxSection {
+    /// us | uk | ca | de | au.
+    pub jurisdiction: String,
+    /// USD | GBP | EUR | CAD | AUD: every amount of this section.
+    pub currency: String,
+    /// Where values not in USD were converted: "ecb" (the European Central
+    /// Bank's daily reference rates, through the euro), or "none".
+    pub rates: String,
+    /// The tax year asked for (`2024`, or `2024-25` in the UK and
+    /// Australia); null: every year.
+    pub tax_year: Option<String>,
+    /// How disposals are matched: a lot method (fifo, lifo, hifo, lofo,
+    /// average), share_matching (UK) or adjusted_cost_base (Canada).
+    pub matching: String,
+    /// Each tax year's figures in the jurisdiction's own terms, tagged by
+    /// `jurisdiction` (docs/reports.md lists the fields of each): us
+    /// short/long term; uk disposals, proceeds, allowable costs, gains and
+    /// losses as on SA108; ca proceeds, ACB, outlays, gain and the taxable
+    /// half; de gains within and after one year and the exemption limit; au
+    /// gains with and without the discount. Amounts are decimal strings.
+    pub years: Vec<serde_json::Value>,
+    /// Realized rows, each with the rule that matched it.
+    pub rows: Vec<TaxRowView>,
+    /// Moves between the taxpayer's own wallets: no disposal.
+    pub moves: Vec<MoveView>,
+    /// Transfers to and from others (exchange, merchant, unlabelled).
+    pub transfers: Vec<TransferView>,
+    /// Unlabelled transfers by asset and direction, to be labelled.
+    pub unlabelled: Vec<UnlabelledView>,
+    /// What is held at the end, by holder.
+    pub holdings: Vec<HoldingView>,
+}
+
+/// One realized row.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct TaxRowView {
+    pub wallet: String,
+    pub tax_year: String,
+    pub asset: String,
+    pub quantity: String,
+    /// RFC 3339, "pool" for a Section 104 or ACB pool, null when uncovered.
+    pub acquired: Option<String>,
+    pub disposed: String,
+    /// Null when unpriced. Gross under share matching and the ACB.
+    pub proceeds: Option<String>,
+    /// Cost matched (allowable costs, including sale costs, under share
+    /// matching and the ACB); null when unknown.
+    pub cost: Option<String>,
+    /// Sale costs included in `cost` (UK, Canada); "0" elsewhere.
+    pub sale_costs: String,
+    /// Before any exemption or discount; null when unknown.
+    pub gain: Option<String>,
+    /// same_day, bed_and_breakfast, section_104, acb, superficial_loss,
+    /// held_over_1y, held_1y_or_less, discount, no_discount, fifo, lifo,
+    /// hifo, lofo, average.
+    pub rule: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct MoveView {
+    pub time: String,
+    pub signature: String,
+    pub asset: String,
+    pub quantity: String,
+    pub from: String,
+    pub to: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct TransferView {
+    pub time: String,
+    pub wallet: String,
+    pub signature: String,
+    pub asset: String,
+    pub quantity: String,
+    /// Market value; null when unpriced.
+    pub value: Option<String>,
+    /// exchange | merchant | unlabelled | own_wallet (a wallet of the
+    /// taxpayer's outside this report).
+    pub counterparty: String,
+    /// disposal | acquisition | out_of_books | into_books.
+    pub treatment: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct UnlabelledView {
+    pub asset: String,
+    /// True for sends.
+    pub outgoing: bool,
+    pub count: u64,
+    pub quantity: String,
+    pub value: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct HoldingView {
+    pub asset: String,
+    /// A wallet, "all_wallets" (a universal pool) or "exchange".
+    pub holder: String,
+    pub quantity: String,
+    /// Null when unknown.
+    pub cost: Option<String>,
+    /// RFC 3339; null for a pool.
+    pub acquired: Option<String>,
+}
+
+/// The name serde gives a unit-like enum value (`snake_case`).
+fn name<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+fn time(unix: i64) -> String {
+    rfc3339(unix.saturating_mul(1000))
+}
+
+impl TaxSection {
+    fn new(choice: &TaxChoice, a: &Assessment) -> Self {
+        let year = choice.tax_year.map(|y| y.to_string());
+        let wanted = |y: &str| year.as_deref().is_none_or(|w| w == y);
+        let pooled = matches!(
+            a.matching,
+            Matching::ShareMatching | Matching::AdjustedCostBase
+        );
+        let matching = match a.matching {
+            Matching::Lots(method) => method.as_str().to_owned(),
+            Matching::ShareMatching => "share_matching".to_owned(),
+            Matching::AdjustedCostBase => "adjusted_cost_base".to_owned(),
+        };
+        let rows = a
+            .rows
+            .iter()
+            .filter(|r| wanted(&r.tax_year.to_string()))
+            .map(|r| {
+                let d = &r.row;
+                let acquired = if pooled
+                    && matches!(
+                        d.rule,
+                        basis::Rule::Section104 | basis::Rule::Acb | basis::Rule::SuperficialLoss
+                    ) {
+                    Some("pool".to_owned())
+                } else {
+                    d.acquired.map(time)
+                };
+                TaxRowView {
+                    wallet: r.wallet.clone(),
+                    tax_year: r.tax_year.to_string(),
+                    asset: d.asset.clone(),
+                    quantity: s(d.quantity),
+                    acquired,
+                    disposed: time(d.disposed),
+                    proceeds: d.proceeds.map(s),
+                    cost: d.basis.map(s),
+                    sale_costs: s(r.sale_costs),
+                    gain: d.gain.map(s),
+                    rule: d.rule.as_str().to_owned(),
+                }
+            })
+            .collect();
+        let in_year = |t: i64| {
+            wanted(
+                &choice
+                    .jurisdiction
+                    .tax_year_in(choice.jurisdiction.zone(), t)
+                    .to_string(),
+            )
+        };
+        let moves = a
+            .moves
+            .iter()
+            .filter(|m| in_year(m.time))
+            .map(|m| MoveView {
+                time: time(m.time),
+                signature: m.signature.clone(),
+                asset: m.asset.clone(),
+                quantity: s(m.quantity),
+                from: m.from.clone(),
+                to: m.to.clone(),
+            })
+            .collect();
+        let listed: Vec<&basis::books::TransferRecord> =
+            a.transfers.iter().filter(|t| in_year(t.time)).collect();
+        let transfers = listed
+            .iter()
+            .map(|t| TransferView {
+                time: time(t.time),
+                wallet: t.wallet.clone(),
+                signature: t.signature.clone(),
+                asset: t.asset.clone(),
+                quantity: s(t.quantity),
+                value: t.value.map(s),
+                counterparty: name(&t.counterparty),
+                treatment: name(&t.treatment),
+            })
+            .collect();
+        let unlabelled = basis::books::unlabelled_totals(listed.iter().copied())
+            .into_iter()
+            .map(|u| UnlabelledView {
+                asset: u.asset,
+                outgoing: u.outgoing,
+                count: u.count,
+                quantity: s(u.quantity),
+                value: s(u.value),
+            })
+            .collect();
+        let holdings = a
+            .holdings
+            .iter()
+            .map(|h| HoldingView {
+                asset: h.asset.clone(),
+                holder: match &h.holder {
+                    Holder::AllWallets => "all_wallets".to_owned(),
+                    Holder::Wallet(w) => w.clone(),
+                    Holder::Exchange => "exchange".to_owned(),
+                },
+                quantity: s(h.quantity),
+                cost: h.cost.map(s),
+                acquired: h.acquired.map(time),
+            })
+            .collect();
+        let years = a
+            .years
+            .iter()
+            .filter(|y| wanted(y.tax_year()))
+            .filter_map(|y| serde_json::to_value(y).ok())
+            .collect();
+        TaxSection {
+            jurisdiction: choice.jurisdiction.as_str().to_owned(),
+            currency: choice.currency.code().to_owned(),
+            rates: if choice.currency == Currency::Usd {
+                "none"
+            } else {
+                "ecb"
+            }
+            .to_owned(),
+            tax_year: year,
+            matching,
+            years,
+            rows,
+            moves,
+            transfers,
+            unlabelled,
+            holdings,
+        }
+    }
+}
+
+/// The events of every wallet of a call, with the account's labels.
+pub async fn events_for(
+    store: &Store,
+    account: Option<&AccountId>,
+    wallets: &[WalletLegs<'_>],
+    exclude_spam: bool,
+) -> Result<Vec<WalletEvent>, AppError> {
+    let labels = Labels::of(store, account).await?;
+    Ok(wallet_events(wallets, &labels, exclude_spam))
+}

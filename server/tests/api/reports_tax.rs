@@ -1,0 +1,917 @@
+//! The `tax` section of get_report (and get_positions) against the real
+//! server: the taxpayer's books over several wallets (moves between own
+//! wallets keep dates and bases and realize nothing), labels read on every
+//! call (exchange out of the books, merchant a disposal), the UK's figures
+//! in GBP through the ECB stand-in, the arguments refused naming what is
+//! allowed, an ECB outage answered as such, and no `tax` key when no tax
+//! argument is given.
+//!
+//! Prices: a stored daily SOL series, 100 USD a SOL before 1 June 2024,
+//! 150 USD until the end of 2024, 200 USD until 31 May 2025 and 120 USD
+//! from 1 June 2025, so every figure below is arithmetic on round numbers
+//! (said at each assertion).
+
+use std::str::FromStr;
+
+use rust_decimal::Decimal;
+use serde_json::{Value, json};
+use server::{
+    accounts::{self, AddressCategory, Scopes, TokenKind},
+    ledger::{Counterparty, CounterpartyKind, Direction, Leg, OperationType},
+    solana::WalletAddress,
+};
+
+use crate::{ecb_standin, helpers::TestApp};
+
+const A: &str = "4kLALtynrmd6pU2LkGXZCmUaMDfsnVixs7SkLjPKNJQG";
+const B: &str = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin";
+/// Someone who sent SOL in, and someone it went out to.
+const STRANGER: &str = "71WDyyCsZwyEYDV91Qrb212rdg6woCHYQhFnmZUBxiJ6";
+const SHOP: &str = "GThUX1Atko4tqhN2NaiTazWSeFWMuiUvfFnyJyUghFMJ";
+
+fn dec(v: &Value) -> Decimal {
+    Decimal::from_str(v.as_str().unwrap_or_else(|| panic!("not a string: {v}"))).unwrap()
+}
+
+fn d(text: &str) -> Decimal {
+    Decimal::from_str(text).unwrap()
+}
+
+/// Unix seconds of a UTC date at 12:00.
+fn noon(date: &str) -> i64 {
+    chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d")
+        .unwrap()
+        .and_hms_opt(12, 0, 0)
+        .unwrap()
+        .and_utc()
+        .timestamp()
+}
+
+/// The stored SOL close of the day starting at `day`.
+fn sol_close(day: i64) -> &'static str {
+    if day < noon("2024-06-01") - 12 * 3600 {
+        "100"
+    } else if day < noon("2025-01-01") - 12 * 3600 {
+        "150"
+    } else if day < noon("2025-06-01") - 12 * 3600 {
+        "200"
+    } else {
+        "120"
+    }
+}
+
+/// A transaction: signature, time, legs (operation, lamports, counterparty).
+type Tx<'a> = (&'a str, i64, Vec<(OperationType, i128, Option<&'a str>)>);
+
+/// Record a completed scan of `wallet` holding `txs` (SOL legs only).
+async fn seed(app: &TestApp, wallet: &str, txs: Vec<Tx<'_>>) {
+    let store = app.state.store();
+    let now = app.state.now_ms();
+    let (quote, job) = (format!("q_seed_{wallet}"), format!("job_seed_{wallet}"));
+    store
+        .insert_quote(&server::store::QuoteRecord {
+            id: quote.clone(),
+            address: wallet.into(),
+            scope: "full".into(),
+            tier: "small".into(),
+            price_micros: 0,
+            signatures: None,
+            created_at: now,
+            expires_at: now + 60_000,
+        })
+        .await
+        .unwrap();
+    store
+        .create_scan_job(&server::store::NewScanJob {
+            id: &job,
+            address: wallet,
+            scope: "full",
+            quote_id: &quote,
+            stop_at: None,
+            account_id: None,
+            now,
+        })
+        .await
+        .unwrap();
+    let claimed = store.claim_job("seed", now, 60_000).await.unwrap().unwrap();
+    assert_eq!(claimed.id, job);
+    let legs: Vec<(String, u64, i64, Vec<Leg>)> = txs
+        .into_iter()
+        .enumerate()
+        .map(|(i, (sig, t, legs))| {
+            let slot = i as u64 + 1;
+            let legs = legs
+                .into_iter()
+                .enumerate()
+                .map(|(index, (op, amount, other))| Leg {
+                    signature: sig.to_owned(),
+                    slot,
+                    block_time: Some(t),
+                    index: index as u32,
+                    operation_type: op,
+                    mint: "sol".to_owned(),
+                    amount,
+                    decimals: 9,
+                    counterparties: other
+                        .map(|address| Counterparty {
+                            address: address.to_owned(),
+                            direction: if amount > 0 {
+                                Direction::In
+                            } else {
+                                Direction::Out
+                            },
+                            kind: CounterpartyKind::Wallet,
+                        })
+                        .into_iter()
+                        .collect(),
+                    position: None,
+                    venue: None,
+                    router: None,
+                })
+                .collect();
+            (sig.to_owned(), slot, t, legs)
+        })
+        .collect();
+    let txs: Vec<server::store::TransactionLegs<'_>> = legs
+        .iter()
+        .map(
+            |(signature, slot, t, legs)| server::store::TransactionLegs {
+                signature,
+                slot: *slot,
+                block_time: Some(*t),
+                failed: false,
+                legs,
+            },
+        )
+        .collect();
+    store.write_legs(wallet, &txs).await.unwrap();
+    assert!(
+        store
+            .finish_job(&job, "seed", "completed", None, now)
+            .await
+            .unwrap()
+    );
+}
+
+const SOL: i128 = 1_000_000_000;
+
+/// A server with the price and ECB stand-ins and the SOL series stored.
+async fn app_with(
+    ecb: Vec<ecb_standin::Day>,
+) -> (
+    TestApp,
+    crate::price_standin::PriceStandIn,
+    ecb_standin::EcbStandIn,
+) {
+    let prices = crate::price_standin::start().await;
+    let ecb = ecb_standin::start(ecb).await;
+    let (url, ecb_url) = (prices.url.clone(), ecb.url.clone());
+    let app = crate::helpers::spawn_with(crate::helpers::Options {
+        configure: Box::new(move |c| {
+            crate::helpers::relaxed_limits(c);
+            crate::price_standin::configure(c, &url);
+            c.prices.ecb_url = ecb_url;
+            c.worker.in_process = false;
+        }),
+        ..crate::helpers::Options::default()
+    })
+    .await;
+    let (first, last) = (
+        noon("2024-01-01") - 12 * 3600,
+        noon("2026-01-01") - 12 * 3600,
+    );
+    let points: Vec<(i64, String)> = (first..last)
+        .step_by(86_400)
+        .map(|day| (day, sol_close(day).to_owned()))
+        .collect();
+    app.state
+        .store()
+        .store_price_range("sol", 86_400, (first, last), &points, "coinbase")
+        .await
+        .unwrap();
+    (app, prices, ecb)
+}
+
+async fn call(app: &TestApp, tool: &str, args: Value, bearer: Option<&str>) -> Value {
+    let auth = bearer.map(|b| format!("Bearer {b}"));
+    let mut headers = vec![("mcp-protocol-version", "2025-06-18")];
+    if let Some(auth) = &auth {
+        headers.push(("authorization", auth));
+    }
+    let response = app
+        .post_mcp(
+            &json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+                    "params":{"name":tool,"arguments":args}}),
+            &headers,
+        )
+        .await;
+    let body: Value = response.json().await.unwrap();
+    body["result"].clone()
+}
+
+fn ok(result: &Value) -> Value {
+    assert_eq!(result["isError"], false, "{result}");
+    result["structuredContent"].clone()
+}
+
+fn refused(result: &Value) -> Value {
+    assert_eq!(result["isError"], true, "{result}");
+    result["structuredContent"].clone()
+}
+
+/// A bought 10 SOL from a stranger on 10 January 2024 (at 100: 1,000 USD),
+/// sent 4 to B on 1 August 2024 (one transaction, both sides carry its
+/// signature; a 5,000-lamport fee), and B sent those 4 to a stranger on
+/// 1 March 2025 (at 200: 800 USD).
+async fn two_wallets(app: &TestApp) {
+    use OperationType::*;
+    seed(
+        app,
+        A,
+        vec![
+            (
+                "a1",
+                noon("2024-01-10"),
+                vec![(TransferIn, 10 * SOL, Some(STRANGER))],
+            ),
+            (
+                "m1",
+                noon("2024-08-01"),
+                vec![(TransferOut, -4 * SOL, Some(B)), (NetworkFee, -5000, None)],
+            ),
+        ],
+    )
+    .await;
+    seed(
+        app,
+        B,
+        vec![
+            (
+                "m1",
+                noon("2024-08-01"),
+                vec![(TransferIn, 4 * SOL, Some(A))],
+            ),
+            (
+                "b2",
+                noon("2025-03-01"),
+                vec![(TransferOut, -4 * SOL, Some(STRANGER))],
+            ),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_move_between_two_own_wallets_realizes_nothing_and_the_lot_keeps_its_date() {
+    let (app, _prices, _ecb) = app_with(Vec::new()).await;
+    two_wallets(&app).await;
+
+    // Without tax arguments the report is as it always was: no `tax` key.
+    let plain = ok(&call(
+        &app,
+        "get_report",
+        json!({"wallets":[A, B],"format":"json"}),
+        None,
+    )
+    .await);
+    assert!(plain.get("tax").is_none(), "{plain}");
+
+    let report = ok(&call(
+        &app,
+        "get_report",
+        json!({"wallets":[A, B],"format":"json","jurisdiction":"us"}),
+        None,
+    )
+    .await);
+    let tax = &report["tax"];
+    assert_eq!(tax["jurisdiction"], "us");
+    assert_eq!(tax["currency"], "USD");
+    assert_eq!(tax["rates"], "none");
+    assert_eq!(tax["matching"], "fifo");
+    // The move: listed, not a disposal.
+    assert_eq!(tax["moves"].as_array().unwrap().len(), 1, "{tax}");
+    assert_eq!(tax["moves"][0]["signature"], "m1");
+    assert_eq!(tax["moves"][0]["from"], A);
+    assert_eq!(tax["moves"][0]["to"], B);
+    assert_eq!(dec(&tax["moves"][0]["quantity"]), d("4"));
+    let rows = tax["rows"].as_array().unwrap();
+    // Two rows: the fee's SOL (a disposal of its own) and B's sale. No row
+    // for the 4 SOL moved.
+    assert_eq!(rows.len(), 2, "{tax}");
+    assert!(
+        rows.iter()
+            .all(|r| dec(&r["quantity"]) != d("4") || r["wallet"] == B)
+    );
+    // The fee: 0.000005 SOL on 1 August 2024 at 150 = 0.00075 USD, cost
+    // 0.000005 x 100 = 0.0005 from the January lot: gain 0.00025.
+    let fee = &rows[0];
+    assert_eq!(fee["wallet"], A);
+    assert_eq!(dec(&fee["quantity"]), d("0.000005"));
+    assert_eq!(dec(&fee["gain"]), d("0.00025"));
+    // B's sale: the 4 SOL keep A's acquisition date (10 January 2024) and
+    // cost (4 x 100 = 400), so the sale on 1 March 2025 at 800 is a
+    // long-term gain of 800 - 400 = 400. (Were the move a sale and a
+    // purchase, B's lot would date from 1 August 2024 at 4 x 150 = 600: a
+    // short-term gain of 200.)
+    let sale = &rows[1];
+    assert_eq!(sale["wallet"], B);
+    assert_eq!(sale["acquired"], "2024-01-10T12:00:00Z");
+    assert_eq!(sale["tax_year"], "2025");
+    assert_eq!(dec(&sale["proceeds"]), d("800"));
+    assert_eq!(dec(&sale["cost"]), d("400"));
+    assert_eq!(dec(&sale["gain"]), d("400"));
+    assert_eq!(sale["rule"], "fifo");
+    let years = tax["years"].as_array().unwrap();
+    assert_eq!(years.len(), 2, "{tax}");
+    assert_eq!(years[1]["tax_year"], "2025");
+    assert_eq!(dec(&years[1]["long_term_gain"]), d("400"));
+    assert_eq!(dec(&years[1]["short_term_gain"]), d("0"));
+    assert_eq!(dec(&years[0]["short_term_gain"]), d("0.00025"));
+    // The two transfers with strangers are unlabelled, with their totals:
+    // 10 SOL in at 1,000 USD and 4 SOL out at 800 USD.
+    let unlabelled = tax["unlabelled"].as_array().unwrap();
+    assert_eq!(unlabelled.len(), 2, "{tax}");
+    assert_eq!(unlabelled[0]["outgoing"], false);
+    assert_eq!(dec(&unlabelled[0]["quantity"]), d("10"));
+    assert_eq!(dec(&unlabelled[0]["value"]), d("1000"));
+    assert_eq!(unlabelled[1]["outgoing"], true);
+    assert_eq!(dec(&unlabelled[1]["value"]), d("800"));
+
+    // One tax year: only its rows and summary.
+    let year = ok(&call(
+        &app,
+        "get_report",
+        json!({"wallets":[A, B],"format":"json","jurisdiction":"us","tax_year":"2025"}),
+        None,
+    )
+    .await);
+    assert_eq!(year["tax"]["tax_year"], "2025");
+    assert_eq!(year["tax"]["rows"].as_array().unwrap().len(), 1);
+    assert_eq!(year["tax"]["years"].as_array().unwrap().len(), 1);
+    assert!(year["tax"]["moves"].as_array().unwrap().is_empty());
+}
+
+async fn account(app: &TestApp) -> (accounts::AccountId, String) {
+    let store = app.state.store();
+    let now = app.state.now_ms();
+    let account = accounts::create_account(store, now, "tests").await.unwrap();
+    let minted = accounts::mint(
+        store,
+        now,
+        &account,
+        TokenKind::Mcp,
+        Scopes::parse("read").unwrap(),
+        "tax test",
+    )
+    .await
+    .unwrap();
+    (account, minted.plaintext.clone())
+}
+
+async fn label(
+    app: &TestApp,
+    account: &accounts::AccountId,
+    address: &str,
+    category: AddressCategory,
+) {
+    accounts::set_address_label(
+        app.state.store(),
+        app.state.now_ms(),
+        account,
+        WalletAddress::parse(address).unwrap(),
+        "label",
+        category,
+        100,
+    )
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn an_exchange_label_keeps_a_send_out_of_the_books_and_relabelling_as_merchant_makes_it_a_disposal()
+ {
+    let (app, _prices, _ecb) = app_with(Vec::new()).await;
+    use OperationType::*;
+    // A: 10 SOL in on 10 January 2024 (1,000 USD), 2 SOL to SHOP on
+    // 1 July 2024 (at 150: 300 USD).
+    seed(
+        &app,
+        A,
+        vec![
+            (
+                "a1",
+                noon("2024-01-10"),
+                vec![(TransferIn, 10 * SOL, Some(STRANGER))],
+            ),
+            (
+                "s1",
+                noon("2024-07-01"),
+                vec![(TransferOut, -2 * SOL, Some(SHOP))],
+            ),
+        ],
+    )
+    .await;
+    let (account, bearer) = account(&app).await;
+    accounts::watchlist::add_wallet(
+        app.state.store(),
+        app.state.now_ms(),
+        &account,
+        WalletAddress::parse(A).unwrap(),
+        "",
+    )
+    .await
+    .unwrap();
+    let args = json!({"wallets":[A],"format":"json","jurisdiction":"us"});
+
+    label(&app, &account, SHOP, AddressCategory::Exchange).await;
+    let tax = ok(&call(&app, "get_report", args.clone(), Some(&bearer)).await)["tax"].clone();
+    // To the exchange: the 2 SOL leave with their basis (2 x 100 = 200);
+    // nothing is realized.
+    assert!(tax["rows"].as_array().unwrap().is_empty(), "{tax}");
+    assert_eq!(tax["transfers"][1]["counterparty"], "exchange");
+    assert_eq!(tax["transfers"][1]["treatment"], "out_of_books");
+    let at_exchange: Vec<&Value> = tax["holdings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["holder"] == "exchange")
+        .collect();
+    assert_eq!(at_exchange.len(), 1, "{tax}");
+    assert_eq!(dec(&at_exchange[0]["quantity"]), d("2"));
+    assert_eq!(dec(&at_exchange[0]["cost"]), d("200"));
+
+    // Relabelled a merchant, the next read has the payment as a disposal:
+    // proceeds 300, cost 200, gain 100 (short term).
+    label(&app, &account, SHOP, AddressCategory::Merchant).await;
+    let tax = ok(&call(&app, "get_report", args, Some(&bearer)).await)["tax"].clone();
+    let rows = tax["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{tax}");
+    assert_eq!(dec(&rows[0]["proceeds"]), d("300"));
+    assert_eq!(dec(&rows[0]["cost"]), d("200"));
+    assert_eq!(dec(&rows[0]["gain"]), d("100"));
+    assert_eq!(tax["transfers"][1]["treatment"], "disposal");
+    assert_eq!(tax["transfers"][1]["counterparty"], "merchant");
+}
+
+fn day(date: &str, usd: &str, gbp: &str) -> ecb_standin::Day {
+    (
+        date.to_owned(),
+        vec![
+            ("USD".to_owned(), usd.to_owned()),
+            ("JPY".to_owned(), "160.00".to_owned()),
+            ("GBP".to_owned(), gbp.to_owned()),
+        ],
+    )
+}
+
+/// A: 10 SOL in on 1 May 2024 (at 100: 1,000 USD) and 4 SOL out on
+/// 1 July 2024 (at 150: 600 USD), no fees.
+async fn uk_wallet(app: &TestApp) {
+    use OperationType::*;
+    seed(
+        app,
+        A,
+        vec![
+            (
+                "u1",
+                noon("2024-05-01"),
+                vec![(TransferIn, 10 * SOL, Some(STRANGER))],
+            ),
+            (
+                "u2",
+                noon("2024-07-01"),
+                vec![(TransferOut, -4 * SOL, Some(STRANGER))],
+            ),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn uk_figures_are_in_pounds_at_the_ecbs_rates_as_on_sa108() {
+    // 1 May is a TARGET holiday: the ECB publishes nothing that day, so
+    // 30 April's rates apply. 30 April: 1 EUR = 1.25 USD = 0.85 GBP, so
+    // 1 USD = 0.85 / 1.25 = 0.68 GBP. 1 July: 1 EUR = 1.20 USD = 0.84 GBP,
+    // so 1 USD = 0.70 GBP.
+    let (app, _prices, ecb) = app_with(vec![
+        day("2024-04-30", "1.2500", "0.85000"),
+        day("2024-07-01", "1.2000", "0.84000"),
+    ])
+    .await;
+    uk_wallet(&app).await;
+    let report = ok(&call(
+        &app,
+        "get_report",
+        json!({"wallets":[A],"format":"json","jurisdiction":"uk","tax_year":"2024-25"}),
+        None,
+    )
+    .await);
+    let tax = &report["tax"];
+    assert_eq!(tax["currency"], "GBP");
+    assert_eq!(tax["rates"], "ecb");
+    assert_eq!(tax["matching"], "share_matching");
+    // The Section 104 pool: 10 SOL costing 1,000 x 0.68 = 680 GBP. The
+    // disposal of 4 (no acquisition that day or in the 30 days after, so
+    // neither same-day nor bed-and-breakfast matching, CG51560): proceeds
+    // 600 x 0.70 = 420 GBP, allowable cost 680 x 4 / 10 = 272 GBP, gain
+    // 420 - 272 = 148 GBP, in the tax year 6 April 2024 to 5 April 2025.
+    let rows = tax["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{tax}");
+    assert_eq!(rows[0]["rule"], "section_104");
+    assert_eq!(rows[0]["acquired"], "pool");
+    assert_eq!(dec(&rows[0]["proceeds"]), d("420"));
+    assert_eq!(dec(&rows[0]["cost"]), d("272"));
+    assert_eq!(dec(&rows[0]["gain"]), d("148"));
+    let year = &tax["years"][0];
+    assert_eq!(year["jurisdiction"], "uk");
+    assert_eq!(year["tax_year"], "2024-25");
+    assert_eq!(year["disposals"], 1);
+    assert_eq!(dec(&year["proceeds"]), d("420"));
+    assert_eq!(dec(&year["allowable_costs"]), d("272"));
+    assert_eq!(dec(&year["gains"]), d("148"));
+    assert_eq!(dec(&year["losses"]), d("0"));
+    // What is left in the pool: 6 SOL costing 680 - 272 = 408 GBP.
+    let pool = &tax["holdings"][0];
+    assert_eq!(dec(&pool["quantity"]), d("6"));
+    assert_eq!(dec(&pool["cost"]), d("408"));
+    // The rates were fetched once and stored: a second report asks no more.
+    let fetched = ecb.state.requests.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(fetched, 1);
+    let again = ok(&call(
+        &app,
+        "get_report",
+        json!({"wallets":[A],"format":"json","jurisdiction":"uk"}),
+        None,
+    )
+    .await);
+    assert_eq!(again["tax"]["rows"], tax["rows"]);
+    assert_eq!(
+        ecb.state.requests.load(std::sync::atomic::Ordering::SeqCst),
+        1
+    );
+    let stored = app
+        .state
+        .store()
+        .price_points(
+            "ecb:GBP",
+            86_400,
+            noon("2024-04-30") - 43_200,
+            noon("2024-04-30"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(dec(&json!(stored[0].close)), d("0.85"));
+}
+
+#[tokio::test]
+async fn get_positions_takes_the_same_tax_arguments() {
+    let (app, _prices, _ecb) = app_with(vec![
+        day("2024-04-30", "1.2500", "0.85000"),
+        day("2024-07-01", "1.2000", "0.84000"),
+    ])
+    .await;
+    uk_wallet(&app).await;
+    let plain = ok(&call(&app, "get_positions", json!({"address": A}), None).await);
+    assert!(plain.get("tax").is_none());
+    let positions = ok(&call(
+        &app,
+        "get_positions",
+        json!({"address": A, "jurisdiction": "uk"}),
+        None,
+    )
+    .await);
+    // As the report's: the pool keeps 6 SOL at 408 GBP, the gain is 148.
+    assert_eq!(dec(&positions["tax"]["holdings"][0]["cost"]), d("408"));
+    assert_eq!(dec(&positions["tax"]["years"][0]["gains"]), d("148"));
+    // The same over REST.
+    let rest: Value = app
+        .client
+        .get(format!(
+            "{}/v1/wallets/{A}/positions?jurisdiction=uk",
+            app.base
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(rest["tax"], positions["tax"]);
+}
+
+#[tokio::test]
+async fn an_ecb_outage_is_answered_unavailable_never_a_zero_rate() {
+    let (app, _prices, ecb) = app_with(vec![day("2024-04-30", "1.25", "0.85")]).await;
+    uk_wallet(&app).await;
+    ecb.state
+        .failing
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let err = refused(
+        &call(
+            &app,
+            "get_report",
+            json!({"wallets":[A],"format":"json","jurisdiction":"uk"}),
+            None,
+        )
+        .await,
+    );
+    assert_eq!(err["code"], "unavailable", "{err}");
+    assert!(err["message"].as_str().unwrap().contains("ECB"), "{err}");
+    // USD needs no rates: the same books answer in dollars.
+    ok(&call(
+        &app,
+        "get_report",
+        json!({"wallets":[A],"format":"json","jurisdiction":"us"}),
+        None,
+    )
+    .await);
+}
+
+#[tokio::test]
+async fn unknown_jurisdictions_currencies_and_tax_years_are_refused_naming_the_allowed_values() {
+    let (app, _prices, _ecb) = app_with(Vec::new()).await;
+    uk_wallet(&app).await;
+    for (args, names) in [
+        (json!({"jurisdiction":"fr"}), "us, uk, ca, de, au"),
+        (json!({"currency":"JPY"}), "USD, GBP, EUR, CAD, AUD"),
+        (json!({"tax_year":"last"}), "2024-25"),
+        (json!({"jurisdiction":"uk","tax_year":"2024"}), "2024-25"),
+        (
+            json!({"jurisdiction":"us","tax_year":"2024-25"}),
+            "write 2024",
+        ),
+        (
+            json!({"jurisdiction":"uk","method":"fifo"}),
+            "not accepted in uk",
+        ),
+        (
+            json!({"jurisdiction":"us","method":"average"}),
+            "not accepted in us",
+        ),
+        (
+            json!({"jurisdiction":"uk","format":"csv"}),
+            "json format only",
+        ),
+    ] {
+        let mut full = json!({"wallets":[A],"format":"json"});
+        for (k, v) in args.as_object().unwrap() {
+            full[k] = v.clone();
+        }
+        let err = refused(&call(&app, "get_report", full, None).await);
+        assert_eq!(err["code"], "invalid_params", "{args}: {err}");
+        assert!(
+            err["message"].as_str().unwrap().contains(names),
+            "{args}: {err}"
+        );
+    }
+    // REST answers the same refusal.
+    let response = app
+        .client
+        .get(format!(
+            "{}/v1/reports?wallets={A}&format=json&jurisdiction=fr",
+            app.base
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 400);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["code"], "invalid_params");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("us, uk, ca, de, au")
+    );
+}
+
+#[tokio::test]
+async fn germany_in_euros_a_gain_within_one_year_under_the_exemption_limit_is_not_taxed() {
+    // The UK wallet's two days: 30 April 1 EUR = 1.25 USD (1 May, a TARGET
+    // holiday, takes it), 1 July 1 EUR = 1.20 USD.
+    let (app, _prices, _ecb) = app_with(vec![
+        day("2024-04-30", "1.2500", "0.85000"),
+        day("2024-07-01", "1.2000", "0.84000"),
+    ])
+    .await;
+    uk_wallet(&app).await;
+    let tax = ok(&call(
+        &app,
+        "get_report",
+        json!({"wallets":[A],"format":"json","jurisdiction":"de","tax_year":"2024"}),
+        None,
+    )
+    .await)["tax"]
+        .clone();
+    assert_eq!(tax["currency"], "EUR");
+    // Bought 1,000 USD / 1.25 = 800 EUR for 10 SOL; sold 4 for 600 USD /
+    // 1.20 = 500 EUR two months later (FIFO, BMF 10 May 2022 Rn. 61): cost
+    // 800 x 4 / 10 = 320 EUR, gain 180 EUR, held one year or less, so a
+    // private sale (EStG §23 Abs. 1 S. 1 Nr. 2). The 2024 Freigrenze is
+    // 1,000 EUR (§23 Abs. 3 S. 5): 180 is below it, so nothing is taxable.
+    let rows = tax["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{tax}");
+    assert_eq!(rows[0]["rule"], "held_1y_or_less");
+    assert_eq!(dec(&rows[0]["proceeds"]), d("500"));
+    assert_eq!(dec(&rows[0]["cost"]), d("320"));
+    assert_eq!(dec(&rows[0]["gain"]), d("180"));
+    let year = &tax["years"][0];
+    assert_eq!(year["jurisdiction"], "de");
+    assert_eq!(dec(&year["gain_within_one_year"]), d("180"));
+    assert_eq!(dec(&year["gain_after_one_year"]), d("0"));
+    assert_eq!(dec(&year["exemption_limit"]), d("1000"));
+    assert_eq!(dec(&year["taxable_gain"]), d("0"));
+}
+
+#[tokio::test]
+async fn australia_in_dollars_halves_a_gain_on_an_asset_held_twelve_months() {
+    use OperationType::*;
+    // 10 January 2024: 1 EUR = 1.10 USD = 1.65 AUD, so 1 USD = 1.5 AUD.
+    // 1 March 2025 is a Saturday: Friday 28 February's rates apply,
+    // 1 EUR = 1.04 USD = 1.664 AUD, so 1 USD = 1.6 AUD.
+    let aud = |date: &str, usd: &str, aud: &str| {
+        (
+            date.to_owned(),
+            vec![
+                ("USD".to_owned(), usd.to_owned()),
+                ("AUD".to_owned(), aud.to_owned()),
+            ],
+        )
+    };
+    let (app, _prices, _ecb) = app_with(vec![
+        aud("2024-01-10", "1.1000", "1.6500"),
+        aud("2025-02-28", "1.0400", "1.6640"),
+    ])
+    .await;
+    seed(
+        &app,
+        A,
+        vec![
+            (
+                "x1",
+                noon("2024-01-10"),
+                vec![(TransferIn, 10 * SOL, Some(STRANGER))],
+            ),
+            (
+                "x2",
+                noon("2025-03-01"),
+                vec![(TransferOut, -4 * SOL, Some(STRANGER))],
+            ),
+        ],
+    )
+    .await;
+    let tax = ok(&call(
+        &app,
+        "get_report",
+        json!({"wallets":[A],"format":"json","jurisdiction":"au","tax_year":"2024-25"}),
+        None,
+    )
+    .await)["tax"]
+        .clone();
+    assert_eq!(tax["currency"], "AUD");
+    // Cost 1,000 USD x 1.5 = 1,500 AUD for 10 SOL, 600 AUD for the 4 sold;
+    // proceeds 800 USD x 1.6 = 1,280 AUD; gain 680 AUD. Held from
+    // 10 January 2024 to 1 March 2025, at least 12 months (ITAA 1997
+    // s.115-25), so discountable: the net capital gain is half, 340 AUD
+    // (s.115-100), in the income year 1 July 2024 to 30 June 2025.
+    let rows = tax["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{tax}");
+    assert_eq!(rows[0]["rule"], "discount");
+    assert_eq!(rows[0]["tax_year"], "2024-25");
+    assert_eq!(dec(&rows[0]["proceeds"]), d("1280"));
+    assert_eq!(dec(&rows[0]["cost"]), d("600"));
+    assert_eq!(dec(&rows[0]["gain"]), d("680"));
+    let year = &tax["years"][0];
+    assert_eq!(year["jurisdiction"], "au");
+    assert_eq!(dec(&year["discountable_gains"]), d("680"));
+    assert_eq!(dec(&year["other_gains"]), d("0"));
+    assert_eq!(dec(&year["net_capital_gain"]), d("340"));
+}
+
+#[tokio::test]
+async fn canada_in_dollars_denies_a_superficial_loss_and_adds_it_to_the_replacement_cost() {
+    use OperationType::*;
+    // 1 EUR = 1.00 USD = 1.50 CAD on every day used, so 1 USD = 1.5 CAD.
+    let cad = |date: &str| {
+        (
+            date.to_owned(),
+            vec![
+                ("USD".to_owned(), "1.0000".to_owned()),
+                ("CAD".to_owned(), "1.5000".to_owned()),
+            ],
+        )
+    };
+    let (app, _prices, _ecb) = app_with(vec![
+        cad("2025-03-10"),
+        cad("2025-06-10"),
+        cad("2025-06-20"),
+    ])
+    .await;
+    // 10 SOL bought on 10 March 2025 at 200 (2,000 USD = 3,000 CAD), all
+    // sold on 10 June at 120 (1,200 USD = 1,800 CAD), 10 bought back on
+    // 20 June at 120 (1,800 CAD) and still held 30 days after the sale.
+    seed(
+        &app,
+        A,
+        vec![
+            (
+                "c1",
+                noon("2025-03-10"),
+                vec![(TransferIn, 10 * SOL, Some(STRANGER))],
+            ),
+            (
+                "c2",
+                noon("2025-06-10"),
+                vec![(TransferOut, -10 * SOL, Some(STRANGER))],
+            ),
+            (
+                "c3",
+                noon("2025-06-20"),
+                vec![(TransferIn, 10 * SOL, Some(STRANGER))],
+            ),
+        ],
+    )
+    .await;
+    let tax = ok(&call(
+        &app,
+        "get_report",
+        json!({"wallets":[A],"format":"json","jurisdiction":"ca","tax_year":"2025"}),
+        None,
+    )
+    .await)["tax"]
+        .clone();
+    assert_eq!(tax["currency"], "CAD");
+    assert_eq!(tax["matching"], "adjusted_cost_base");
+    // The loss of 3,000 - 1,800 = 1,200 CAD is superficial: the same
+    // property was bought within 30 days after the disposition and held at
+    // the end of that period (ITA s.54 "superficial loss"), so it is nil
+    // (s.40(2)(g)(i)) and added to the replacement's cost (s.53(1)(f)):
+    // 1,800 + 1,200 = 3,000 CAD for the 10 SOL now held.
+    let rows = tax["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{tax}");
+    assert_eq!(rows[0]["rule"], "superficial_loss");
+    assert_eq!(dec(&rows[0]["proceeds"]), d("1800"));
+    assert_eq!(dec(&rows[0]["gain"]), d("0"));
+    let year = &tax["years"][0];
+    assert_eq!(year["jurisdiction"], "ca");
+    assert_eq!(dec(&year["superficial_losses"]), d("1200"));
+    assert_eq!(dec(&year["gain"]), d("0"));
+    assert_eq!(dec(&year["taxable_capital_gain"]), d("0"));
+    let held = &tax["holdings"][0];
+    assert_eq!(dec(&held["quantity"]), d("10"));
+    assert_eq!(dec(&held["cost"]), d("3000"));
+}
+
+#[tokio::test]
+async fn a_send_to_a_watched_wallet_outside_the_report_is_no_disposal() {
+    let (app, _prices, _ecb) = app_with(Vec::new()).await;
+    two_wallets(&app).await;
+    let args = json!({"wallets":[A],"format":"json","jurisdiction":"us","tax_year":"2024"});
+    // Anonymous, B is a stranger: the 4 SOL sent on 1 August 2024 are a
+    // disposal at 4 x 150 = 600, less the transaction's fee (0.000005 SOL
+    // x 150 = 0.00075, a cost of its first disposal: cost-basis.md), so
+    // 599.99925, against a cost of 400: a gain of 199.99925.
+    let anonymous = ok(&call(&app, "get_report", args.clone(), None).await)["tax"].clone();
+    let sale = anonymous["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| dec(&r["quantity"]) == d("4"))
+        .cloned()
+        .unwrap_or_else(|| panic!("{anonymous}"));
+    assert_eq!(dec(&sale["gain"]), d("199.99925"));
+    // An account watching A and B: B is the taxpayer's, so the send leaves
+    // the books at its basis (400) and is not realized.
+    let (account, bearer) = account(&app).await;
+    for wallet in [A, B] {
+        accounts::watchlist::add_wallet(
+            app.state.store(),
+            app.state.now_ms(),
+            &account,
+            WalletAddress::parse(wallet).unwrap(),
+            "",
+        )
+        .await
+        .unwrap();
+    }
+    let tax = ok(&call(&app, "get_report", args, Some(&bearer)).await)["tax"].clone();
+    let rows = tax["rows"].as_array().unwrap();
+    assert!(rows.iter().all(|r| dec(&r["quantity"]) != d("4")), "{tax}");
+    let sent = tax["transfers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["signature"] == "m1")
+        .cloned()
+        .unwrap_or_else(|| panic!("{tax}"));
+    assert_eq!(sent["counterparty"], "own_wallet");
+    assert_eq!(sent["treatment"], "out_of_books");
+    let away: Vec<&Value> = tax["holdings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["holder"] == "exchange")
+        .collect();
+    assert_eq!(dec(&away[0]["cost"]), d("400"), "{tax}");
+}
