@@ -417,7 +417,9 @@ pub fn legs_with_stake_accounts(
     let filled = if tx.failed {
         None
     } else {
-        positions(&ctx, &mut remaining, &mut out)
+        let filled = positions(&ctx, &mut remaining, &mut out);
+        lending(&ctx, &mut remaining, &mut out);
+        filled
     };
     remaining.retain(|(_, d, _)| *d != 0);
 
@@ -625,6 +627,61 @@ fn positions(
         }
     }
     filled
+}
+
+/// What lending programs did with the wallet's positions in this
+/// transaction (`protocols::lending_actions`): for each asset an
+/// instruction names, the wallet's remaining change of that asset is the
+/// move. Collateral going out is a `position_deposit` into the obligation,
+/// coming back a `position_withdraw`; a loan coming in is a `borrow`, going
+/// out a `repay`. The whole remaining change of the asset is taken: the
+/// instruction's own amount is in its data, which the view does not keep,
+/// and a transaction that also trades the same asset elsewhere would be
+/// misread (docs/ledger.md, known limits).
+fn lending(ctx: &Context<'_>, remaining: &mut [(String, i128, u8)], out: &mut Vec<Draft>) {
+    for action in protocols::lending_actions(ctx.tx)
+        .into_iter()
+        .filter(|a| a.owner == ctx.wallet)
+    {
+        for (role, asset) in &action.moves {
+            let mint = match asset {
+                protocols::Asset::Mint(mint) => mint.as_str(),
+                protocols::Asset::TokenAccount(account) => {
+                    ctx.mint_of(account).unwrap_or(NATIVE_MINT)
+                }
+            };
+            let Some(i) = wallet_entry(remaining, mint) else {
+                continue;
+            };
+            let delta = remaining[i].1;
+            if delta == 0 {
+                continue;
+            }
+            let incoming = delta > 0;
+            let operation = match (role, incoming) {
+                (protocols::Role::Collateral, false) => OperationType::PositionDeposit,
+                (protocols::Role::Collateral, true) => OperationType::PositionWithdraw,
+                (protocols::Role::Debt, true) => OperationType::Borrow,
+                (protocols::Role::Debt, false) => OperationType::Repay,
+            };
+            let direction = if incoming {
+                Direction::In
+            } else {
+                Direction::Out
+            };
+            remaining[i].1 = 0;
+            let mut draft = Draft::new(
+                operation,
+                remaining[i].0.clone(),
+                delta,
+                remaining[i].2,
+                vec![ctx.account_party(&action.position, direction)],
+            );
+            draft.position = Some(action.position.clone());
+            draft.router = Some(action.program.name.to_owned());
+            out.push(draft);
+        }
+    }
 }
 
 /// Sum legs per asset, leaving out zeros: equal to [`balance_changes`]
