@@ -554,3 +554,38 @@ fn lending_programs_are_known_so_no_longer_listed_as_unknown() {
         .build();
     assert!(ledger::protocols::unknown_programs(&legs_tx).is_empty());
 }
+
+#[test]
+fn a_jito_tip_is_a_tip_leg_and_the_swap_keeps_its_own_amount() {
+    // A swap of 1 SOL for 0.88 JupSOL that also tips 1,000,000 lamports to
+    // a Jito tip account: SOL -5,000 fee - 1,000,000 tip - 1,000,000,000.
+    let tip_account = "96gYZGLnJYVFmbjzopPSU6QiEV5fGqZNyN9nmNhvrZU5";
+    let pre = 5_000_000_000u64;
+    let tx = Build::default()
+        .account(W, true, pre, pre - FEE - 1_000_000 - 1_000_000_000)
+        .account(JUPSOL_ATA, false, TOKEN_RENT, TOKEN_RENT)
+        .account(VAULT, false, 1_000_000_000, 2_000_000_000)
+        .account(tip_account, false, 1, 1_000_001)
+        .token(JUPSOL_ATA, JUPSOL, W, 9, Some(0), Some(880_000_000))
+        .ix(
+            anchor_ix(SPL_STAKE_POOL, "deposit", &[W, VAULT, JUPSOL_ATA]),
+            vec![],
+        )
+        .ix(
+            json!({"program": "system", "programId": SYSTEM, "parsed": {"type": "transfer",
+                "info": {"source": W, "destination": tip_account, "lamports": 1_000_000}}}),
+            vec![],
+        )
+        .build();
+    let legs = conserves(&tx, W);
+    assert_eq!(
+        shape(&legs),
+        [
+            (OperationType::NetworkFee, SOL, -5_000, None),
+            (OperationType::Tip, SOL, -1_000_000, None),
+            (OperationType::Swap, SOL, -1_000_000_000, None),
+            (OperationType::Swap, JUPSOL, 880_000_000, None),
+        ]
+    );
+    assert_eq!(legs[1].counterparties[0].address, tip_account);
+}

@@ -390,6 +390,20 @@ pub fn legs_with_stake_accounts(
         }
     }
 
+    // Tips to Jito's tip accounts: a cost of the transaction, apart from
+    // whatever else the SOL change was (protocols::jito_tips).
+    for (account, lamports) in protocols::jito_tips::tips(tx, wallet) {
+        let lamports = i128::from(lamports);
+        explained -= lamports;
+        out.push(Draft::new(
+            OperationType::Tip,
+            SOL.to_owned(),
+            -lamports,
+            SOL_DECIMALS,
+            vec![ctx.account_party(&account, Direction::Out)],
+        ));
+    }
+
     for leg in staking.legs {
         explained += leg.amount;
         out.push(Draft::new(

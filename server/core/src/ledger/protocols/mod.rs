@@ -11,6 +11,7 @@
 //! withdrawals. A program that is not here keeps the conservative reading
 //! and is reported by [`unknown_programs`], never guessed.
 
+pub mod jito_tips;
 pub mod jupiter_dca;
 pub mod jupiter_lend;
 pub mod jupiter_limit;
