@@ -301,6 +301,16 @@ pub async fn run(ctx: &ScanContext<'_>, job: &JobRecord) -> Result<Outcome, Scan
         progress.resume_before = None;
         record(ctx, job, &cost, &progress).await?;
     }
+    // The spam rule over the whole stored history: a token the wallet
+    // dealt in anywhere is never airdrop_spam (ledger::spam).
+    let unmarked = ctx.store.unmark_spam(address).await?;
+    if unmarked > 0 {
+        tracing::info!(
+            address,
+            unmarked,
+            "spam legs of tokens the wallet dealt in re-read"
+        );
+    }
     let missing_epochs = if staking {
         staking::read_rewards(ctx, job, scope, &cost, &mut progress).await?
     } else {
