@@ -222,6 +222,16 @@ async fn fetch_and_write(
         .map(|(v, legs)| TransactionLegs::new(v, legs))
         .collect();
     let written = ctx.store.write_legs(address, &batch).await?;
+    // Programs read the conservative way, listed on the job (get_job's
+    // unknown_programs): how many of these transactions ran each.
+    let mut unknown: std::collections::BTreeMap<String, i64> = std::collections::BTreeMap::new();
+    for view in &views {
+        for program in ledger::protocols::unknown_programs(view) {
+            *unknown.entry(program).or_insert(0) += 1;
+        }
+    }
+    let unknown: Vec<(String, i64)> = unknown.into_iter().collect();
+    ctx.store.add_unknown_programs(&job.id, &unknown).await?;
     progress.transactions_fetched += views.len() as i64;
     progress.legs_written += i64::try_from(written).unwrap_or(i64::MAX);
     record(ctx, job, cost, progress).await

@@ -485,6 +485,47 @@ impl Store {
         Ok(version.unwrap_or(0))
     }
 
+    /// Count, for job `job_id`, the transactions it wrote that ran each of
+    /// `programs` (programs the ledger's registry does not know): added to
+    /// what earlier batches counted.
+    pub async fn add_unknown_programs(
+        &self,
+        job_id: &str,
+        programs: &[(String, i64)],
+    ) -> Result<(), StoreError> {
+        if programs.is_empty() {
+            return Ok(());
+        }
+        on_pool!(&self.pool, |pool| {
+            let mut tx = pool.begin().await?;
+            for (program, transactions) in programs {
+                sqlx::query(
+                    "INSERT INTO job_unknown_programs (job_id, program, transactions) \
+                     VALUES ($1, $2, $3) ON CONFLICT (job_id, program) DO UPDATE \
+                     SET transactions = job_unknown_programs.transactions + excluded.transactions",
+                )
+                .bind(job_id)
+                .bind(program)
+                .bind(*transactions)
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await?;
+        });
+        Ok(())
+    }
+
+    /// The unknown programs job `job_id` met, most transactions first.
+    pub async fn unknown_programs(&self, job_id: &str) -> Result<Vec<(String, i64)>, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(
+            "SELECT program, transactions FROM job_unknown_programs WHERE job_id = $1 \
+             ORDER BY transactions DESC, program"
+        )
+        .bind(job_id)
+        .fetch_all(pool)
+        .await?))
+    }
+
     /// Apply the history-wide spam rule (`ledger::spam`) to every stored
     /// leg of `wallet`: an `airdrop_spam` leg of a mint the wallet dealt in
     /// anywhere in its history becomes the `transfer_in` or `airdrop` the
