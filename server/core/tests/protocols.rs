@@ -145,8 +145,10 @@ fn a_v2_limit_order_opens_as_a_position_deposit() {
 fn a_v2_limit_order_fill_is_a_swap_from_the_escrow_and_not_spam() {
     // k2eGRDNq…, signed by the keeper j1oAbxxi, not the maker: the escrow
     // Hs7q6NnH pays 2,390,000,000 USDC (2,390,000,000 -> 0), the maker's
-    // GND3Z51k receives 999,000,000,000 HeLp6N… (0 -> 999,000,000,000); the
-    // order (3,480,000) and escrow (2,039,280) close into the maker:
+    // GND3Z51k receives 999,000,000,000 HeLp6N… (0 -> 999,000,000,000) and
+    // the fee account DtL4JtjX 1,000,000,000 (0.1%): 1,000,000,000,000
+    // bought gross, the fee a platform_fee leg; the order (3,480,000) and
+    // escrow (2,039,280) close into the maker:
     // 6,497,518,895 -> 6,503,038,175 = +5,519,280 = 3,480,000 + 2,039,280.
     let tx = tx("k2eGRDNq");
     let maker = key(&tx, "4abvSWug");
@@ -162,7 +164,13 @@ fn a_v2_limit_order_fill_is_a_swap_from_the_escrow_and_not_spam() {
             -2_390_000_000,
             Some(order.as_str()),
         ),
-        (OperationType::Swap, help.as_str(), 999_000_000_000, None),
+        (OperationType::Swap, help.as_str(), 1_000_000_000_000, None),
+        (
+            OperationType::PlatformFee,
+            help.as_str(),
+            -1_000_000_000,
+            None,
+        ),
         (OperationType::RentRefund, SOL, 2_039_280, None),
         (OperationType::RentRefund, SOL, 3_480_000, None),
     ];
@@ -251,8 +259,10 @@ fn the_v1_order_deposits_10000_usdc_and_its_ten_fills_spend_exactly_that() {
 #[test]
 fn the_first_v1_fill_reads_leg_by_leg() {
     // 4xqxLBqu…: escrow 73aBorVD 10,000,000,000 -> 9,600,640,000 USDC
-    // (-399,360,000); the maker's GQjxPiKu 0 -> 177,317 of 9gr84r…; the
-    // keeper routed through Phoenix and Raydium AMM v4.
+    // (-399,360,000); the maker's GQjxPiKu 0 -> 177,317 of 9gr84r…, and the
+    // program fee account AtUDWt7G (owned by the fee authority H3vkQqNV)
+    // 0 -> 177 of it: the maker bought 177,494 gross and paid 177 (0.1%) as
+    // Jupiter's fee; the keeper routed through Phoenix and Raydium AMM v4.
     let tx = tx("4xqxLBqu");
     let maker = key(&tx, "GAgnD5Xv");
     let order = key(&tx, "3XQkm6Ss");
@@ -267,12 +277,18 @@ fn the_first_v1_fill_reads_leg_by_leg() {
                 -399_360_000,
                 Some(order.as_str())
             ),
-            (OperationType::Swap, bought.as_str(), 177_317, None),
+            (OperationType::PlatformFee, bought.as_str(), -177, None),
+            (OperationType::Swap, bought.as_str(), 177_494, None),
         ]
     );
-    assert_eq!(legs[1].venue.as_deref(), Some("Phoenix, Raydium AMM v4"));
     assert_eq!(
-        legs[1].router.as_deref(),
+        legs[1].counterparties[0].address,
+        key(&tx, "H3vkQqNV"),
+        "the fee account's owner"
+    );
+    assert_eq!(legs[2].venue.as_deref(), Some("Phoenix, Raydium AMM v4"));
+    assert_eq!(
+        legs[2].router.as_deref(),
         Some("Jupiter Limit Order v1, Jupiter Aggregator v6")
     );
     // The keeper's own reading is unchanged: not a position of its own.

@@ -521,6 +521,23 @@ fn wallet_entry(remaining: &[(String, i128, u8)], mint: &str) -> Option<usize> {
         })
 }
 
+/// One token account's mint and balance change in `tx` (absent on a side
+/// counts as zero there).
+fn token_account_change(tx: &TxView, account: &str) -> Option<(String, i128)> {
+    let find = |balances: &[super::tx::TokenBalance]| {
+        balances
+            .iter()
+            .find(|b| b.account == account)
+            .map(|b| (b.mint.clone(), b.amount as i128))
+    };
+    match (find(&tx.pre_tokens), find(&tx.post_tokens)) {
+        (Some((mint, pre)), Some((_, post))) => Some((mint, post - pre)),
+        (None, Some((mint, post))) => Some((mint, post)),
+        (Some((mint, pre)), None) => Some((mint, -pre)),
+        (None, None) => None,
+    }
+}
+
 /// What order programs did with the wallet's positions in this
 /// transaction (`protocols::escrow_actions`): deposits into an order's
 /// escrow, withdrawals from it, the escrow's side of fills, and the rent of
@@ -620,6 +637,35 @@ fn positions(
                 ));
                 *held = 0;
                 filled = Some(position.to_owned());
+            }
+            // The program's platform fee, taken out of the output before
+            // the wallet received it: the bought side is the gross amount
+            // and the fee a leg of its own, so gross and net both add up.
+            let fee_accounts: BTreeSet<&str> = actions
+                .iter()
+                .filter(|a| a.position == position && a.step == Step::Fill)
+                .filter_map(|a| a.fee_account.as_deref())
+                .collect();
+            for account in fee_accounts {
+                let Some((mint, fee)) = token_account_change(ctx.tx, account) else {
+                    continue;
+                };
+                let Some(i) = wallet_entry(remaining, &mint) else {
+                    continue;
+                };
+                if fee <= 0 || remaining[i].1 <= 0 {
+                    continue;
+                }
+                remaining[i].1 += fee;
+                let mut draft = Draft::new(
+                    OperationType::PlatformFee,
+                    remaining[i].0.clone(),
+                    -fee,
+                    remaining[i].2,
+                    vec![ctx.token_party(account, Direction::Out)],
+                );
+                draft.router = Some(program.to_owned());
+                out.push(draft);
             }
         }
         // The order account itself closed, its rent back to the wallet,

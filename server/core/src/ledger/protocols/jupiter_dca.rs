@@ -27,6 +27,7 @@ const fn layout(
         step,
         position,
         owner,
+        fee_account: None,
     }
 }
 

@@ -354,6 +354,9 @@ pub struct EscrowAction {
     pub position: String,
     /// The wallet the order belongs to.
     pub owner: String,
+    /// The token account a fill pays the program's platform fee into,
+    /// when the instruction names one.
+    pub fee_account: Option<String>,
 }
 
 /// An Anchor program's instruction discriminator: the first 8 bytes of
@@ -368,6 +371,8 @@ pub(crate) struct Layout {
     pub step: Step,
     pub position: usize,
     pub owner: usize,
+    /// Where a fill names the program's fee token account.
+    pub fee_account: Option<usize>,
 }
 
 pub(crate) fn read_with(
@@ -382,6 +387,9 @@ pub(crate) fn read_with(
         program,
         position: invocation.accounts.get(layout.position)?.clone(),
         owner: invocation.accounts.get(layout.owner)?.clone(),
+        fee_account: layout
+            .fee_account
+            .and_then(|i| invocation.accounts.get(i).cloned()),
     })
 }
 
