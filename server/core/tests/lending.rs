@@ -200,19 +200,12 @@ fn operate(supply_mint: &str, borrow_mint: &str, token_account: &str) -> Value {
     anchor_ix(JUPITER_LEND_VAULTS, "operate", &accounts)
 }
 
-#[test]
-fn a_jupiter_lend_collateral_deposit_is_a_position_deposit_not_a_swap_for_the_nft() {
-    // The case: 0.515 SOL deposited as collateral into a new
-    // position. The wallet wraps 0.515 SOL in a temporary wSOL account (its
-    // 2,039,280 rent comes back when it closes), `init_position` creates the
-    // position (2,500,000), the NFT mint (1,461,600) and the NFT's token
-    // account (2,039,280), and `operate` moves the 0.515 wSOL into the
-    // liquidity vault. The wallet's SOL: 10 SOL - 5,000 fee - 2,500,000 -
-    // 1,461,600 - 2,039,280 - 515,000,000.
+/// The Jupiter Lend collateral deposit (see the test below).
+fn jupiter_lend_deposit() -> TxView {
     let deposit = 515_000_000u64;
     let pre = 10_000_000_000u64;
     let post = pre - FEE - POSITION_RENT - MINT_RENT - TOKEN_RENT - deposit;
-    let tx = Build::default()
+    Build::default()
         .account(W, true, pre, post)
         .account(TMP, false, 0, 0)
         .account(POSITION, false, 0, POSITION_RENT)
@@ -250,7 +243,19 @@ fn a_jupiter_lend_collateral_deposit_is_a_position_deposit_not_a_swap_for_the_nf
             ],
         )
         .ix(close_account(TMP, W), vec![])
-        .build();
+        .build()
+}
+
+#[test]
+fn a_jupiter_lend_collateral_deposit_is_a_position_deposit_not_a_swap_for_the_nft() {
+    // The case: 0.515 SOL deposited as collateral into a new
+    // position. The wallet wraps 0.515 SOL in a temporary wSOL account (its
+    // 2,039,280 rent comes back when it closes), `init_position` creates the
+    // position (2,500,000), the NFT mint (1,461,600) and the NFT's token
+    // account (2,039,280), and `operate` moves the 0.515 wSOL into the
+    // liquidity vault. The wallet's SOL: 10 SOL - 5,000 fee - 2,500,000 -
+    // 1,461,600 - 2,039,280 - 515,000,000.
+    let tx = jupiter_lend_deposit();
     let legs = conserves(&tx, W);
     assert_eq!(
         shape(&legs),
@@ -588,4 +593,41 @@ fn a_jito_tip_is_a_tip_leg_and_the_swap_keeps_its_own_amount() {
         ]
     );
     assert_eq!(legs[1].counterparties[0].address, tip_account);
+}
+
+#[test]
+fn the_collateral_deposit_realizes_nothing_and_keeps_the_sols_lots() {
+    // The deposit's legs, priced at $200 a SOL, into the basis engine's
+    // events: the 0.515 SOL is locked in a position (no disposal, so no
+    // gain on Form 8949); the only SOL disposal is the 5,000-lamport fee.
+    use ledger_core::basis::{EventKind, LegInput, events_from_legs};
+    use rust_decimal::Decimal;
+    let tx = jupiter_lend_deposit();
+    let legs = ledger::legs(&tx, W);
+    let inputs: Vec<LegInput> = legs
+        .iter()
+        .map(|l| LegInput {
+            signature: l.signature.clone(),
+            index: l.index,
+            block_time: l.block_time.unwrap(),
+            operation_type: l.operation_type,
+            mint: l.mint.clone(),
+            amount: l.amount,
+            decimals: l.decimals,
+            usd_value: (l.mint == SOL).then(|| {
+                Decimal::from(200) * Decimal::from(l.amount.abs()) / Decimal::from(1_000_000_000)
+            }),
+            position: l.position.clone(),
+        })
+        .collect();
+    let events = events_from_legs(&inputs, true);
+    let sol_disposals: Vec<Decimal> = events
+        .iter()
+        .filter(|e| e.asset == SOL && e.kind == EventKind::Dispose)
+        .map(|e| e.quantity)
+        .collect();
+    assert_eq!(sol_disposals, [Decimal::new(5_000, 9)]);
+    assert!(events.iter().any(|e| e.asset == SOL
+        && e.kind == EventKind::PositionLock
+        && e.quantity == Decimal::new(515_000_000, 9)));
 }
