@@ -324,7 +324,9 @@ fn the_last_v1_fill_returns_the_order_and_escrow_rent() {
 fn a_dca_fill_is_a_swap_of_the_escrowed_input() {
     // 2GMpqA7d…: the DCA account 7WZcPib1's wSOL escrow ECUPi4xJ pays
     // 20,000,000 - 18,571,429 = 1,428,571 lamports; the owner DHq9E6HL's
-    // 9ewoAWZ8 receives 3,638,897,489 - 3,594,821,609 = 44,075,880 of 74DSHn….
+    // 9ewoAWZ8 receives 3,638,897,489 - 3,594,821,609 = 44,075,880 of 74DSHn…
+    // and the fee account 4d3vmXkg (fee authority CpoD6tWA) 44,119 (0.1%):
+    // 44,119,999 bought gross, as the pool paid out (892Km91n -44,119,999).
     let tx = tx("2GMpqA7d");
     let owner = key(&tx, "DHq9E6HL");
     let dca = key(&tx, "7WZcPib1");
@@ -333,12 +335,14 @@ fn a_dca_fill_is_a_swap_of_the_escrowed_input() {
         shape(&ledger::legs(&tx, &owner)),
         [
             (OperationType::Swap, SOL, -1_428_571, Some(dca.as_str())),
-            (OperationType::Swap, bought.as_str(), 44_075_880, None),
+            (OperationType::PlatformFee, bought.as_str(), -44_119, None),
+            (OperationType::Swap, bought.as_str(), 44_119_999, None),
         ]
     );
     // S3z6oPjo…: DbQVM6pT's USDC escrow Eu2MKgny pays 1,975,000,567 -
     // 1,972,222,790 = 2,777,777; 9QC3q9XT's HitShwPA receives 359,541,627,170
-    // - 359,537,567,825 = 4,059,345 of 4k3Dyj….
+    // - 359,537,567,825 = 4,059,345 of 4k3Dyj… and the fee account 8KvPuzV2
+    // 4,063: 4,063,408 gross (GM1CjxKi -4,063,408).
     let tx = self::tx("S3z6oPjo");
     let owner = key(&tx, "9QC3q9XT");
     let dca = key(&tx, "DbQVM6pT");
@@ -347,7 +351,8 @@ fn a_dca_fill_is_a_swap_of_the_escrowed_input() {
         shape(&ledger::legs(&tx, &owner)),
         [
             (OperationType::Swap, USDC, -2_777_777, Some(dca.as_str())),
-            (OperationType::Swap, bought.as_str(), 4_059_345, None),
+            (OperationType::PlatformFee, bought.as_str(), -4_063, None),
+            (OperationType::Swap, bought.as_str(), 4_063_408, None),
         ]
     );
 }

@@ -641,12 +641,14 @@ fn positions(
             // The program's platform fee, taken out of the output before
             // the wallet received it: the bought side is the gross amount
             // and the fee a leg of its own, so gross and net both add up.
-            let fee_accounts: BTreeSet<&str> = actions
-                .iter()
-                .filter(|a| a.position == position && a.step == Step::Fill)
-                .filter_map(|a| a.fee_account.as_deref())
+            // Any instruction on this order may name it (a DCA's
+            // `fulfill_flash_fill` names no owner), so every one counts.
+            let fee_accounts: BTreeSet<String> = protocols::escrow_actions(ctx.tx)
+                .into_iter()
+                .filter(|a| a.position == position)
+                .filter_map(|a| a.fee_account)
                 .collect();
-            for account in fee_accounts {
+            for account in &fee_accounts {
                 let Some((mint, fee)) = token_account_change(ctx.tx, account) else {
                     continue;
                 };

@@ -341,6 +341,10 @@ pub enum Step {
     Fill,
     /// What was left came back to the owner and the order closed.
     Close,
+    /// The program took its fee out of a fill's output. The instruction
+    /// names the order but not its owner, so it is keyed by the order
+    /// alone and never makes an order anyone's position by itself.
+    Fee,
 }
 
 /// One order instruction, read: which order (the position) of whom.
