@@ -145,8 +145,10 @@ fn a_v2_limit_order_opens_as_a_position_deposit() {
 fn a_v2_limit_order_fill_is_a_swap_from_the_escrow_and_not_spam() {
     // k2eGRDNq…, signed by the keeper j1oAbxxi, not the maker: the escrow
     // Hs7q6NnH pays 2,390,000,000 USDC (2,390,000,000 -> 0), the maker's
-    // GND3Z51k receives 999,000,000,000 HeLp6N… (0 -> 999,000,000,000); the
-    // order (3,480,000) and escrow (2,039,280) close into the maker:
+    // GND3Z51k receives 999,000,000,000 HeLp6N… (0 -> 999,000,000,000) and
+    // the fee account DtL4JtjX 1,000,000,000 (0.1%): 1,000,000,000,000
+    // bought gross, the fee a platform_fee leg; the order (3,480,000) and
+    // escrow (2,039,280) close into the maker:
     // 6,497,518,895 -> 6,503,038,175 = +5,519,280 = 3,480,000 + 2,039,280.
     let tx = tx("k2eGRDNq");
     let maker = key(&tx, "4abvSWug");
@@ -162,7 +164,13 @@ fn a_v2_limit_order_fill_is_a_swap_from_the_escrow_and_not_spam() {
             -2_390_000_000,
             Some(order.as_str()),
         ),
-        (OperationType::Swap, help.as_str(), 999_000_000_000, None),
+        (OperationType::Swap, help.as_str(), 1_000_000_000_000, None),
+        (
+            OperationType::PlatformFee,
+            help.as_str(),
+            -1_000_000_000,
+            None,
+        ),
         (OperationType::RentRefund, SOL, 2_039_280, None),
         (OperationType::RentRefund, SOL, 3_480_000, None),
     ];
@@ -251,8 +259,10 @@ fn the_v1_order_deposits_10000_usdc_and_its_ten_fills_spend_exactly_that() {
 #[test]
 fn the_first_v1_fill_reads_leg_by_leg() {
     // 4xqxLBqu…: escrow 73aBorVD 10,000,000,000 -> 9,600,640,000 USDC
-    // (-399,360,000); the maker's GQjxPiKu 0 -> 177,317 of 9gr84r…; the
-    // keeper routed through Phoenix and Raydium AMM v4.
+    // (-399,360,000); the maker's GQjxPiKu 0 -> 177,317 of 9gr84r…, and the
+    // program fee account AtUDWt7G (owned by the fee authority H3vkQqNV)
+    // 0 -> 177 of it: the maker bought 177,494 gross and paid 177 (0.1%) as
+    // Jupiter's fee; the keeper routed through Phoenix and Raydium AMM v4.
     let tx = tx("4xqxLBqu");
     let maker = key(&tx, "GAgnD5Xv");
     let order = key(&tx, "3XQkm6Ss");
@@ -267,12 +277,18 @@ fn the_first_v1_fill_reads_leg_by_leg() {
                 -399_360_000,
                 Some(order.as_str())
             ),
-            (OperationType::Swap, bought.as_str(), 177_317, None),
+            (OperationType::PlatformFee, bought.as_str(), -177, None),
+            (OperationType::Swap, bought.as_str(), 177_494, None),
         ]
     );
-    assert_eq!(legs[1].venue.as_deref(), Some("Phoenix, Raydium AMM v4"));
     assert_eq!(
-        legs[1].router.as_deref(),
+        legs[1].counterparties[0].address,
+        key(&tx, "H3vkQqNV"),
+        "the fee account's owner"
+    );
+    assert_eq!(legs[2].venue.as_deref(), Some("Phoenix, Raydium AMM v4"));
+    assert_eq!(
+        legs[2].router.as_deref(),
         Some("Jupiter Limit Order v1, Jupiter Aggregator v6")
     );
     // The keeper's own reading is unchanged: not a position of its own.
@@ -308,7 +324,9 @@ fn the_last_v1_fill_returns_the_order_and_escrow_rent() {
 fn a_dca_fill_is_a_swap_of_the_escrowed_input() {
     // 2GMpqA7d…: the DCA account 7WZcPib1's wSOL escrow ECUPi4xJ pays
     // 20,000,000 - 18,571,429 = 1,428,571 lamports; the owner DHq9E6HL's
-    // 9ewoAWZ8 receives 3,638,897,489 - 3,594,821,609 = 44,075,880 of 74DSHn….
+    // 9ewoAWZ8 receives 3,638,897,489 - 3,594,821,609 = 44,075,880 of 74DSHn…
+    // and the fee account 4d3vmXkg (fee authority CpoD6tWA) 44,119 (0.1%):
+    // 44,119,999 bought gross, as the pool paid out (892Km91n -44,119,999).
     let tx = tx("2GMpqA7d");
     let owner = key(&tx, "DHq9E6HL");
     let dca = key(&tx, "7WZcPib1");
@@ -317,12 +335,14 @@ fn a_dca_fill_is_a_swap_of_the_escrowed_input() {
         shape(&ledger::legs(&tx, &owner)),
         [
             (OperationType::Swap, SOL, -1_428_571, Some(dca.as_str())),
-            (OperationType::Swap, bought.as_str(), 44_075_880, None),
+            (OperationType::PlatformFee, bought.as_str(), -44_119, None),
+            (OperationType::Swap, bought.as_str(), 44_119_999, None),
         ]
     );
     // S3z6oPjo…: DbQVM6pT's USDC escrow Eu2MKgny pays 1,975,000,567 -
     // 1,972,222,790 = 2,777,777; 9QC3q9XT's HitShwPA receives 359,541,627,170
-    // - 359,537,567,825 = 4,059,345 of 4k3Dyj….
+    // - 359,537,567,825 = 4,059,345 of 4k3Dyj… and the fee account 8KvPuzV2
+    // 4,063: 4,063,408 gross (GM1CjxKi -4,063,408).
     let tx = self::tx("S3z6oPjo");
     let owner = key(&tx, "9QC3q9XT");
     let dca = key(&tx, "DbQVM6pT");
@@ -331,7 +351,8 @@ fn a_dca_fill_is_a_swap_of_the_escrowed_input() {
         shape(&ledger::legs(&tx, &owner)),
         [
             (OperationType::Swap, USDC, -2_777_777, Some(dca.as_str())),
-            (OperationType::Swap, bought.as_str(), 4_059_345, None),
+            (OperationType::PlatformFee, bought.as_str(), -4_063, None),
+            (OperationType::Swap, bought.as_str(), 4_063_408, None),
         ]
     );
 }

@@ -74,6 +74,16 @@ pub struct JobQuoteView {
     pub price_usd: Usd,
 }
 
+/// A program a scan met that the ledger's registry does not know (and
+/// that is not the runtime's own): the transactions that ran it were read
+/// the conservative way, from balance changes only (docs/ledger.md).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct UnknownProgramView {
+    pub program: String,
+    /// How many of the transactions the job wrote ran it.
+    pub transactions: i64,
+}
+
 /// A job as `get_job`, `scan_wallet` and their REST twins show it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct JobView {
@@ -92,6 +102,10 @@ pub struct JobView {
     pub finished_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Programs the scan met that the ledger does not decode (their
+    /// transactions were read from balance changes only), most
+    /// transactions first; empty when there were none.
+    pub unknown_programs: Vec<UnknownProgramView>,
     /// The payment this call settled (or replayed), with its receipt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub payment: Option<crate::payments::PaymentBlock>,
@@ -107,6 +121,16 @@ async fn view(pw: &Paywall<'_>, job: JobRecord) -> Result<JobView, AppError> {
             )
         })
         .unwrap_or_default();
+    let unknown_programs = pw
+        .store
+        .unknown_programs(&job.id)
+        .await?
+        .into_iter()
+        .map(|(program, transactions)| UnknownProgramView {
+            program,
+            transactions,
+        })
+        .collect();
     Ok(JobView {
         job_id: job.id,
         status: job.status,
@@ -132,6 +156,7 @@ async fn view(pw: &Paywall<'_>, job: JobRecord) -> Result<JobView, AppError> {
         updated_at: rfc3339(job.updated_at),
         finished_at: job.finished_at.map(rfc3339),
         error: job.error,
+        unknown_programs,
         payment: None,
     })
 }

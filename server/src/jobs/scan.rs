@@ -172,6 +172,16 @@ async fn fetch_and_write(
         .map(|(v, legs)| TransactionLegs::new(v, legs))
         .collect();
     let written = ctx.store.write_legs(address, &batch).await?;
+    // Programs read the conservative way, listed on the job (get_job's
+    // unknown_programs): how many of these transactions ran each.
+    let mut unknown: std::collections::BTreeMap<String, i64> = std::collections::BTreeMap::new();
+    for view in &views {
+        for program in ledger::protocols::unknown_programs(view) {
+            *unknown.entry(program).or_insert(0) += 1;
+        }
+    }
+    let unknown: Vec<(String, i64)> = unknown.into_iter().collect();
+    ctx.store.add_unknown_programs(&job.id, &unknown).await?;
     progress.transactions_fetched += views.len() as i64;
     progress.legs_written += i64::try_from(written).unwrap_or(i64::MAX);
     record(ctx, job, cost, progress).await
@@ -250,6 +260,16 @@ pub async fn run(ctx: &ScanContext<'_>, job: &JobRecord) -> Result<Outcome, Scan
         progress.source_index = i32::try_from(index).unwrap_or(i32::MAX);
         progress.resume_before = None;
         record(ctx, job, &cost, &progress).await?;
+    }
+    // The spam rule over the whole stored history: a token the wallet
+    // dealt in anywhere is never airdrop_spam (ledger::spam).
+    let unmarked = ctx.store.unmark_spam(address).await?;
+    if unmarked > 0 {
+        tracing::info!(
+            address,
+            unmarked,
+            "spam legs of tokens the wallet dealt in re-read"
+        );
     }
     let (missing_epochs, unreconciled) = if staking {
         let missing = staking::read_rewards(ctx, job, scope, &cost, &mut progress).await?;

@@ -321,7 +321,7 @@ fn get_price_history() -> ToolDef {
 fn job_summary(job: &JobView) -> String {
     let p = &job.progress;
     format!(
-        "Job {} ({} scan of {}): {}; {} signatures listed, {} transactions fetched, {} legs written{}.{}",
+        "Job {} ({} scan of {}): {}; {} signatures listed, {} transactions fetched, {} legs written{}{}.{}",
         job.job_id,
         job.scope,
         job.address,
@@ -333,6 +333,14 @@ fn job_summary(job: &JobView) -> String {
             format!(", {} missing", p.transactions_missing)
         } else {
             String::new()
+        },
+        if job.unknown_programs.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; {} unknown programs read from balance changes only (unknown_programs)",
+                job.unknown_programs.len()
+            )
         },
         if job.status == "running" {
             format!(

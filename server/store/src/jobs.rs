@@ -485,6 +485,124 @@ impl Store {
         Ok(version.unwrap_or(0))
     }
 
+    /// Count, for job `job_id`, the transactions it wrote that ran each of
+    /// `programs` (programs the ledger's registry does not know): added to
+    /// what earlier batches counted.
+    pub async fn add_unknown_programs(
+        &self,
+        job_id: &str,
+        programs: &[(String, i64)],
+    ) -> Result<(), StoreError> {
+        if programs.is_empty() {
+            return Ok(());
+        }
+        on_pool!(&self.pool, |pool| {
+            let mut tx = pool.begin().await?;
+            for (program, transactions) in programs {
+                sqlx::query(
+                    "INSERT INTO job_unknown_programs (job_id, program, transactions) \
+                     VALUES ($1, $2, $3) ON CONFLICT (job_id, program) DO UPDATE \
+                     SET transactions = job_unknown_programs.transactions + excluded.transactions",
+                )
+                .bind(job_id)
+                .bind(program)
+                .bind(*transactions)
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await?;
+        });
+        Ok(())
+    }
+
+    /// The unknown programs job `job_id` met, most transactions first.
+    pub async fn unknown_programs(&self, job_id: &str) -> Result<Vec<(String, i64)>, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(
+            "SELECT program, transactions FROM job_unknown_programs WHERE job_id = $1 \
+             ORDER BY transactions DESC, program"
+        )
+        .bind(job_id)
+        .fetch_all(pool)
+        .await?))
+    }
+
+    /// Apply the history-wide spam rule (`ledger::spam`) to every stored
+    /// leg of `wallet`: an `airdrop_spam` leg of a mint the wallet dealt in
+    /// anywhere in its history becomes the `transfer_in` or `airdrop` the
+    /// decoder would have read without the per-transaction rule. One
+    /// database transaction, and the wallet's ledger version moves when a
+    /// leg changes. Returns the legs changed.
+    pub async fn unmark_spam(&self, wallet: &str) -> Result<u64, StoreError> {
+        use ledger_core::ledger::{
+            Counterparty, OperationType,
+            spam::{self, SpamInput},
+        };
+        let rows: Vec<(String, i32, String, String, String)> =
+            on_pool!(&self.pool, |pool| sqlx::query_as(
+                "SELECT signature, leg_index, operation_type, mint, counterparties \
+                 FROM legs WHERE wallet = $1"
+            )
+            .bind(wallet)
+            .fetch_all(pool)
+            .await?);
+        let parsed: Vec<(usize, OperationType, Vec<Counterparty>)> = rows
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (_, _, op, _, parties))| {
+                Some((
+                    i,
+                    OperationType::parse(op)?,
+                    serde_json::from_str(parties).unwrap_or_default(),
+                ))
+            })
+            .collect();
+        let inputs: Vec<SpamInput<'_>> = parsed
+            .iter()
+            .map(|(i, operation, parties)| SpamInput {
+                operation: *operation,
+                mint: rows[*i].3.as_str(),
+                parties: parties.iter().map(|p| p.direction).collect(),
+            })
+            .collect();
+        let changes: Vec<(&str, i32, OperationType)> = spam::unmark(&inputs)
+            .into_iter()
+            .map(|(k, operation)| {
+                let row = &rows[parsed[k].0];
+                (row.0.as_str(), row.1, operation)
+            })
+            .collect();
+        if changes.is_empty() {
+            return Ok(0);
+        }
+        let changed = on_pool!(&self.pool, |pool| {
+            let mut tx = pool.begin().await?;
+            let mut changed = 0u64;
+            for (signature, index, operation) in &changes {
+                changed += sqlx::query(
+                    "UPDATE legs SET operation_type = $1 \
+                     WHERE wallet = $2 AND signature = $3 AND leg_index = $4",
+                )
+                .bind(operation.as_str())
+                .bind(wallet)
+                .bind(*signature)
+                .bind(*index)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            }
+            sqlx::query(
+                "INSERT INTO ledger_versions (wallet, version) VALUES ($1, 1) \
+                 ON CONFLICT (wallet) DO UPDATE SET version = ledger_versions.version + 1",
+            )
+            .bind(wallet)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            changed
+        });
+        Ok(changed)
+    }
+
     /// Legs stored for a wallet (for tests and reports).
     pub async fn count_legs(&self, wallet: &str) -> Result<i64, StoreError> {
         Ok(on_pool!(&self.pool, |pool| sqlx::query_scalar(

@@ -888,3 +888,159 @@ async fn while_the_price_source_rests_a_kept_page_is_served_and_the_outage_warne
     );
     app.stop().await;
 }
+
+/// One leg of a hand-written transaction, for the spam rule's store test.
+fn spam_test_leg(
+    signature: &str,
+    index: u32,
+    operation_type: server::ledger::OperationType,
+    mint: &str,
+    amount: i128,
+    from: Option<&str>,
+) -> server::ledger::Leg {
+    use server::ledger::{Counterparty, CounterpartyKind, Direction, Leg};
+    Leg {
+        signature: signature.to_owned(),
+        slot: 100 + u64::from(index),
+        block_time: Some(1_700_000_000),
+        index,
+        operation_type,
+        mint: mint.to_owned(),
+        amount,
+        decimals: 6,
+        counterparties: from
+            .map(|address| Counterparty {
+                address: address.to_owned(),
+                direction: Direction::In,
+                kind: CounterpartyKind::Wallet,
+            })
+            .into_iter()
+            .collect(),
+        position: None,
+        venue: None,
+        router: None,
+    }
+}
+
+#[tokio::test]
+async fn the_spam_rule_spares_every_token_the_wallet_dealt_in_anywhere_in_its_history() {
+    use server::ledger::OperationType::{self, AirdropSpam, Swap};
+    let app = crate::helpers::spawn_app().await;
+    let store = app.state.store();
+    // Three transactions: a mass distribution of HELP sent to the wallet
+    // (spam by the per-transaction rule), HELP minted straight in to many
+    // owners (spam too), a SCAM distribution, and later a swap of USDC for
+    // HELP. HELP is a token the wallet bought, so neither HELP leg is spam;
+    // SCAM it never dealt in, so it stays spam.
+    let txs: Vec<(&str, Vec<server::ledger::Leg>)> = vec![
+        (
+            "spam1111111111111111111111111111",
+            vec![
+                spam_test_leg(
+                    "spam1111111111111111111111111111",
+                    0,
+                    AirdropSpam,
+                    "HELP",
+                    5,
+                    Some("Sender"),
+                ),
+                spam_test_leg(
+                    "spam1111111111111111111111111111",
+                    1,
+                    AirdropSpam,
+                    "SCAM",
+                    7,
+                    Some("Sender"),
+                ),
+            ],
+        ),
+        (
+            "mint1111111111111111111111111111",
+            vec![spam_test_leg(
+                "mint1111111111111111111111111111",
+                0,
+                AirdropSpam,
+                "HELP",
+                3,
+                None,
+            )],
+        ),
+        (
+            "swap1111111111111111111111111111",
+            vec![
+                spam_test_leg(
+                    "swap1111111111111111111111111111",
+                    0,
+                    Swap,
+                    "USDC",
+                    -10,
+                    None,
+                ),
+                spam_test_leg(
+                    "swap1111111111111111111111111111",
+                    1,
+                    Swap,
+                    "HELP",
+                    20,
+                    None,
+                ),
+            ],
+        ),
+    ];
+    for (i, (signature, legs)) in txs.iter().enumerate() {
+        store
+            .write_legs(
+                WALLET,
+                &[server::store::TransactionLegs {
+                    signature,
+                    slot: 100 + i as u64,
+                    block_time: Some(1_700_000_000),
+                    failed: false,
+                    legs,
+                }],
+            )
+            .await
+            .unwrap();
+    }
+    let before = store.ledger_version(WALLET).await.unwrap();
+    assert_eq!(store.unmark_spam(WALLET).await.unwrap(), 2);
+    assert!(store.ledger_version(WALLET).await.unwrap() > before);
+    let mut read: Vec<(String, i32, OperationType)> = store
+        .wallet_legs(WALLET)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|l| {
+            (
+                l.signature,
+                l.leg_index,
+                OperationType::parse(&l.operation_type).unwrap(),
+            )
+        })
+        .collect();
+    read.sort();
+    assert_eq!(
+        read,
+        [
+            (
+                "mint1111111111111111111111111111".to_owned(),
+                0,
+                OperationType::Airdrop
+            ),
+            (
+                "spam1111111111111111111111111111".to_owned(),
+                0,
+                OperationType::TransferIn
+            ),
+            (
+                "spam1111111111111111111111111111".to_owned(),
+                1,
+                AirdropSpam
+            ),
+            ("swap1111111111111111111111111111".to_owned(), 0, Swap),
+            ("swap1111111111111111111111111111".to_owned(), 1, Swap),
+        ]
+    );
+    // Applying it again changes nothing.
+    assert_eq!(store.unmark_spam(WALLET).await.unwrap(), 0);
+}

@@ -160,6 +160,29 @@ async fn a_scan_runs_to_completion_and_writes_conserving_legs() {
         app.state.store().count_legs(WALLET).await.unwrap(),
         expected as i64
     );
+
+    // Programs the registry does not know are listed with how many of the
+    // scanned transactions ran each, most first.
+    let mut unknown: std::collections::BTreeMap<String, i64> = Default::default();
+    for t in &txs {
+        for program in ledger::protocols::unknown_programs(&TxView::parse(t).unwrap()) {
+            *unknown.entry(program).or_insert(0) += 1;
+        }
+    }
+    let mut want: Vec<(String, i64)> = unknown.into_iter().collect();
+    want.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let listed: Vec<(String, i64)> = job["unknown_programs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["program"].as_str().unwrap().to_owned(),
+                p["transactions"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(listed, want, "{job}");
     app.stop().await;
 }
 

@@ -390,6 +390,20 @@ pub fn legs_with_stake_accounts(
         }
     }
 
+    // Tips to Jito's tip accounts: a cost of the transaction, apart from
+    // whatever else the SOL change was (protocols::jito_tips).
+    for (account, lamports) in protocols::jito_tips::tips(tx, wallet) {
+        let lamports = i128::from(lamports);
+        explained -= lamports;
+        out.push(Draft::new(
+            OperationType::Tip,
+            SOL.to_owned(),
+            -lamports,
+            SOL_DECIMALS,
+            vec![ctx.account_party(&account, Direction::Out)],
+        ));
+    }
+
     for leg in staking.legs {
         explained += leg.amount;
         out.push(Draft::new(
@@ -417,7 +431,9 @@ pub fn legs_with_stake_accounts(
     let filled = if tx.failed {
         None
     } else {
-        positions(&ctx, &mut remaining, &mut out)
+        let filled = positions(&ctx, &mut remaining, &mut out);
+        lending(&ctx, &mut remaining, &mut out);
+        filled
     };
     remaining.retain(|(_, d, _)| *d != 0);
 
@@ -503,6 +519,23 @@ fn wallet_entry(remaining: &[(String, i128, u8)], mint: &str) -> Option<usize> {
                 .then(|| remaining.iter().position(|(m, _, _)| m == SOL))
                 .flatten()
         })
+}
+
+/// One token account's mint and balance change in `tx` (absent on a side
+/// counts as zero there).
+fn token_account_change(tx: &TxView, account: &str) -> Option<(String, i128)> {
+    let find = |balances: &[super::tx::TokenBalance]| {
+        balances
+            .iter()
+            .find(|b| b.account == account)
+            .map(|b| (b.mint.clone(), b.amount as i128))
+    };
+    match (find(&tx.pre_tokens), find(&tx.post_tokens)) {
+        (Some((mint, pre)), Some((_, post))) => Some((mint, post - pre)),
+        (None, Some((mint, post))) => Some((mint, post)),
+        (Some((mint, pre)), None) => Some((mint, -pre)),
+        (None, None) => None,
+    }
 }
 
 /// What order programs did with the wallet's positions in this
@@ -605,6 +638,37 @@ fn positions(
                 *held = 0;
                 filled = Some(position.to_owned());
             }
+            // The program's platform fee, taken out of the output before
+            // the wallet received it: the bought side is the gross amount
+            // and the fee a leg of its own, so gross and net both add up.
+            // Any instruction on this order may name it (a DCA's
+            // `fulfill_flash_fill` names no owner), so every one counts.
+            let fee_accounts: BTreeSet<String> = protocols::escrow_actions(ctx.tx)
+                .into_iter()
+                .filter(|a| a.position == position)
+                .filter_map(|a| a.fee_account)
+                .collect();
+            for account in &fee_accounts {
+                let Some((mint, fee)) = token_account_change(ctx.tx, account) else {
+                    continue;
+                };
+                let Some(i) = wallet_entry(remaining, &mint) else {
+                    continue;
+                };
+                if fee <= 0 || remaining[i].1 <= 0 {
+                    continue;
+                }
+                remaining[i].1 += fee;
+                let mut draft = Draft::new(
+                    OperationType::PlatformFee,
+                    remaining[i].0.clone(),
+                    -fee,
+                    remaining[i].2,
+                    vec![ctx.token_party(account, Direction::Out)],
+                );
+                draft.router = Some(program.to_owned());
+                out.push(draft);
+            }
         }
         // The order account itself closed, its rent back to the wallet,
         // which paid it when the order opened.
@@ -625,6 +689,61 @@ fn positions(
         }
     }
     filled
+}
+
+/// What lending programs did with the wallet's positions in this
+/// transaction (`protocols::lending_actions`): for each asset an
+/// instruction names, the wallet's remaining change of that asset is the
+/// move. Collateral going out is a `position_deposit` into the obligation,
+/// coming back a `position_withdraw`; a loan coming in is a `borrow`, going
+/// out a `repay`. The whole remaining change of the asset is taken: the
+/// instruction's own amount is in its data, which the view does not keep,
+/// and a transaction that also trades the same asset elsewhere would be
+/// misread (docs/ledger.md, known limits).
+fn lending(ctx: &Context<'_>, remaining: &mut [(String, i128, u8)], out: &mut Vec<Draft>) {
+    for action in protocols::lending_actions(ctx.tx)
+        .into_iter()
+        .filter(|a| a.owner == ctx.wallet)
+    {
+        for (role, asset) in &action.moves {
+            let mint = match asset {
+                protocols::Asset::Mint(mint) => mint.as_str(),
+                protocols::Asset::TokenAccount(account) => {
+                    ctx.mint_of(account).unwrap_or(NATIVE_MINT)
+                }
+            };
+            let Some(i) = wallet_entry(remaining, mint) else {
+                continue;
+            };
+            let delta = remaining[i].1;
+            if delta == 0 {
+                continue;
+            }
+            let incoming = delta > 0;
+            let operation = match (role, incoming) {
+                (protocols::Role::Collateral, false) => OperationType::PositionDeposit,
+                (protocols::Role::Collateral, true) => OperationType::PositionWithdraw,
+                (protocols::Role::Debt, true) => OperationType::Borrow,
+                (protocols::Role::Debt, false) => OperationType::Repay,
+            };
+            let direction = if incoming {
+                Direction::In
+            } else {
+                Direction::Out
+            };
+            remaining[i].1 = 0;
+            let mut draft = Draft::new(
+                operation,
+                remaining[i].0.clone(),
+                delta,
+                remaining[i].2,
+                vec![ctx.account_party(&action.position, direction)],
+            );
+            draft.position = Some(action.position.clone());
+            draft.router = Some(action.program.name.to_owned());
+            out.push(draft);
+        }
+    }
 }
 
 /// Sum legs per asset, leaving out zeros: equal to [`balance_changes`]

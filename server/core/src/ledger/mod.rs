@@ -16,6 +16,7 @@ pub mod cursor;
 pub mod decode;
 pub mod model;
 pub mod protocols;
+pub mod spam;
 pub mod stake_accounts;
 pub mod stake_ix;
 pub mod tx;

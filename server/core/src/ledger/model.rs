@@ -159,9 +159,16 @@ impl Leg {
     /// Whether the amount moved the wallet's own balances. A leg with a
     /// `position` moves the position's balance instead (a fill's sent side
     /// leaves the order escrow), except deposits and withdrawals, which
-    /// are the wallet's side of a move between the wallet and its position.
+    /// are the wallet's side of a move between the wallet and its position,
+    /// and a loan borrowed against or repaid into a position, which the
+    /// wallet receives or pays itself.
     pub fn moves_wallet(&self) -> bool {
-        self.position.is_none() || self.is_position_transfer()
+        self.position.is_none()
+            || self.is_position_transfer()
+            || matches!(
+                self.operation_type,
+                OperationType::Borrow | OperationType::Repay
+            )
     }
 
     /// A deposit into or withdrawal from a position: the same asset

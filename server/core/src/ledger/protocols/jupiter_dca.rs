@@ -27,6 +27,7 @@ const fn layout(
         step,
         position,
         owner,
+        fee_account: None,
     }
 }
 
@@ -63,6 +64,19 @@ const LAYOUTS: &[Layout] = &[
         1,
         2,
     ),
+    // sha256("global:fulfill_flash_fill")[..8]: [keeper, dca, input mint,
+    // output mint, …, fee authority (7), fee token account (8), …], read
+    // from the recorded fills 2GMpqA7d… and S3z6oPjo…, whose fee accounts
+    // are credited 0.1% of the output. The owner is not among its
+    // accounts: the DCA account stands in, which is never a wallet.
+    Layout {
+        name: "fulfill_flash_fill",
+        tag: [115, 64, 226, 78, 33, 211, 105, 162],
+        step: Step::Fee,
+        position: 1,
+        owner: 1,
+        fee_account: Some(8),
+    },
     // sha256("global:withdraw")[..8]
     layout(
         "withdraw",

@@ -20,7 +20,10 @@ const FLASH_FILL_ORDER: Discriminator = [252, 104, 18, 134, 164, 78, 18, 140];
 const CANCEL_ORDER: Discriminator = [95, 129, 237, 240, 8, 49, 223, 132];
 
 /// v1: `initialize_order [base, maker, order, reserve, …]`,
-/// `flash_fill_order [order, reserve, maker, taker, …]` (5iPvQ1Th…, 4xqxLBqu…).
+/// `flash_fill_order [order, reserve, maker, taker, maker_output, taker's
+/// account, fee authority, program fee account (7), …]` (5iPvQ1Th…,
+/// 4xqxLBqu…: the fee account, owned by the fee authority at 6, is the one
+/// credited 0.1% of the output).
 const V1: &[Layout] = &[
     Layout {
         name: "initialize_order",
@@ -28,6 +31,7 @@ const V1: &[Layout] = &[
         step: Step::Open,
         position: 2,
         owner: 1,
+        fee_account: None,
     },
     Layout {
         name: "flash_fill_order",
@@ -35,13 +39,16 @@ const V1: &[Layout] = &[
         step: Step::Fill,
         position: 0,
         owner: 2,
+        fee_account: Some(7),
     },
 ];
 
 /// v2: `initialize_order [payer, maker, order, input_mint_reserve, …]`,
 /// `cancel_order [signer, maker, order, input_mint_reserve, …]`,
-/// `flash_fill_order [taker, maker, order, input_mint_reserve, …]`
-/// (4aBP4353…, L6rJy9mo…, 4iZxoW1D…, k2eGRDNq…).
+/// `flash_fill_order [taker, maker, order, input_mint_reserve,
+/// maker_output, taker's output, fee account (6), …]`
+/// (4aBP4353…, L6rJy9mo…, 4iZxoW1D…, k2eGRDNq…: the fee account is
+/// credited 0.1% of the output, 1,000,000,000 of 1,000,000,000,000).
 const V2: &[Layout] = &[
     Layout {
         name: "initialize_order",
@@ -49,6 +56,7 @@ const V2: &[Layout] = &[
         step: Step::Open,
         position: 2,
         owner: 1,
+        fee_account: None,
     },
     Layout {
         name: "cancel_order",
@@ -56,6 +64,7 @@ const V2: &[Layout] = &[
         step: Step::Close,
         position: 2,
         owner: 1,
+        fee_account: None,
     },
     Layout {
         name: "flash_fill_order",
@@ -63,6 +72,7 @@ const V2: &[Layout] = &[
         step: Step::Fill,
         position: 2,
         owner: 1,
+        fee_account: Some(6),
     },
 ];
 

@@ -11,8 +11,12 @@
 //! withdrawals. A program that is not here keeps the conservative reading
 //! and is reported by [`unknown_programs`], never guessed.
 
+pub mod jito_tips;
 pub mod jupiter_dca;
+pub mod jupiter_lend;
 pub mod jupiter_limit;
+pub mod kamino_lend;
+pub mod marginfi;
 pub mod stake;
 
 use super::stake_ix::STAKE_PROGRAM;
@@ -70,9 +74,15 @@ impl Kind {
         }
     }
 
-    /// Programs where a swap trades (named as a leg's `venue`).
+    /// Programs where a swap trades (named as a leg's `venue`): pools and
+    /// order books, and the vaults and stake pools that mint a receipt
+    /// token for what goes in (an Earn share, an LST), which is a holding
+    /// like any token, so minting or redeeming it is a swap at that venue.
     pub fn is_venue(self) -> bool {
-        matches!(self, Kind::Amm | Kind::Orderbook)
+        matches!(
+            self,
+            Kind::Amm | Kind::Orderbook | Kind::Vault | Kind::StakePool
+        )
     }
 
     /// Programs that route a swap or an order (named as its `router`).
@@ -113,6 +123,14 @@ pub const JUPITER_AGGREGATOR_V6: &str = "JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyV
 pub const JUPITER_LIMIT_ORDER_V1: &str = "jupoNjAxXgZ4rjzxzPMP4oxduvQsQtZzyknqvzYNrNu";
 pub const JUPITER_LIMIT_ORDER_V2: &str = "j1o2qRpjcyUwEvwtcfhEQefh773ZgjxcVRry7LDqg5X";
 pub const JUPITER_DCA: &str = "DCA265Vj8a9CEuX1eb1LWRnDT7uK6q1xMipnNyatn23M";
+pub const JUPITER_LEND_EARN: &str = "jup3YeL8QhtSx1e253b2FDvsMNC87fDrgQZivbrndc9";
+pub const JUPITER_LEND_VAULTS: &str = "jupr81YtYssSyPt8jbnGuiWon5f6x9TcDEFxYe3Bdzi";
+pub const JUPITER_LEND_LIQUIDITY: &str = "jupeiUmn818Jg1ekPURTpr4mFo29p46vygyykFJ3wZC";
+pub const KAMINO_LEND: &str = "KLend2g3cP87fffoy8q1mQqGKjrxjC8boSyAYavgmjD";
+pub const MARGINFI_V2: &str = "MFv2hWf31Z9kbCa1snEPYctwafyhdvnV7FZnsebVacA";
+pub const SPL_STAKE_POOL: &str = "SPoo1Ku8WFXoNDMHPsrGSTSG1Y47rzgn41SLUNakuHy";
+pub const MARINADE: &str = "MarBmsSgKXdrN1egZf5sqe1TMai9K1rChYNDJgjq7aD";
+pub const PUMP_FUN: &str = "6EF8rrecthR5Dkzon8Nwu78hRvfCKubJ14M5uBEwF6P";
 
 /// Every program the ledger knows by name. docs/ledger.md lists the same
 /// entries with their sources.
@@ -194,6 +212,62 @@ pub const REGISTRY: &[Program] = &[
         Kind::Orderbook,
         "@raydium-io/raydium-sdk-v2 src/common/programId.ts (OPEN_BOOK_PROGRAM)",
     ),
+    program(
+        JUPITER_LEND_EARN,
+        "Jupiter Lend",
+        "Jupiter Lend Earn",
+        Kind::Vault,
+        "https://dev.jup.ag/docs/lend/architecture (Lending (Earn) program ID); @jup-ag/lend IDL address",
+    ),
+    program(
+        JUPITER_LEND_VAULTS,
+        "Jupiter Lend",
+        "Jupiter Lend Borrow",
+        Kind::Lending,
+        "https://github.com/jup-ag/jupiter-lend (docs/borrow/cpi.md: VAULTS_PROGRAM, mainnet)",
+    ),
+    program(
+        JUPITER_LEND_LIQUIDITY,
+        "Jupiter Lend",
+        "Jupiter Lend Liquidity",
+        Kind::Lending,
+        "https://dev.jup.ag/docs/lend/architecture (Liquidity program ID)",
+    ),
+    program(
+        KAMINO_LEND,
+        "Kamino",
+        "Kamino Lend",
+        Kind::Lending,
+        "@kamino-finance/klend-sdk src/@codegen/klend/programId.ts (PROGRAM_ID)",
+    ),
+    program(
+        MARGINFI_V2,
+        "marginfi",
+        "marginfi v2",
+        Kind::Lending,
+        "@mrgnlabs/marginfi-client-v2 src/configs.json (production, mainnet program)",
+    ),
+    program(
+        SPL_STAKE_POOL,
+        "SPL Stake Pool",
+        "SPL Stake Pool",
+        Kind::StakePool,
+        "https://solana-program.com/docs/stake-pool/cli (the stake pool program cloned from mainnet); docs.rs spl_stake_pool::ID",
+    ),
+    program(
+        MARINADE,
+        "Marinade",
+        "Marinade",
+        Kind::StakePool,
+        "@marinade.finance/marinade-ts-sdk src/config/marinade-config (marinadeFinanceProgramId)",
+    ),
+    program(
+        PUMP_FUN,
+        "pump.fun",
+        "pump.fun",
+        Kind::Amm,
+        "https://github.com/pump-fun/pump-public-docs (docs/PUMP_PROGRAM_README.md: deployed at, Mainnet)",
+    ),
 ];
 
 /// The registry's entry for `id`.
@@ -267,6 +341,10 @@ pub enum Step {
     Fill,
     /// What was left came back to the owner and the order closed.
     Close,
+    /// The program took its fee out of a fill's output. The instruction
+    /// names the order but not its owner, so it is keyed by the order
+    /// alone and never makes an order anyone's position by itself.
+    Fee,
 }
 
 /// One order instruction, read: which order (the position) of whom.
@@ -280,6 +358,9 @@ pub struct EscrowAction {
     pub position: String,
     /// The wallet the order belongs to.
     pub owner: String,
+    /// The token account a fill pays the program's platform fee into,
+    /// when the instruction names one.
+    pub fee_account: Option<String>,
 }
 
 /// An Anchor program's instruction discriminator: the first 8 bytes of
@@ -294,6 +375,8 @@ pub(crate) struct Layout {
     pub step: Step,
     pub position: usize,
     pub owner: usize,
+    /// Where a fill names the program's fee token account.
+    pub fee_account: Option<usize>,
 }
 
 pub(crate) fn read_with(
@@ -308,7 +391,106 @@ pub(crate) fn read_with(
         program,
         position: invocation.accounts.get(layout.position)?.clone(),
         owner: invocation.accounts.get(layout.owner)?.clone(),
+        fee_account: layout
+            .fee_account
+            .and_then(|i| invocation.accounts.get(i).cloned()),
     })
+}
+
+/// The part a lending instruction's asset plays in the position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Collateral or supply: into the position on the way in
+    /// (`position_deposit`), back out on the way out (`position_withdraw`).
+    Collateral,
+    /// A loan: out of the protocol into the wallet (`borrow`), back in
+    /// (`repay`).
+    Debt,
+}
+
+/// Where a lending instruction names the asset it moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AssetAt {
+    /// The account at this index is the mint.
+    Mint(usize),
+    /// The account at this index is the wallet's token account; its mint
+    /// is read from the transaction's token balances.
+    TokenAccount(usize),
+}
+
+/// The asset of a lending move, as the instruction names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Asset {
+    Mint(String),
+    /// A token account of the wallet's: a wrapped-SOL account the
+    /// transaction creates and closes shows in no token balance, so an
+    /// account whose mint the transaction does not show is read as
+    /// wrapped SOL.
+    TokenAccount(String),
+}
+
+/// A lending decoder's table row.
+pub(crate) struct LendLayout {
+    pub name: &'static str,
+    pub tag: Discriminator,
+    pub position: usize,
+    pub owner: usize,
+    pub moves: &'static [(Role, AssetAt)],
+}
+
+/// One lending instruction, read: whose position, and which assets it
+/// moved in which role. The direction of each move is the wallet's
+/// balance change of that asset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LendingAction {
+    pub instruction: &'static str,
+    pub program: &'static Program,
+    /// The obligation, margin account or vault position.
+    pub position: String,
+    pub owner: String,
+    pub moves: Vec<(Role, Asset)>,
+}
+
+pub(crate) fn read_lending(
+    layouts: &[LendLayout],
+    program: &'static Program,
+    invocation: &Invocation,
+) -> Option<LendingAction> {
+    let layout = layouts.iter().find(|l| invocation.tag == l.tag)?;
+    let account = |i: usize| invocation.accounts.get(i).cloned();
+    let moves = layout
+        .moves
+        .iter()
+        .map(|(role, at)| {
+            Some((
+                *role,
+                match *at {
+                    AssetAt::Mint(i) => Asset::Mint(account(i)?),
+                    AssetAt::TokenAccount(i) => Asset::TokenAccount(account(i)?),
+                },
+            ))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(LendingAction {
+        instruction: layout.name,
+        program,
+        position: account(layout.position)?,
+        owner: account(layout.owner)?,
+        moves,
+    })
+}
+
+/// Every lending instruction in `tx` a decoder reads, in execution order.
+pub fn lending_actions(tx: &TxView) -> Vec<LendingAction> {
+    tx.invocations
+        .iter()
+        .filter_map(|inv| match inv.program.as_str() {
+            KAMINO_LEND => kamino_lend::read(inv),
+            MARGINFI_V2 => marginfi::read(inv),
+            JUPITER_LEND_VAULTS => jupiter_lend::read(inv),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Every order instruction in `tx` a decoder reads, in execution order.
