@@ -15,6 +15,9 @@
 #    e. tests/share.test.mjs        the share page /s/{token}: charts drawn, JavaScript off,
 #                                   screenshots of the page and its card (a wallet and link
 #                                   seeded by examples/share_seed before the server starts)
+#       tests/phones.test.mjs      every portal page at 390 px, signed in and watching the
+#                                   seeded wallet: fails if any is wider than the screen;
+#                                   screenshots of each, and of the report view at 390 and 1280
 #    d. tests/accounts.test.mjs     sign-in (a test wallet, Google against the OIDC
 #                                   stand-in), keys, wallets, in Chromium (node --test)
 #    e. tests/oauth.test.mjs        Connect with OAuth: the SDK's own OAuth client from a
@@ -352,6 +355,7 @@ node_suite pages tests/pages.test.mjs
 node_suite accounts tests/accounts.test.mjs
 node_suite oauth tests/oauth.test.mjs
 node_suite share tests/share.test.mjs
+node_suite phones tests/phones.test.mjs
 node_suite graph tests/graph.test.mjs
 
 # --- shutdown ---------------------------------------------------------------------------

@@ -145,10 +145,11 @@ pub async fn page(
     State(state): State<AppState>,
     axum::Extension(parts): axum::Extension<Parts>,
     session: Session,
+    axum::extract::OriginalUri(uri): axum::extract::OriginalUri,
     Path(address): Path<String>,
     Query(query): Query<ViewQuery>,
 ) -> Response {
-    let (viewer, account) = match account_page(&state, &parts, &session).await {
+    let (viewer, account) = match account_page(&state, &parts, &session, &uri).await {
         Ok(page) => page,
         Err(response) => return response,
     };
@@ -308,10 +309,11 @@ pub async fn confirm_revoke(
     State(state): State<AppState>,
     axum::Extension(parts): axum::Extension<Parts>,
     session: Session,
+    axum::extract::OriginalUri(uri): axum::extract::OriginalUri,
     Path(address): Path<String>,
     Query(query): Query<LinkQuery>,
 ) -> Response {
-    let (viewer, account) = match account_page(&state, &parts, &session).await {
+    let (viewer, account) = match account_page(&state, &parts, &session, &uri).await {
         Ok(page) => page,
         Err(response) => return response,
     };
