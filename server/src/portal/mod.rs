@@ -124,11 +124,14 @@ pub async fn viewer(
 
 fn short_name(identity: &crate::accounts::Identity) -> String {
     match identity {
-        crate::accounts::Identity::Google { email, subject, .. } => {
-            email.clone().unwrap_or_else(|| format!("Google account {subject}"))
-        }
+        crate::accounts::Identity::Google { email, subject, .. } => email
+            .clone()
+            .unwrap_or_else(|| format!("Google account {subject}")),
         crate::accounts::Identity::Solana { address } => {
-            format!("wallet {}", crate::values::format::short_address(&address.to_string()))
+            format!(
+                "wallet {}",
+                crate::values::format::short_address(&address.to_string())
+            )
         }
     }
 }

@@ -48,7 +48,15 @@ pub async fn download(
     axum::extract::OriginalUri(uri): axum::extract::OriginalUri,
     RawQuery(raw): RawQuery,
 ) -> Response {
-    match answer(&state, &session, &uri, &address, raw.as_deref().unwrap_or("")).await {
+    match answer(
+        &state,
+        &session,
+        &uri,
+        &address,
+        raw.as_deref().unwrap_or(""),
+    )
+    .await
+    {
         Ok(response) => response,
         Err(response) => response,
     }

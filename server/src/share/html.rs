@@ -75,7 +75,8 @@ fn signed(text: &str, places: u32) -> String {
     match text.parse::<Decimal>() {
         Ok(d) => {
             let written = format::decimal(d, places);
-            if written.starts_with(format::MINUS) {
+            // Zero (at the places shown) has no direction.
+            if written.starts_with(format::MINUS) || d.round_dp(places).is_zero() {
                 written
             } else {
                 format!("+{written}")
@@ -217,7 +218,9 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
         esc(&headline(report))
     );
     // Range tabs above the chart they change; the currency beside them.
-    o.push_str("<nav class=\"views tabs\" aria-label=\"Range and currency\"><span class=\"tab-group\">");
+    o.push_str(
+        "<nav class=\"views tabs\" aria-label=\"Range and currency\"><span class=\"tab-group\">",
+    );
     for r in ChartRange::ALL {
         let current = if r == report.range {
             " aria-current=\"page\""
@@ -264,7 +267,11 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
                 .collect();
             format!(
                 " {} no price and {} left out of the value: {}.",
-                if n == 1 { "1 token has".to_owned() } else { format!("{n} tokens have") },
+                if n == 1 {
+                    "1 token has".to_owned()
+                } else {
+                    format!("{n} tokens have")
+                },
                 if n == 1 { "is" } else { "are" },
                 esc(&names.join(", "))
             )
@@ -657,7 +664,7 @@ pub fn share_page(report: &Report, charts: &ChartJson, page: &SharePage<'_>) -> 
     let _ = write!(
         o,
         "<p class=\"meta\">This link shows one wallet, read only, until {}. Its owner may revoke it sooner.</p></main></body></html>",
-        esc(page.expires_at)
+        esc(&format::date_time_text(page.expires_at))
     );
     o
 }

@@ -129,7 +129,8 @@ fn usd(e: &Entry) -> Option<Decimal> {
 }
 
 fn sum_usd<'a>(legs: impl Iterator<Item = &'a Entry>) -> Option<Decimal> {
-    legs.filter_map(usd).fold(None, |acc, u| Some(acc.unwrap_or_default() + u))
+    legs.filter_map(usd)
+        .fold(None, |acc, u| Some(acc.unwrap_or_default() + u))
 }
 
 fn row(signature: String, legs: &[&Entry]) -> TxRow {
@@ -194,7 +195,11 @@ fn row(signature: String, legs: &[&Entry]) -> TxRow {
     }
     if !rent.words().is_empty() {
         let net: i128 = rent.by_mint.values().map(|(a, _)| *a).sum();
-        let kind = if net < 0 { "rent deposit" } else { "rent refund" };
+        let kind = if net < 0 {
+            "rent deposit"
+        } else {
+            "rent refund"
+        };
         cost_words.push(format!("{kind} {}", rent.words()));
     }
     if what.is_empty() {
@@ -244,7 +249,14 @@ mod tests {
 
     const USDC: &str = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
 
-    fn leg(sig: &str, op: &str, mint: &str, amount: &str, decimals: u8, usd: Option<&str>) -> Entry {
+    fn leg(
+        sig: &str,
+        op: &str,
+        mint: &str,
+        amount: &str,
+        decimals: u8,
+        usd: Option<&str>,
+    ) -> Entry {
         Entry {
             signature: sig.to_owned(),
             slot: 1,
@@ -286,7 +298,10 @@ mod tests {
             leg("a", "transfer_out", "sol", "-1000000000", 9, None),
             leg("a", "network_fee", "sol", "-5000", 9, None),
         ]);
-        let whats: Vec<_> = rows.iter().map(|r| (r.signature.as_str(), r.what.as_str())).collect();
+        let whats: Vec<_> = rows
+            .iter()
+            .map(|r| (r.signature.as_str(), r.what.as_str()))
+            .collect();
         assert_eq!(whats, [("b", "Received 5 USDC"), ("a", "Sent 1 SOL")]);
         assert_eq!(rows[1].usd, None);
     }

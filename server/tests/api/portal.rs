@@ -718,7 +718,11 @@ async fn google_signs_in_end_to_end_against_the_standin() {
     let callback = google_to_callback(&mut browser, &app).await;
     let done = browser.get(&callback).await;
     assert_eq!(done.status(), StatusCode::SEE_OTHER);
-    assert_eq!(done.headers()["location"], "/wallets", "lands on the wallets");
+    assert_eq!(
+        done.headers()["location"],
+        "/wallets",
+        "lands on the wallets"
+    );
     assert!(browser.session().is_some());
     assert!(
         !browser.jar.contains_key("ledger_google_state"),
