@@ -84,7 +84,9 @@ test('a person signs in at 390 px and lands where they were going', async () => 
   assert.match(page.url(), /\/signin\?next=%2Fwallets$/, 'sent to sign in, with next');
   await page.click('#siws-button');
   await page.waitForURL(`${BASE}/wallets`);
-  assert.match(await page.innerText('#signed-in-as'), /^Signed in as wallet \w{4}…\w{4}$/);
+  const who = await page.innerText('#signed-in-as');
+  assert.match(who, /^Signed in as \S+/);
+  assert.doesNotMatch(who, /acct_/, 'a name, never the account id');
   await page.fill('#wallet-address', seeded);
   await page.fill('#wallet-label', 'seeded wallet');
   await Promise.all([page.waitForURL(`${BASE}/wallets`), page.click('#add-wallet-form button[type="submit"]')]);
@@ -123,11 +125,21 @@ test('the report view reads value first, tokens by symbol, one row per transacti
     await page.goto(`${BASE}/wallets/${seeded}`, { waitUntil: 'load' });
     await page.waitForLoadState('networkidle');
     await page.screenshot({ path: join(OUT, `report-${w}.png`), fullPage: true });
+    // What one screen shows at each part, for looking at.
+    for (const part of ['main', '#allocation', '#positions', '#ledger', '#downloads']) {
+      await page.locator(part).first().evaluate((el) => {
+        window.scrollTo({ top: el.getBoundingClientRect().top + window.scrollY, behavior: 'instant' });
+      });
+      await page.screenshot({ path: join(OUT, `report-${w}-${part.replace(/\W/g, '') || 'top'}.png`) });
+    }
   }
   // Value and its chart come before the downloads, which come before sharing.
   const order = await page.evaluate(() =>
     ['#headline', '#chart-value', '#table-positions', '#table-ledger', '#downloads', '#share-links'].map(
-      (s) => document.querySelector(s)?.getBoundingClientRect().top ?? -1,
+      (s) => {
+        const el = document.querySelector(s);
+        return el ? el.getBoundingClientRect().top + window.scrollY : -1;
+      },
     ),
   );
   assert.ok(order.every((top, i) => top >= 0 && (i === 0 || top > order[i - 1])), `page order: ${order}`);
