@@ -100,8 +100,9 @@ pub fn App() -> impl IntoView {
                     <a href="/v1/openapi.json" class="dev">"OpenAPI"</a>
                     <frame::AccountNav/>
                 </nav>
-                <frame::SignedInAs/>
             </header>
+            // Under the bar, not in it: the bar stays one line on a phone.
+            <frame::SignedInAs/>
             <main>
                 <Routes fallback=pages::NotFound>
                     <Route path=path!("/") view=pages::HomePage ssr=SsrMode::Async/>
