@@ -52,17 +52,19 @@ pub fn WalletReportPage() -> impl IntoView {
             {report.error.clone().map(|e| view! { <p class="error" role="alert" id="share-error">{e}</p> })}
             <div class="report">
                 <div inner_html=report.section_html.clone()></div>
-                <section id="downloads" aria-labelledby="downloads-heading">
-                    <h2 id="downloads-heading">"Download"</h2>
-                    <details class="menu">
-                        <summary>"Download this report"</summary>
-                        <ul class="menu-items" aria-label="Report formats">
-                            {FORMATS.iter().map(|(format, name)| view! {
-                                <li><a href=format!("/wallets/{address}/report?format={format}") rel="external" download="">{*name}</a></li>
-                            }).collect_view()}
-                        </ul>
-                    </details>
-                </section>
+                {report.scanned.then(|| view! {
+                    <section id="downloads" aria-labelledby="downloads-heading">
+                        <h2 id="downloads-heading">"Download"</h2>
+                        <details class="menu">
+                            <summary>"Download this report"</summary>
+                            <ul class="menu-items" aria-label="Report formats">
+                                {FORMATS.iter().map(|(format, name)| view! {
+                                    <li><a href=format!("/wallets/{address}/report?format={format}") rel="external" download="">{*name}</a></li>
+                                }).collect_view()}
+                            </ul>
+                        </details>
+                    </section>
+                })}
                 <section id="share-links" aria-labelledby="share-heading">
                     <h2 id="share-heading">"Share links"</h2>
                     <p class="meta">"A share link is a public, read-only page of this report. Anyone with the link sees it until it expires or you revoke it. Your account holds up to "{report.limit}" live links."</p>
