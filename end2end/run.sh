@@ -15,6 +15,9 @@
 #    e. tests/share.test.mjs        the share page /s/{token}: charts drawn, JavaScript off,
 #                                   screenshots of the page and its card (a wallet and link
 #                                   seeded by examples/share_seed before the server starts)
+#       tests/phones.test.mjs      every portal page at 390 px, signed in and watching the
+#                                   seeded wallet: fails if any is wider than the screen;
+#                                   screenshots of each, and of the report view at 390 and 1280
 #    d. tests/accounts.test.mjs     sign-in (a test wallet, Google against the OIDC
 #                                   stand-in), keys, wallets, in Chromium (node --test)
 #    e. tests/oauth.test.mjs        Connect with OAuth: the SDK's own OAuth client from a
@@ -43,6 +46,9 @@
 #                             the server was built without the wasm bundle
 #   CHROMIUM                  browser binary (default /usr/bin/chromium, installed
 #                             with apt-get when missing)
+#   LEDGER_E2E_SUITES         only these suites, by name, space separated (mcp-client,
+#                             conformance, pages, accounts, oauth, share, phones,
+#                             graph); default all
 #   LEDGER_*                  any other server setting (e.g. LEDGER_SITE_ROOT) is
 #                             passed to the server; LEDGER_LISTEN, LEDGER_PUBLIC_URL
 #                             and the anonymous rate limit are set by this script
@@ -179,7 +185,7 @@ start_server() {
             cd "$SERVER_DIR"
             # The server warns about LEDGER_* variables that name no setting, so
             # this script's own variables are not passed on; other LEDGER_* are.
-            exec env -u LEDGER_BIN -u LEDGER_E2E_OUT -u LEDGER_REQUIRE_HYDRATION -u LEDGER_URL -u LEDGER_E2E_CIMD_PORT -u LEDGER_E2E_CIMD_DIR \
+            exec env -u LEDGER_BIN -u LEDGER_E2E_OUT -u LEDGER_E2E_SUITES -u LEDGER_REQUIRE_HYDRATION -u LEDGER_URL -u LEDGER_E2E_CIMD_PORT -u LEDGER_E2E_CIMD_DIR \
                 LEDGER_LISTEN="127.0.0.1:$PORT" \
                 LEDGER_PUBLIC_URL="$BASE_URL" \
                 DATABASE_URL="$DB_URL" \
@@ -345,14 +351,17 @@ conformance_run() {
     fi
 }
 
-node_suite mcp-client tests/mcp-client.test.mjs
-conformance_run 2025-11-25 "$HERE/conformance/baseline-2025-11-25.yml"
-conformance_run 2026-07-28 "$HERE/conformance/baseline-2026-07-28.yml" --requirements 2026-07-28
-node_suite pages tests/pages.test.mjs
-node_suite accounts tests/accounts.test.mjs
-node_suite oauth tests/oauth.test.mjs
-node_suite share tests/share.test.mjs
-node_suite graph tests/graph.test.mjs
+# LEDGER_E2E_SUITES (names, space separated) runs only those; default all.
+wanted() { [ -z "${LEDGER_E2E_SUITES:-}" ] || [[ " $LEDGER_E2E_SUITES " == *" $1 "* ]]; }
+wanted mcp-client && node_suite mcp-client tests/mcp-client.test.mjs
+wanted conformance && conformance_run 2025-11-25 "$HERE/conformance/baseline-2025-11-25.yml"
+wanted conformance && conformance_run 2026-07-28 "$HERE/conformance/baseline-2026-07-28.yml" --requirements 2026-07-28
+wanted pages && node_suite pages tests/pages.test.mjs
+wanted accounts && node_suite accounts tests/accounts.test.mjs
+wanted oauth && node_suite oauth tests/oauth.test.mjs
+wanted share && node_suite share tests/share.test.mjs
+wanted phones && node_suite phones tests/phones.test.mjs
+wanted graph && node_suite graph tests/graph.test.mjs
 
 # --- shutdown ---------------------------------------------------------------------------
 log "stopping the server (SIGTERM)"

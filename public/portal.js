@@ -59,11 +59,12 @@
   }
 
   // Where to go once signed in: the same-origin path the page was opened
-  // with (/signin?next=…, checked by the server too), else the Keys page.
+  // with (/signin?next=…, checked by the server's http::safe_next, which
+  // also refuses encoded tricks), else the Wallets page.
   function nextPath(next) {
     const ok = typeof next === "string" && next.startsWith("/") && !next.startsWith("//")
       && !next.includes("\\") && !/[\u0000-\u001f]/.test(next);
-    return ok ? next : "/keys";
+    return ok ? next : "/wallets";
   }
 
   async function run() {

@@ -2,6 +2,24 @@
 // <script type="application/json"> holding ECharts options built on the
 // server. Without JavaScript (or without ECharts) the tables beside each
 // chart carry the same numbers, so nothing here is needed to read the page.
+// Copy buttons: shown only here, where they work; each copies its
+// data-copy text (a mint or wallet address, also in the link's title
+// for readers without JavaScript) and says so in its own label.
+(function () {
+  "use strict";
+  if (!navigator.clipboard) return;
+  document.querySelectorAll("button.copy[data-copy]").forEach(function (button) {
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      navigator.clipboard.writeText(button.getAttribute("data-copy")).then(function () {
+        button.textContent = "Copied";
+      }, function () {
+        button.textContent = "Copy failed";
+      });
+    });
+  });
+})();
+
 (function () {
   "use strict";
   if (typeof window.echarts === "undefined") return;

@@ -124,6 +124,18 @@ pub fn AccountNav() -> impl IntoView {
     })
 }
 
+/// "Signed in as <name>" under the navigation, for every signed-in page.
+#[component]
+pub fn SignedInAs() -> impl IntoView {
+    with_portal(|portal| {
+        portal.viewer.account.map(|account| {
+            view! {
+                <p class="who" id="signed-in-as">"Signed in as " <strong>{account.label}</strong></p>
+            }
+        })
+    })
+}
+
 pub(crate) fn refused(message: String) -> AnyView {
     view! {
         <Title text="Ledger: refused"/>

@@ -8,7 +8,7 @@
 //! comes through the [`backend::Backend`] trait object that the server puts in
 //! Leptos context, and reaches the browser through server functions.
 //!
-//! Layout: `frame` (the per-request value every page reads, the navigation,
+//! Layout: `explorer` (links to a block explorer), `frame` (the per-request value every page reads, the navigation,
 //! the refusal page), `views` (the plain data each page shows), the pages
 //! (`pages` for home and tools, `account`, `report`, `research`), which
 //! import the frame and the views and never each other, and this file's
@@ -16,6 +16,7 @@
 
 pub mod account;
 pub mod backend;
+pub mod explorer;
 pub mod frame;
 mod pages;
 pub mod report;
@@ -100,6 +101,8 @@ pub fn App() -> impl IntoView {
                     <frame::AccountNav/>
                 </nav>
             </header>
+            // Under the bar, not in it: the bar stays one line on a phone.
+            <frame::SignedInAs/>
             <main>
                 <Routes fallback=pages::NotFound>
                     <Route path=path!("/") view=pages::HomePage ssr=SsrMode::Async/>

@@ -70,6 +70,7 @@ pub fn HomePage() -> impl IntoView {
                 "positions, value history, flows and tax reports. Agents use it over MCP and REST and pay "
                 "per call in USDC through x402; people sign in, mint tokens and share reports."
             </p>
+            <WayIn/>
         </section>
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
@@ -79,6 +80,28 @@ pub fn HomePage() -> impl IntoView {
                 }
             })}
         </Suspense>
+    }
+}
+
+/// The way in for a person: sign in (then the wallets), or, signed in
+/// already, straight to the wallets.
+#[component]
+fn WayIn() -> impl IntoView {
+    if crate::frame::is_signed_in() {
+        view! {
+            <p class="way-in" id="way-in">
+                <a class="button primary" href="/wallets" rel="external">"Your wallets and reports"</a>
+            </p>
+        }
+        .into_any()
+    } else {
+        view! {
+            <p class="way-in" id="way-in">
+                <a class="button primary" href="/signin" rel="external" id="home-signin">"Sign in"</a>
+                " with a Solana wallet or Google to watch wallets, read their reports and share them."
+            </p>
+        }
+        .into_any()
     }
 }
 

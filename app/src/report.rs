@@ -1,8 +1,9 @@
-//! The portal's report view of one watched wallet (`/wallets/{address}`):
-//! the same report section the public share page shows (rendered by the
-//! server, handed over as HTML), links to download the report in every
-//! format, a form to mint a share link and the account's live links with
-//! a revoke form each. Every form is a plain POST carrying the session's
+//! The portal's report view of one watched wallet (`/wallets/{address}`),
+//! in the order a person reads it: the same report section the public
+//! share page shows (value and change, the chart, allocation, positions,
+//! transactions; rendered by the server, handed over as HTML), then the
+//! downloads in one menu, then a form to mint a share link and the
+//! account's live links with a revoke link each. Every form is a plain POST carrying the session's
 //! CSRF token, so the page works with JavaScript off; with it on,
 //! `/report.js` draws the charts.
 
@@ -50,15 +51,20 @@ pub fn WalletReportPage() -> impl IntoView {
             {report.notice.clone().map(|n| view! { <p class="notice" role="status">{n}</p> })}
             {report.error.clone().map(|e| view! { <p class="error" role="alert" id="share-error">{e}</p> })}
             <div class="report">
-                <section aria-labelledby="downloads-heading">
-                    <h2 id="downloads-heading">"Download"</h2>
-                    <nav class="downloads" aria-label="Report formats">
-                        {FORMATS.iter().map(|(format, name)| view! {
-                            <a href=format!("/wallets/{address}/report?format={format}") rel="external" download="">{*name}</a>
-                        }).collect_view()}
-                    </nav>
-                </section>
                 <div inner_html=report.section_html.clone()></div>
+                {report.scanned.then(|| view! {
+                    <section id="downloads" aria-labelledby="downloads-heading">
+                        <h2 id="downloads-heading">"Download"</h2>
+                        <details class="menu">
+                            <summary>"Download this report"</summary>
+                            <ul class="menu-items" aria-label="Report formats">
+                                {FORMATS.iter().map(|(format, name)| view! {
+                                    <li><a href=format!("/wallets/{address}/report?format={format}") rel="external" download="">{*name}</a></li>
+                                }).collect_view()}
+                            </ul>
+                        </details>
+                    </section>
+                })}
                 <section id="share-links" aria-labelledby="share-heading">
                     <h2 id="share-heading">"Share links"</h2>
                     <p class="meta">"A share link is a public, read-only page of this report. Anyone with the link sees it until it expires or you revoke it. Your account holds up to "{report.limit}" live links."</p>

@@ -245,6 +245,9 @@ pub struct ReportView {
     pub links: Vec<ShareLinkRow>,
     /// Live links the account may hold at once.
     pub limit: u32,
+    /// The wallet has a ledger to report (it was scanned): without one
+    /// the downloads are not offered (each would be a 404).
+    pub scanned: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -111,7 +111,8 @@ test('a wallet signs in on /signin (Sign-In With Solana)', async () => {
   });
   await page.goto(`${BASE}/signin`);
   await page.click('#siws-button');
-  await page.waitForURL(`${BASE}/keys`);
+  // A sign-in without `next` lands on the wallets.
+  await page.waitForURL(`${BASE}/wallets`);
   assert.equal(verified?.status, 200, 'verify answers 200');
   const body = verified.body;
   assert.match(body.account_id, /^acct_/);
@@ -214,7 +215,7 @@ test('Google signs in against the OIDC stand-in, with JavaScript off', async () 
   try {
     const page = await context.newPage();
     await page.goto(`${BASE}/signin`);
-    await Promise.all([page.waitForURL(`${BASE}/keys`), page.click('#google-signin')]);
+    await Promise.all([page.waitForURL(`${BASE}/wallets`), page.click('#google-signin')]);
     assert.ok(await page.isVisible('form.signout button'), 'signed in');
     await page.goto(`${BASE}/signin`);
     assert.ok((await page.content()).includes(`Google account ${GOOGLE_EMAIL}`), 'the identity is listed');

@@ -94,7 +94,7 @@ test('an account expands a watched wallet hop by hop in the graph view, paying f
 
     await page.goto(`${BASE}/signin`);
     await page.click('#siws-button');
-    await page.waitForURL(`${BASE}/keys`);
+    await page.waitForURL(`${BASE}/wallets`);
 
     // Off by default: the page says so and offers no expansion.
     await page.goto(`${BASE}/wallets`);

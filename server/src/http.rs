@@ -877,15 +877,64 @@ pub fn no_store(mut response: Response) -> Response {
     response
 }
 
-/// A same-origin relative path a sign-in may return to, or `None`: what
-/// `?next=` may name, so no link sends a person elsewhere once signed in.
+/// `next` when it is a same-origin relative path a sign-in may return to
+/// (`/wallets/…?range=90d`), else `None`. Refused: anything that does not
+/// start with one `/` (`https://evil`, `javascript:…`, `evil`); `//evil`
+/// and `/\evil` (browsers read both as another host); a backslash, a
+/// control character anywhere (the URL parser drops tabs and
+/// newlines, so `/\t/evil` would become `//evil`); and the same tricks
+/// percent-encoded, once or more (`/%2F%2Fevil`, `/%5Cevil`,
+/// `/%252F%252Fevil`, `/%09/evil`), which a proxy or a later decode could
+/// turn back into a host. The path is decoded until it no longer changes
+/// (at most four times; deeper nesting is refused) and checked each time.
 pub fn safe_next(next: &str) -> Option<&str> {
-    let ok = next.starts_with('/')
-        && !next.starts_with("//")
-        && !next.starts_with("/\\")
-        && next.len() <= 4096
-        && !next.chars().any(|c| c.is_control() || c == '\\');
-    ok.then_some(next)
+    fn plain_ok(text: &str) -> bool {
+        text.starts_with('/')
+            && !text.starts_with("//")
+            && !text.chars().any(|c| c.is_control() || c == '\\')
+    }
+    if next.len() > 4096 || !plain_ok(next) {
+        return None;
+    }
+    // The path only: a query may carry encoded slashes (a ledger cursor).
+    let path = next.split(['?', '#']).next().unwrap_or(next);
+    let mut text = path.to_owned();
+    for _ in 0..4 {
+        let decoded = percent_decode(&text)?;
+        if !plain_ok(&decoded) {
+            return None;
+        }
+        if decoded == text {
+            return Some(next);
+        }
+        text = decoded;
+    }
+    None
+}
+
+/// One round of percent-decoding; `None` when the result is not UTF-8.
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push(u8::try_from(h * 16 + l).ok()?);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]
@@ -980,16 +1029,80 @@ mod tests {
 
     #[test]
     fn only_same_origin_relative_paths_are_safe_next_targets() {
-        assert_eq!(safe_next("/authorize?x=1"), Some("/authorize?x=1"));
-        for bad in [
-            "//evil.example",
-            "https://evil.example",
-            "/\\evil",
-            "authorize",
-            "/a\nb",
-            "",
+        for good in [
+            "/authorize?x=1",
+            "/wallets",
+            "/wallets/7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU?range=90d#ledger",
+            // An encoded slash in the query (a ledger cursor) is the query's.
+            "/wallets/abc?cursor=ab%2Fcd%3D%3D",
+            "/wallets/a%20b",
         ] {
-            assert_eq!(safe_next(bad), None, "{bad}");
+            assert_eq!(safe_next(good), Some(good), "{good}");
         }
+    }
+
+    /// One refusal per way a `next` could leave the origin.
+    fn refused(next: &str) {
+        assert_eq!(safe_next(next), None, "{next:?} must be refused");
+    }
+
+    #[test]
+    fn next_refuses_a_protocol_relative_url() {
+        refused("//evil.example");
+        refused("///evil.example");
+    }
+
+    #[test]
+    fn next_refuses_a_backslash_that_browsers_read_as_a_slash() {
+        refused("/\\evil.example");
+        refused("\\/evil.example");
+        refused("/a\\b");
+    }
+
+    #[test]
+    fn next_refuses_absolute_urls_and_schemes() {
+        refused("https://evil.example");
+        refused("http:evil.example");
+        refused("javascript:alert(1)");
+        refused("data:text/html,x");
+    }
+
+    #[test]
+    fn next_refuses_relative_paths_and_empty_text() {
+        refused("authorize");
+        refused("");
+        refused(" /wallets");
+    }
+
+    #[test]
+    fn next_refuses_control_characters_the_url_parser_drops() {
+        refused("/\t/evil.example");
+        refused("/\n/evil.example");
+        refused("/a\nb");
+        refused("/a\u{0}b");
+    }
+
+    #[test]
+    fn next_refuses_encoded_slashes_and_backslashes() {
+        refused("/%2F%2Fevil.example");
+        refused("/%2f/evil.example");
+        refused("/%5Cevil.example");
+        refused("/%5cevil.example");
+        refused("/a%5Cb");
+    }
+
+    #[test]
+    fn next_refuses_double_encoded_and_encoded_control_characters() {
+        refused("/%252F%252Fevil.example");
+        refused("/%25252F/evil.example");
+        refused("/%09/evil.example");
+        refused("/%0A/evil.example");
+        // Four layers of encoding are more than any honest link has.
+        refused("/%2525252541");
+    }
+
+    #[test]
+    fn next_refuses_overlong_text() {
+        refused(&format!("/{}", "a".repeat(4096)));
     }
 }

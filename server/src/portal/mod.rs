@@ -96,15 +96,22 @@ pub async fn viewer(
     };
     if let Some(signed) = &signed_in {
         let account = signed.account()?;
-        let identities = crate::accounts::identities(state.store(), &account)
-            .await?
+        let linked = crate::accounts::identities(state.store(), &account).await?;
+        // The name the header shows: the account's label, else the oldest
+        // identity as a person knows it (an email, a wallet shortened);
+        // never the internal account id.
+        let fallback = linked
+            .first()
+            .map(|l| short_name(&l.identity))
+            .unwrap_or_else(|| "your account".to_owned());
+        let identities = linked
             .into_iter()
             .map(|linked| describe(&linked.identity))
             .collect();
         let label = crate::accounts::account_label(state.store(), &account)
             .await?
             .filter(|l| !l.is_empty())
-            .unwrap_or_else(|| account.to_string());
+            .unwrap_or(fallback);
         viewer.account = Some(app::frame::ViewerAccount {
             id: account.to_string(),
             label,
@@ -113,6 +120,20 @@ pub async fn viewer(
         viewer.csrf = signed.csrf.clone();
     }
     Ok((viewer, signed_in))
+}
+
+fn short_name(identity: &crate::accounts::Identity) -> String {
+    match identity {
+        crate::accounts::Identity::Google { email, subject, .. } => email
+            .clone()
+            .unwrap_or_else(|| format!("Google account {subject}")),
+        crate::accounts::Identity::Solana { address } => {
+            format!(
+                "wallet {}",
+                crate::values::format::short_address(&address.to_string())
+            )
+        }
+    }
 }
 
 fn describe(identity: &crate::accounts::Identity) -> String {

@@ -77,11 +77,27 @@ pub(super) async fn confirm_page(
     render(state, path, StatusCode::OK, portal).await
 }
 
-/// The signed-in account of a page request, or where to send the visitor.
+/// Where a signed-out visitor to `uri` is sent: the sign-in page, with
+/// `next` set to the page they asked for so the sign-in returns there
+/// (when it is a path `http::safe_next` accepts; else plain `/signin`).
+pub(super) fn sign_in_first(uri: &axum::http::Uri) -> Response {
+    let asked = uri.path_and_query().map_or("/", |pq| pq.as_str());
+    match crate::http::safe_next(asked) {
+        Some(next) => {
+            let next: String = url::form_urlencoded::byte_serialize(next.as_bytes()).collect();
+            Redirect::to(&format!("/signin?next={next}")).into_response()
+        }
+        None => Redirect::to("/signin").into_response(),
+    }
+}
+
+/// The signed-in account of a page request (`uri`), or where to send the
+/// visitor ([`sign_in_first`]).
 pub(super) async fn account_page(
     state: &AppState,
     parts: &Parts,
     session: &Session,
+    uri: &axum::http::Uri,
 ) -> Result<(app::frame::Viewer, AccountId), Response> {
     let (viewer, signed_in) = viewer(state, parts, session)
         .await
@@ -91,7 +107,7 @@ pub(super) async fn account_page(
             viewer,
             signed.account().map_err(IntoResponse::into_response)?,
         )),
-        None => Err(Redirect::to("/signin").into_response()),
+        None => Err(sign_in_first(uri)),
     }
 }
 
@@ -206,8 +222,9 @@ pub async fn keys(
     State(state): State<AppState>,
     axum::Extension(parts): axum::Extension<Parts>,
     session: Session,
+    axum::extract::OriginalUri(uri): axum::extract::OriginalUri,
 ) -> Response {
-    let (viewer, account) = match account_page(&state, &parts, &session).await {
+    let (viewer, account) = match account_page(&state, &parts, &session, &uri).await {
         Ok(page) => page,
         Err(response) => return response,
     };
@@ -373,9 +390,10 @@ pub async fn confirm_revoke(
     State(state): State<AppState>,
     axum::Extension(parts): axum::Extension<Parts>,
     session: Session,
+    axum::extract::OriginalUri(uri): axum::extract::OriginalUri,
     axum::extract::Query(query): axum::extract::Query<TokenQuery>,
 ) -> Response {
-    let (viewer, account) = match account_page(&state, &parts, &session).await {
+    let (viewer, account) = match account_page(&state, &parts, &session, &uri).await {
         Ok(page) => page,
         Err(response) => return response,
     };
@@ -514,9 +532,10 @@ pub async fn confirm_disconnect(
     State(state): State<AppState>,
     axum::Extension(parts): axum::Extension<Parts>,
     session: Session,
+    axum::extract::OriginalUri(uri): axum::extract::OriginalUri,
     axum::extract::Query(query): axum::extract::Query<ClientQuery>,
 ) -> Response {
-    let (viewer, account) = match account_page(&state, &parts, &session).await {
+    let (viewer, account) = match account_page(&state, &parts, &session, &uri).await {
         Ok(page) => page,
         Err(response) => return response,
     };
@@ -615,8 +634,9 @@ pub async fn wallets(
     State(state): State<AppState>,
     axum::Extension(parts): axum::Extension<Parts>,
     session: Session,
+    axum::extract::OriginalUri(uri): axum::extract::OriginalUri,
 ) -> Response {
-    let (viewer, account) = match account_page(&state, &parts, &session).await {
+    let (viewer, account) = match account_page(&state, &parts, &session, &uri).await {
         Ok(page) => page,
         Err(response) => return response,
     };
@@ -652,9 +672,10 @@ pub async fn confirm_remove_wallet(
     State(state): State<AppState>,
     axum::Extension(parts): axum::Extension<Parts>,
     session: Session,
+    axum::extract::OriginalUri(uri): axum::extract::OriginalUri,
     axum::extract::Query(query): axum::extract::Query<AddressQuery>,
 ) -> Response {
-    let (viewer, account) = match account_page(&state, &parts, &session).await {
+    let (viewer, account) = match account_page(&state, &parts, &session, &uri).await {
         Ok(page) => page,
         Err(response) => return response,
     };
@@ -870,8 +891,9 @@ pub async fn payments(
     State(state): State<AppState>,
     axum::Extension(parts): axum::Extension<Parts>,
     session: Session,
+    axum::extract::OriginalUri(uri): axum::extract::OriginalUri,
 ) -> Response {
-    let (viewer, account) = match account_page(&state, &parts, &session).await {
+    let (viewer, account) = match account_page(&state, &parts, &session, &uri).await {
         Ok(page) => page,
         Err(response) => return response,
     };

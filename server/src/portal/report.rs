@@ -92,15 +92,25 @@ async fn view_response(
     });
     let caches = state.services().caches();
     let kept = (&*caches.pages, &*caches.positions);
-    let section = match report::build(&state.reads(), kept, &reader, query).await {
+    let (section, scanned) = match report::build(&state.reads(), kept, &reader, query).await {
         Ok(built) => {
             let charts = share::charts::charts(&built);
             let base = format!("/wallets/{wallet}");
-            report_section(&built, &charts, &Links { base: &base })
+            (
+                report_section(&built, &charts, &Links { base: &base }),
+                true,
+            )
         }
-        Err(err) if err.code() == crate::error::Code::NotFound => {
-            format!("<p class=\"empty\">{}</p>", share::html::esc(err.message()))
-        }
+        // Nothing scanned yet: say so in words, and offer no downloads.
+        Err(err) if err.code() == crate::error::Code::NotFound => (
+            format!(
+                "<p class=\"empty\" id=\"not-scanned\">{} Once a scan of this wallet has \
+                 finished, its value, positions and transactions show here, with downloads \
+                 of the report.</p>",
+                share::html::esc(err.message())
+            ),
+            false,
+        ),
         Err(err) => return crate::site::share::problem(&err),
     };
     let sharing = state.sharing();
@@ -133,6 +143,7 @@ async fn view_response(
             error: outcome.error,
             links: rows,
             limit,
+            scanned,
         }),
     };
     let mut response = render(state, &format!("/wallets/{wallet}"), status, portal).await;
@@ -145,10 +156,11 @@ pub async fn page(
     State(state): State<AppState>,
     axum::Extension(parts): axum::Extension<Parts>,
     session: Session,
+    axum::extract::OriginalUri(uri): axum::extract::OriginalUri,
     Path(address): Path<String>,
     Query(query): Query<ViewQuery>,
 ) -> Response {
-    let (viewer, account) = match account_page(&state, &parts, &session).await {
+    let (viewer, account) = match account_page(&state, &parts, &session, &uri).await {
         Ok(page) => page,
         Err(response) => return response,
     };
@@ -308,10 +320,11 @@ pub async fn confirm_revoke(
     State(state): State<AppState>,
     axum::Extension(parts): axum::Extension<Parts>,
     session: Session,
+    axum::extract::OriginalUri(uri): axum::extract::OriginalUri,
     Path(address): Path<String>,
     Query(query): Query<LinkQuery>,
 ) -> Response {
-    let (viewer, account) = match account_page(&state, &parts, &session).await {
+    let (viewer, account) = match account_page(&state, &parts, &session, &uri).await {
         Ok(page) => page,
         Err(response) => return response,
     };

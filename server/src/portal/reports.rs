@@ -9,7 +9,7 @@
 use axum::{
     extract::{Path, RawQuery, State},
     http::StatusCode,
-    response::{IntoResponse, Redirect, Response},
+    response::{IntoResponse, Response},
 };
 use serde::Deserialize;
 use tower_sessions::Session;
@@ -45,9 +45,18 @@ pub async fn download(
     State(state): State<AppState>,
     session: Session,
     Path(address): Path<String>,
+    axum::extract::OriginalUri(uri): axum::extract::OriginalUri,
     RawQuery(raw): RawQuery,
 ) -> Response {
-    match answer(&state, &session, &address, raw.as_deref().unwrap_or("")).await {
+    match answer(
+        &state,
+        &session,
+        &uri,
+        &address,
+        raw.as_deref().unwrap_or(""),
+    )
+    .await
+    {
         Ok(response) => response,
         Err(response) => response,
     }
@@ -60,13 +69,14 @@ fn refuse(status: StatusCode, message: impl Into<String>) -> Response {
 async fn answer(
     state: &AppState,
     session: &Session,
+    uri: &axum::http::Uri,
     address: &str,
     query: &str,
 ) -> Result<Response, Response> {
     let signed = sessions::signed_in(session)
         .await
         .map_err(IntoResponse::into_response)?
-        .ok_or_else(|| Redirect::to("/signin").into_response())?;
+        .ok_or_else(|| super::pages::sign_in_first(uri))?;
     let account = signed.account().map_err(IntoResponse::into_response)?;
     let wallet = WalletAddress::parse(address)
         .map_err(|why| refuse(StatusCode::BAD_REQUEST, format!("address: {why}")))?;

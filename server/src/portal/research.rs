@@ -48,8 +48,9 @@ pub async fn credits(
     State(state): State<AppState>,
     axum::Extension(parts): axum::Extension<Parts>,
     session: Session,
+    axum::extract::OriginalUri(uri): axum::extract::OriginalUri,
 ) -> Response {
-    let (viewer, account) = match account_page(&state, &parts, &session).await {
+    let (viewer, account) = match account_page(&state, &parts, &session, &uri).await {
         Ok(found) => found,
         Err(response) => return response,
     };
@@ -286,9 +287,10 @@ pub async fn graph(
     State(state): State<AppState>,
     axum::Extension(parts): axum::Extension<Parts>,
     session: Session,
+    axum::extract::OriginalUri(uri): axum::extract::OriginalUri,
     Path(address): Path<String>,
 ) -> Response {
-    let (viewer, account) = match account_page(&state, &parts, &session).await {
+    let (viewer, account) = match account_page(&state, &parts, &session, &uri).await {
         Ok(found) => found,
         Err(response) => return response,
     };

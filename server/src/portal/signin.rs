@@ -218,6 +218,10 @@ fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         .map(|(_, v)| v)
 }
 
+/// Where a sign-in lands without a `next`: the wallets, what a person
+/// came for (Keys is a developer's page, one click away).
+pub const DEFAULT_LANDING: &str = "/wallets";
+
 /// The session key of where a sign-in returns to.
 const NEXT_KEY: &str = "signin_next";
 
@@ -267,7 +271,8 @@ struct CallbackQuery {
 }
 
 /// `GET /auth/google/callback?code&state`: finish the flow begun in this
-/// browser, sign in (or link), 303 to the Keys page.
+/// browser, sign in (or link), then to the `next` the flow began with,
+/// else [`DEFAULT_LANDING`].
 pub async fn google_callback(
     State(state): State<AppState>,
     axum::Extension(parts): axum::Extension<Parts>,
@@ -366,7 +371,7 @@ async fn google_finish(
             let next = next
                 .as_deref()
                 .and_then(crate::http::safe_next)
-                .unwrap_or("/keys");
+                .unwrap_or(DEFAULT_LANDING);
             Redirect::to(next).into_response()
         }
         Err(err) => {

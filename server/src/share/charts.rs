@@ -48,31 +48,64 @@ pub fn value_chart(report: &Report) -> Chart {
         .iter()
         .map(|p| p.at.get(..10).unwrap_or(&p.at).to_owned())
         .collect();
-    let values: Vec<f64> = report
+    // A day without a value is a gap in the line, never a fall to zero.
+    let values: Vec<Option<f64>> = report
         .value
         .points
         .iter()
-        .map(|p| {
-            point_value(p, report.denominate)
-                .and_then(|d| d.to_f64())
-                .unwrap_or(0.0)
-        })
+        .map(|p| point_value(p, report.denominate).and_then(|d| d.to_f64()))
         .collect();
+    let mut y = Axis::new()
+        .type_(AxisType::Value)
+        .name(report.summary.unit.clone());
+    if let Some((min, max)) = fitted_axis(values.iter().flatten().copied()) {
+        y = y.min(min).max(max);
+    }
     Chart::new()
         .tooltip(Tooltip::new().trigger(Trigger::Axis))
-        .grid(Grid::new().left("8%").right("4%").top("8%").bottom("12%"))
-        .x_axis(Axis::new().type_(AxisType::Category).data(days))
-        .y_axis(
-            Axis::new()
-                .type_(AxisType::Value)
-                .name(report.summary.unit.clone()),
+        .grid(
+            Grid::new()
+                .left("4%")
+                .right("4%")
+                .top("10%")
+                .bottom("12%")
+                .contain_label(true),
         )
+        .x_axis(Axis::new().type_(AxisType::Category).data(days))
+        .y_axis(y)
         .series(
             Line::new()
                 .name(format!("Value ({})", report.summary.unit))
                 .show_symbol(false)
                 .data(values),
         )
+}
+
+/// The value axis fitted to the data rather than drawn from zero, so a
+/// swing from 82,000 to 93,000 reads as the 13% it is: the data's range
+/// padded by a tenth of it on each side, rounded out to the padding's
+/// power of ten; never below zero for values that are not, and a flat
+/// series padded by 5% of its level. `None` without finite values.
+pub fn fitted_axis(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    let (lo, hi) = values
+        .filter(|v| v.is_finite())
+        .fold(None, |acc: Option<(f64, f64)>, v| match acc {
+            None => Some((v, v)),
+            Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+        })?;
+    let span = hi - lo;
+    let pad = if span > 0.0 {
+        span / 10.0
+    } else {
+        (hi.abs() / 20.0).max(0.01)
+    };
+    let step = 10f64.powf(pad.log10().floor());
+    let mut min = ((lo - pad) / step).floor() * step;
+    if lo >= 0.0 && min < 0.0 {
+        min = 0.0;
+    }
+    let max = ((hi + pad) / step).ceil() * step;
+    Some((min, max))
 }
 
 /// The value now by mint.
@@ -183,4 +216,24 @@ pub fn flow_chart(report: &Report) -> Chart {
                         .collect(),
                 }),
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fitted_axis;
+
+    #[test]
+    fn the_value_axis_fits_the_data_instead_of_starting_at_zero() {
+        // 82,000 to 93,000: a span of 11,000, padded 1,100 each side
+        // (80,900 to 94,100), rounded out to thousands.
+        assert_eq!(
+            fitted_axis([82_000.0, 93_000.0, 88_500.0].into_iter()),
+            Some((80_000.0, 95_000.0))
+        );
+        // Never below zero for a wallet that never was.
+        assert_eq!(fitted_axis([0.0, 0.16].into_iter()).map(|a| a.0), Some(0.0));
+        // A flat series is padded by 5% of its level: 100 ± 5.
+        assert_eq!(fitted_axis([100.0, 100.0].into_iter()), Some((95.0, 105.0)));
+        assert_eq!(fitted_axis(std::iter::empty()), None);
+    }
 }

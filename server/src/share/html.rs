@@ -1,5 +1,8 @@
 //! The report as HTML: one section ([`report_section`]) that the share
-//! page and the portal's report view both render, and the share page
+//! page and the portal's report view both render (in the order a person
+//! reads it: value and change, the value chart, allocation, positions with
+//! their unrealized gain, one row per transaction, counterparties; tokens
+//! by symbol, signatures and addresses linked through `app::explorer`), and the share page
 //! around it ([`share_page`]) with its Open Graph card and `noindex`.
 //!
 //! Every number is written into tables from the decimal values, so the
@@ -72,7 +75,8 @@ fn signed(text: &str, places: u32) -> String {
     match text.parse::<Decimal>() {
         Ok(d) => {
             let written = format::decimal(d, places);
-            if written.starts_with(format::MINUS) {
+            // Zero (at the places shown) has no direction.
+            if written.starts_with(format::MINUS) || d.round_dp(places).is_zero() {
                 written
             } else {
                 format!("+{written}")
@@ -208,15 +212,18 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
     let unit = &report.summary.unit;
     let _ = write!(
         o,
-        "<section class=\"report-head\"><p class=\"meta\">Wallet <code class=\"address\">{}</code></p>\
+        "<section class=\"report-head\"><p class=\"meta\">Wallet {}</p>\
          <p class=\"headline\" id=\"headline\">{}</p>",
-        esc(&report.address),
+        wallet_cell(&report.address),
         esc(&headline(report))
     );
-    o.push_str("<nav class=\"views\" aria-label=\"Range and currency\"><span>Range:</span>");
+    // Range tabs above the chart they change; the currency beside them.
+    o.push_str(
+        "<nav class=\"views tabs\" aria-label=\"Range and currency\"><span class=\"tab-group\">",
+    );
     for r in ChartRange::ALL {
         let current = if r == report.range {
-            " aria-current=\"true\""
+            " aria-current=\"page\""
         } else {
             ""
         };
@@ -224,13 +231,13 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
             o,
             "<a href=\"{}\"{current}>{}</a>",
             links.view(r, report.denominate),
-            r.as_str()
+            r.tab()
         );
     }
-    o.push_str("<span>Currency:</span>");
+    o.push_str("</span><span class=\"tab-group\">");
     for d in [Denomination::Usd, Denomination::Sol] {
         let current = if d == report.denominate {
-            " aria-current=\"true\""
+            " aria-current=\"page\""
         } else {
             ""
         };
@@ -241,6 +248,7 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
             d.unit()
         );
     }
+    o.push_str("</span>");
     o.push_str("</nav>");
     stale_note(&mut o, report);
     let _ = write!(
@@ -250,9 +258,22 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
         if report.value.unpriced_mints.is_empty() {
             String::new()
         } else {
+            let n = report.value.unpriced_mints.len();
+            let names: Vec<String> = report
+                .value
+                .unpriced_mints
+                .iter()
+                .map(|m| mint_label(m))
+                .collect();
             format!(
-                " {} mint(s) have no price and are left out of the value.",
-                report.value.unpriced_mints.len()
+                " {} no price and {} left out of the value: {}.",
+                if n == 1 {
+                    "1 token has".to_owned()
+                } else {
+                    format!("{n} tokens have")
+                },
+                if n == 1 { "is" } else { "are" },
+                esc(&names.join(", "))
             )
         }
     );
@@ -297,41 +318,239 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
     }
     o.push_str("</tbody></table></details></section>");
 
-    // Allocation.
-    o.push_str("<section id=\"allocation\"><h2>Allocation by mint (USD, now)</h2>");
+    allocation_part(&mut o, report, charts);
+    positions_part(&mut o, report);
+    ledger_part(&mut o, report, links);
+    flows_part(&mut o, report, charts);
+    o
+}
+
+/// A mint as a table cell: its symbol linked to its explorer page (the
+/// address in the title), or, for a mint the token list does not name,
+/// the address shortened with a button that copies it whole (`report.js`
+/// shows the button; without JavaScript the title and the link carry it).
+pub fn token_cell(mint: &str) -> String {
+    let label = esc(&mint_label(mint));
+    let known = crate::reports::tokens::symbol(mint) != mint;
+    match app::explorer::address_url(mint) {
+        None => label,
+        Some(url) if known => format!(
+            "<a href=\"{}\" title=\"{}\" rel=\"external noreferrer\">{label}</a>",
+            esc(&url),
+            esc(mint)
+        ),
+        Some(url) => format!(
+            "<a href=\"{u}\" title=\"{m}\" rel=\"external noreferrer\"><code>{label}</code></a> \
+             <button type=\"button\" class=\"copy\" hidden data-copy=\"{m}\" \
+             aria-label=\"Copy the mint address {m}\">Copy</button>",
+            u = esc(&url),
+            m = esc(mint)
+        ),
+    }
+}
+
+/// The report's wallet in full (it breaks anywhere on a phone), linked
+/// to its explorer page, with a copy button.
+fn wallet_cell(address: &str) -> String {
+    let text = format!("<code class=\"address\">{}</code>", esc(address));
+    match app::explorer::address_url(address) {
+        Some(url) => format!(
+            "<a href=\"{u}\" rel=\"external noreferrer\">{text}</a> \
+             <button type=\"button\" class=\"copy\" hidden data-copy=\"{a}\" \
+             aria-label=\"Copy the wallet address\">Copy</button>",
+            u = esc(&url),
+            a = esc(address)
+        ),
+        None => text,
+    }
+}
+
+/// An address (a counterparty, a wallet) as a cell: `name` linked to its
+/// explorer page when it is an address.
+fn address_cell(address: &str, name: &str) -> String {
+    match app::explorer::address_url(address) {
+        Some(url) => format!(
+            "<a href=\"{}\" title=\"{}\" rel=\"external noreferrer\">{}</a>",
+            esc(&url),
+            esc(address),
+            esc(name)
+        ),
+        None => format!("<span title=\"{}\">{}</span>", esc(address), esc(name)),
+    }
+}
+
+fn allocation_part(o: &mut String, report: &Report, charts: &ChartJson) {
+    o.push_str("<section id=\"allocation\"><h2>Allocation now (USD)</h2>");
     if report.allocation.is_empty() {
         o.push_str("<p>No priced holdings.</p>");
     } else {
         chart(
-            &mut o,
+            o,
             "chart-allocation",
-            "Allocation of the value by mint",
+            "Allocation of the value by token",
             &charts.allocation,
         );
     }
     o.push_str(
-        "<table class=\"data\" id=\"table-allocation\"><thead><tr><th scope=\"col\">Mint</th>\
+        "<div class=\"scroll\"><table class=\"data\" id=\"table-allocation\"><thead><tr><th scope=\"col\">Token</th>\
          <th scope=\"col\" class=\"num\">USD</th><th scope=\"col\" class=\"num\">Share</th></tr></thead><tbody>",
     );
     for s in &report.allocation {
         let _ = write!(
             o,
-            "<tr><td title=\"{}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}%</td></tr>",
-            esc(&s.mint),
-            esc(&s.label),
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}%</td></tr>",
+            token_cell(&s.mint),
             esc(&cents(&s.usd)),
             esc(&s.pct)
         );
     }
-    o.push_str("</tbody></table></section>");
+    o.push_str("</tbody></table></div></section>");
+}
 
-    // Flows.
+/// USD per whole token of `mint` at the report's last point, from the
+/// holding's value and amount there; with whether that price is stale.
+fn unit_price(report: &Report, mint: &str) -> Option<(Decimal, bool)> {
+    let last = report.value.points.last()?;
+    let h = last.holdings.iter().find(|h| h.mint == mint)?;
+    let usd: Decimal = h.usd.as_deref()?.parse().ok()?;
+    let atomic: i128 = h.amount.parse().ok()?;
+    let amount = Decimal::try_from_i128_with_scale(atomic, h.decimals).ok()?;
+    if amount.is_zero() {
+        return None;
+    }
+    let stale = last.stale_mints.iter().any(|s| s.mint == mint);
+    Some((usd / amount, stale))
+}
+
+fn positions_part(o: &mut String, report: &Report) {
+    let p = &report.positions;
+    let _ = write!(
+        o,
+        "<section id=\"positions\"><h2>Positions</h2><p>Cost basis by {}. Realized gain {} USD \
+         (short term {}, long term {}) over {}.</p>",
+        esc(&p.method.to_uppercase()),
+        esc(&cents(&p.realized.gain)),
+        esc(&cents(&p.realized.short_term_gain)),
+        esc(&cents(&p.realized.long_term_gain)),
+        esc(&format::count(p.realized.rows, "disposal", "disposals"))
+    );
+    o.push_str(
+        "<div class=\"scroll\"><table class=\"data\" id=\"table-positions\"><thead><tr><th scope=\"col\">Token</th>\
+         <th scope=\"col\" class=\"num\">Quantity</th><th scope=\"col\" class=\"num\">Value now (USD)</th>\
+         <th scope=\"col\" class=\"num\">Cost basis (USD)</th><th scope=\"col\" class=\"num\">Unrealized (USD)</th>\
+         <th scope=\"col\" class=\"num\">Realized (USD)</th></tr></thead><tbody>",
+    );
+    let mut any_stale = false;
+    for pos in &p.positions {
+        // The basis of the open lots; unknown when any lot's is.
+        let basis: Option<Decimal> = pos
+            .lots
+            .iter()
+            .map(|l| {
+                l.basis_usd
+                    .as_deref()
+                    .and_then(|b| b.parse::<Decimal>().ok())
+            })
+            .sum();
+        let quantity: Option<Decimal> = pos.open_quantity.parse().ok();
+        let price = unit_price(report, &pos.mint);
+        let value = quantity.zip(price).map(|(q, (u, _))| q * u);
+        let stale = price.is_some_and(|(_, stale)| stale);
+        any_stale |= stale;
+        let mark = if stale { " (stale price)" } else { "" };
+        // A stale price gives no honest gain: left out, as the change is.
+        let unrealized = value.zip(basis).filter(|_| !stale).map(|(v, b)| v - b);
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}{mark}</td>\
+             <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            token_cell(&pos.mint),
+            esc(&quantity.map_or_else(|| pos.open_quantity.clone(), format::quantity)),
+            value.map_or("—".to_owned(), |v| format::decimal(v, 2)),
+            basis.map_or("—".to_owned(), |b| format::decimal(b, 2)),
+            unrealized.map_or("—".to_owned(), |u| signed(&u.to_string(), 2)),
+            esc(&cents(&pos.realized.gain))
+        );
+    }
+    if p.positions.is_empty() {
+        o.push_str("<tr><td colspan=\"6\">No open positions.</td></tr>");
+    }
+    o.push_str("</tbody></table></div>");
+    o.push_str(
+        "<p class=\"meta\">Value now is the quantity at the last point's price; unrealized is that value less \
+         the open lots' cost basis, shown only when both are known",
+    );
+    o.push_str(if any_stale {
+        " and the price is current (a stale price is marked and left out).</p></section>"
+    } else {
+        ".</p></section>"
+    });
+}
+
+fn ledger_part(o: &mut String, report: &Report, links: &Links<'_>) {
+    o.push_str(
+        "<section id=\"ledger\"><h2>Transactions</h2><div class=\"scroll\"><table class=\"data\" id=\"table-ledger\"><thead><tr>\
+         <th scope=\"col\">Time</th><th scope=\"col\">What happened</th>\
+         <th scope=\"col\" class=\"num\">USD</th><th scope=\"col\">Transaction</th></tr></thead><tbody>",
+    );
+    let rows = super::tx_rows::rows(&report.ledger.entries);
+    for r in &rows {
+        let sig = &r.signature;
+        let short = format::short_address(sig);
+        let tx = match app::explorer::tx_url(sig) {
+            Some(url) => format!(
+                "<a href=\"{}\" title=\"{}\" rel=\"external noreferrer\"><code>{}</code></a>",
+                esc(&url),
+                esc(sig),
+                esc(&short)
+            ),
+            None => format!("<code title=\"{}\">{}</code>", esc(sig), esc(&short)),
+        };
+        let costs = if r.costs.is_empty() {
+            String::new()
+        } else {
+            format!("<br><span class=\"meta\">{}</span>", esc(&r.costs))
+        };
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td class=\"what\">{}{costs}</td><td class=\"num\">{}</td><td>{tx}</td></tr>",
+            esc(&r
+                .block_time
+                .as_deref()
+                .map_or_else(|| "—".to_owned(), format::date_time_text)),
+            esc(&r.what),
+            r.usd
+                .map_or("—".to_owned(), |u| esc(&format::decimal(u, 2))),
+        );
+    }
+    if rows.is_empty() {
+        o.push_str("<tr><td colspan=\"4\">No transactions.</td></tr>");
+    }
+    o.push_str("</tbody></table></div><nav class=\"pager\" aria-label=\"Ledger pages\">");
+    let _ = write!(
+        o,
+        "<a href=\"{}\">Newest transactions</a>",
+        links.page(report, None)
+    );
+    if let Some(next) = &report.ledger.next_cursor {
+        let _ = write!(
+            o,
+            "<a href=\"{}\" rel=\"next\">Older transactions →</a>",
+            links.page(report, Some(next))
+        );
+    } else {
+        o.push_str("<span>This is the oldest page.</span>");
+    }
+    o.push_str("</nav></section>");
+}
+
+fn flows_part(o: &mut String, report: &Report, charts: &ChartJson) {
     o.push_str("<section id=\"flows\"><h2>Counterparties</h2>");
     if report.flows.edges.is_empty() {
         o.push_str("<p>No transfers with counterparties.</p>");
     } else {
         chart(
-            &mut o,
+            o,
             "chart-flows",
             "Graph of the wallet's counterparties",
             &charts.flows,
@@ -345,121 +564,38 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
             let name = if n.id == report.address {
                 "this wallet".to_owned()
             } else {
-                n.name.clone().unwrap_or_else(|| mint_label(&n.id))
+                n.name
+                    .clone()
+                    .unwrap_or_else(|| format::short_address(&n.id))
             };
             (n.id.as_str(), name)
         })
         .collect();
-    let name = |id: &str| names.get(id).cloned().unwrap_or_else(|| mint_label(id));
+    let name = |id: &str| {
+        names
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| format::short_address(id))
+    };
     o.push_str(
-        "<table class=\"data\" id=\"table-flows\"><thead><tr><th scope=\"col\">From</th><th scope=\"col\">To</th>\
-         <th scope=\"col\">Mint</th><th scope=\"col\" class=\"num\">Amount</th><th scope=\"col\" class=\"num\">USD</th>\
-         <th scope=\"col\" class=\"num\">Legs</th></tr></thead><tbody>",
+        "<div class=\"scroll\"><table class=\"data\" id=\"table-flows\"><thead><tr><th scope=\"col\">From</th><th scope=\"col\">To</th>\
+         <th scope=\"col\">Token</th><th scope=\"col\" class=\"num\">Amount</th><th scope=\"col\" class=\"num\">USD</th>\
+         <th scope=\"col\" class=\"num\">Transfers</th></tr></thead><tbody>",
     );
     for e in &report.flows.edges {
         let _ = write!(
             o,
-            "<tr><td title=\"{}\">{}</td><td title=\"{}\">{}</td><td>{}</td><td class=\"num\">{}</td>\
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td>\
              <td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-            esc(&e.source),
-            esc(&name(&e.source)),
-            esc(&e.target),
-            esc(&name(&e.target)),
-            esc(&mint_label(&e.mint)),
+            address_cell(&e.source, &name(&e.source)),
+            address_cell(&e.target, &name(&e.target)),
+            token_cell(&e.mint),
             esc(&units(&e.amount, e.decimals)),
             esc(&e.usd.as_deref().map_or_else(|| "—".to_owned(), cents)),
-            e.legs
+            esc(&format::quantity(Decimal::from(e.legs)))
         );
     }
-    o.push_str("</tbody></table></section>");
-
-    // Positions.
-    let p = &report.positions;
-    let _ = write!(
-        o,
-        "<section id=\"positions\"><h2>Open positions ({})</h2><p>Realized gain {} USD \
-         (short term {}, long term {}) over {} disposals.</p>",
-        esc(&p.method),
-        esc(&cents(&p.realized.gain)),
-        esc(&cents(&p.realized.short_term_gain)),
-        esc(&cents(&p.realized.long_term_gain)),
-        p.realized.rows
-    );
-    o.push_str(
-        "<table class=\"data\" id=\"table-positions\"><thead><tr><th scope=\"col\">Mint</th>\
-         <th scope=\"col\" class=\"num\">Open quantity</th><th scope=\"col\" class=\"num\">Open lots</th>\
-         <th scope=\"col\" class=\"num\">Cost basis (USD)</th><th scope=\"col\" class=\"num\">Realized (USD)</th></tr></thead><tbody>",
-    );
-    for pos in &p.positions {
-        let basis: Option<Decimal> = pos
-            .lots
-            .iter()
-            .map(|l| {
-                l.basis_usd
-                    .as_deref()
-                    .and_then(|b| b.parse::<Decimal>().ok())
-            })
-            .sum();
-        let _ = write!(
-            o,
-            "<tr><td title=\"{}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
-             <td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-            esc(&pos.mint),
-            esc(&mint_label(&pos.mint)),
-            esc(&pos.open_quantity),
-            pos.lots.len(),
-            basis.map_or("—".to_owned(), |b| b.round_dp(2).to_string()),
-            esc(&cents(&pos.realized.gain))
-        );
-    }
-    o.push_str("</tbody></table></section>");
-
-    // Ledger.
-    o.push_str(
-        "<section id=\"ledger\"><h2>Ledger</h2><table class=\"data\" id=\"table-ledger\"><thead><tr>\
-         <th scope=\"col\">Time</th><th scope=\"col\">Type</th><th scope=\"col\">Mint</th>\
-         <th scope=\"col\" class=\"num\">Amount</th><th scope=\"col\" class=\"num\">USD</th>\
-         <th scope=\"col\">Transaction</th></tr></thead><tbody>",
-    );
-    for e in &report.ledger.entries {
-        let sig = &e.signature;
-        let _ = write!(
-            o,
-            "<tr><td>{}</td><td>{}</td><td title=\"{}\">{}</td><td class=\"num\">{}</td>\
-             <td class=\"num\">{}</td><td><code title=\"{}\">{}…</code></td></tr>",
-            esc(&e
-                .block_time
-                .as_deref()
-                .map_or_else(|| "—".to_owned(), format::date_time_text)),
-            esc(&e.operation_type.replace('_', " ")),
-            esc(&e.mint),
-            esc(&mint_label(&e.mint)),
-            esc(&units(&e.amount, u32::from(e.decimals))),
-            esc(&e.usd_value.as_deref().map_or_else(|| "—".to_owned(), cents)),
-            esc(sig),
-            esc(sig.get(..10).unwrap_or(sig))
-        );
-    }
-    if report.ledger.entries.is_empty() {
-        o.push_str("<tr><td colspan=\"6\">No entries.</td></tr>");
-    }
-    o.push_str("</tbody></table><nav class=\"pager\" aria-label=\"Ledger pages\">");
-    let _ = write!(
-        o,
-        "<a href=\"{}\">Newest entries</a>",
-        links.page(report, None)
-    );
-    if let Some(next) = &report.ledger.next_cursor {
-        let _ = write!(
-            o,
-            "<a href=\"{}\" rel=\"next\">Older entries →</a>",
-            links.page(report, Some(next))
-        );
-    } else {
-        o.push_str("<span>This is the oldest page.</span>");
-    }
-    o.push_str("</nav></section>");
-    o
+    o.push_str("</tbody></table></div></section>");
 }
 
 /// What the share page needs besides the report.
@@ -528,7 +664,7 @@ pub fn share_page(report: &Report, charts: &ChartJson, page: &SharePage<'_>) -> 
     let _ = write!(
         o,
         "<p class=\"meta\">This link shows one wallet, read only, until {}. Its owner may revoke it sooner.</p></main></body></html>",
-        esc(page.expires_at)
+        esc(&format::date_time_text(page.expires_at))
     );
     o
 }

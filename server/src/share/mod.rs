@@ -17,6 +17,7 @@ pub mod card;
 pub mod charts;
 pub mod html;
 pub mod report;
+pub mod tx_rows;
 
 use base64::Engine as _;
 use rand::RngCore as _;
@@ -90,6 +91,16 @@ impl ChartRange {
     }
 
     /// In words, for headings.
+    /// The range's tab on the report: `30 days`, `1 year`, `All`.
+    pub fn tab(self) -> &'static str {
+        match self {
+            Self::Days30 => "30 days",
+            Self::Days90 => "90 days",
+            Self::Year => "1 year",
+            Self::All => "All",
+        }
+    }
+
     pub fn words(self) -> &'static str {
         match self {
             Self::Days30 => "the last 30 days",

@@ -253,10 +253,24 @@ async fn the_session_cookie_is_secure_when_the_public_url_is_https() {
 async fn signed_out_visitors_of_account_pages_are_sent_to_signin_and_get_no_session() {
     let app = spawn_app().await;
     let mut browser = Browser::new();
-    for page in ["/keys", "/wallets", "/payments"] {
+    // Each is sent with `next` naming it, so the sign-in returns there.
+    for (page, next) in [
+        ("/keys", "%2Fkeys"),
+        ("/wallets", "%2Fwallets"),
+        ("/payments", "%2Fpayments"),
+        ("/credits", "%2Fcredits"),
+        (
+            "/wallets/7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU?range=1y",
+            "%2Fwallets%2F7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU%3Frange%3D1y",
+        ),
+    ] {
         let response = browser.get(&app.url(page)).await;
         assert_eq!(response.status(), StatusCode::SEE_OTHER, "{page}");
-        assert_eq!(response.headers()["location"], "/signin");
+        assert_eq!(
+            response.headers()["location"],
+            format!("/signin?next={next}").as_str(),
+            "{page}"
+        );
     }
     let signin = browser.get(&app.url("/signin")).await;
     assert_eq!(signin.status(), StatusCode::OK);
@@ -387,7 +401,7 @@ async fn a_session_idle_past_idle_secs_is_over() {
     clock.advance_ms(3600 * 1000 + 1000);
     let response = browser.get(&app.url("/keys")).await;
     assert_eq!(response.status(), StatusCode::SEE_OTHER, "idle too long");
-    assert_eq!(response.headers()["location"], "/signin");
+    assert_eq!(response.headers()["location"], "/signin?next=%2Fkeys");
     app.stop().await;
 }
 
@@ -612,7 +626,12 @@ async fn spawn_with_google() -> (TestApp, oidc_standin::Standin) {
 /// `/auth/google/start`, then the provider's authorize step: the callback
 /// URL the provider sends the browser to.
 async fn google_to_callback(browser: &mut Browser, app: &TestApp) -> String {
-    let start = browser.get(&app.url("/auth/google/start")).await;
+    google_to_callback_from(browser, app, "/auth/google/start").await
+}
+
+/// The same, beginning at `start` (which may carry a `next`).
+async fn google_to_callback_from(browser: &mut Browser, app: &TestApp, start: &str) -> String {
+    let start = browser.get(&app.url(start)).await;
     assert_eq!(start.status(), StatusCode::FOUND);
     let authorize = start.headers()["location"].to_str().unwrap().to_owned();
     let line = browser
@@ -637,6 +656,60 @@ async fn google_to_callback(browser: &mut Browser, app: &TestApp) -> String {
 }
 
 #[tokio::test]
+async fn a_google_sign_in_returns_to_the_page_it_was_sent_from() {
+    let (app, _standin) = spawn_with_google().await;
+    let mut browser = Browser::new();
+    // A signed-out visit to a report is sent to sign in with `next`.
+    let page = "/wallets/7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU?range=1y";
+    let sent = browser.get(&app.url(page)).await;
+    let signin = sent.headers()["location"].to_str().unwrap().to_owned();
+    let html = browser.get(&app.url(&signin)).await.text().await.unwrap();
+    let start = "/auth/google/start?next=%2Fwallets%2F7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU%3Frange%3D1y";
+    assert!(html.contains(&start.replace('&', "&amp;")), "{html}");
+    let callback = google_to_callback_from(&mut browser, &app, start).await;
+    let done = browser.get(&callback).await;
+    assert_eq!(done.status(), StatusCode::SEE_OTHER);
+    assert_eq!(done.headers()["location"], page);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_google_sign_in_refuses_every_next_that_leaves_the_origin() {
+    let (app, _standin) = spawn_with_google().await;
+    // One per way out (each also refused alone in `http::safe_next`'s tests).
+    for bad in [
+        "//evil.example",
+        "/\\evil.example",
+        "https://evil.example",
+        "javascript:alert(1)",
+        "/%2F%2Fevil.example",
+        "/%5Cevil.example",
+        "/%252F%252Fevil.example",
+        "/%09/evil.example",
+        "/\t/evil.example",
+    ] {
+        let mut browser = Browser::new();
+        let encoded: String = url::form_urlencoded::byte_serialize(bad.as_bytes()).collect();
+        // The sign-in page does not carry it to either method.
+        let html = browser
+            .get(&app.url(&format!("/signin?next={encoded}")))
+            .await
+            .text()
+            .await
+            .unwrap();
+        assert!(html.contains("data-next=\"\""), "{bad}: {html}");
+        assert!(html.contains("href=\"/auth/google/start\""), "{bad}");
+        // And a flow begun with it lands on the wallets.
+        let start = format!("/auth/google/start?next={encoded}");
+        let callback = google_to_callback_from(&mut browser, &app, &start).await;
+        let done = browser.get(&callback).await;
+        assert_eq!(done.status(), StatusCode::SEE_OTHER, "{bad}");
+        assert_eq!(done.headers()["location"], "/wallets", "{bad}");
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
 async fn google_signs_in_end_to_end_against_the_standin() {
     let (app, _standin) = spawn_with_google().await;
     let mut browser = Browser::new();
@@ -645,7 +718,11 @@ async fn google_signs_in_end_to_end_against_the_standin() {
     let callback = google_to_callback(&mut browser, &app).await;
     let done = browser.get(&callback).await;
     assert_eq!(done.status(), StatusCode::SEE_OTHER);
-    assert_eq!(done.headers()["location"], "/keys");
+    assert_eq!(
+        done.headers()["location"],
+        "/wallets",
+        "lands on the wallets"
+    );
     assert!(browser.session().is_some());
     assert!(
         !browser.jar.contains_key("ledger_google_state"),

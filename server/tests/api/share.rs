@@ -745,6 +745,34 @@ async fn the_share_page_reads_as_snapshotted() {
 }
 
 #[tokio::test]
+async fn a_never_scanned_wallet_says_so_and_offers_no_downloads() {
+    use crate::portal::{Browser, sign_in};
+    let (app, _clock, _s, _p) = scanned(|_| {}).await;
+    let mut browser = Browser::new();
+    let account = sign_in(&mut browser, &app).await;
+    // A wallet nobody scanned.
+    let other = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM";
+    let wallet = server::solana::WalletAddress::parse(other).unwrap();
+    server::accounts::watchlist::add_wallet(app.state.store(), NOW_MS, &account, wallet, "new")
+        .await
+        .unwrap();
+    let page = browser.get(&app.url(&format!("/wallets/{other}"))).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let html = page.text().await.unwrap();
+    assert!(html.contains("id=\"not-scanned\""), "{html}");
+    assert!(
+        html.contains("Once a scan of this wallet has finished"),
+        "{html}"
+    );
+    assert!(
+        !html.contains("/report?format="),
+        "no downloads to a 404: {html}"
+    );
+    assert!(html.contains("id=\"share-form\""), "sharing is still below");
+    app.stop().await;
+}
+
+#[tokio::test]
 async fn the_portal_report_view_shares_and_revokes_behind_the_csrf_token() {
     use crate::portal::{Browser, sign_in};
     let (app, _clock, _s, _p) = scanned(|_| {}).await;
