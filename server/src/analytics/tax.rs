@@ -259,7 +259,7 @@ pub async fn section(
         let rates = match date_span(events, taxpayer.zone) {
             Some(span) => crate::prices::ecb::rates(store, prices, span, now_ms)
                 .await
-                .map_err(|e| rates_unavailable(&e.to_string()))?,
+                .map_err(rates_failed)?,
             None => Default::default(),
         };
         converted = jurisdiction::convert_to(
@@ -281,6 +281,23 @@ pub async fn section(
     )
     .map_err(|refused| AppError::invalid_params(format!("method: {refused}")))?;
     Ok(TaxSection::new(choice, &assessment))
+}
+
+/// A failure to get the rates: the store's own errors are internal (their
+/// text never reaches the caller); the ECB's are `unavailable` with a fixed
+/// message, the detail (which may name the configured URL) only logged.
+fn rates_failed(e: crate::prices::PriceError) -> AppError {
+    match e {
+        crate::prices::PriceError::Store(e) => AppError::from(e),
+        other => {
+            tracing::warn!(error = %other, "ECB reference rates unavailable");
+            AppError::new(
+                crate::error::Code::Unavailable,
+                "the reporting currency needs the ECB's reference rates, which are not \
+                 available now; try again later, or ask for USD",
+            )
+        }
+    }
 }
 
 fn rates_unavailable(why: &str) -> AppError {

@@ -189,11 +189,20 @@ pub async fn with_viewer(
 ) -> Response {
     match viewer(&state, &parts, &session).await {
         Ok((viewer, _)) => {
+            // A signed-in page names its viewer ("Signed in as ..."): never
+            // stored by a shared cache, as the account pages ([`render`]).
+            let personal = viewer.account.is_some();
             request.extensions_mut().insert(app::Portal {
                 viewer,
                 page: app::frame::PortalPage::None,
             });
-            next.run(request).await
+            let mut response = next.run(request).await;
+            if personal {
+                response
+                    .headers_mut()
+                    .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            }
+            response
         }
         Err(err) => err.into_response(),
     }

@@ -55,33 +55,127 @@ pub fn series(currency: Currency) -> String {
     format!("ecb:{}", currency.code())
 }
 
+/// The largest document read: the full history since 1999 is a few MiB
+/// (about 7,000 days of some 30 currencies); anything far larger is not the
+/// ECB's document and is refused before it is held in memory.
+pub const MAX_DOCUMENT_BYTES: usize = 32 << 20;
+
+/// The most XML nodes parsed (the full history has well under a million).
+const MAX_NODES: u32 = 4_000_000;
+
 /// The ECB document's client.
 pub struct Ecb {
     pub http: reqwest::Client,
     pub url: String,
+    /// One fetch at a time: callers that find the same days missing wait
+    /// for the first fetch and then find them stored, so a burst of calls
+    /// downloads the document once.
+    pub fetching: tokio::sync::Mutex<()>,
+    /// Like every price source, behind a breaker: while the ECB fails,
+    /// calls are refused at once for the cool-down instead of each waiting
+    /// out the timeout and downloading again.
+    pub breaker: super::breaker::Breaker,
+    /// When the document was last read whole: within [`REFETCH_AFTER_MS`]
+    /// it is not fetched again, whatever days are still missing (the days
+    /// after its newest date have no rate yet, which the next publication
+    /// settles; meanwhile conversion takes the last published rate).
+    fetched_at: std::sync::Mutex<Option<UnixMillis>>,
 }
 
+/// How long a fetched document is taken as the latest (10 minutes).
+pub const REFETCH_AFTER_MS: i64 = 10 * 60 * 1000;
+
 impl Ecb {
-    /// The document's text.
+    pub fn new(http: reqwest::Client, url: String, breaker: super::breaker::Breaker) -> Self {
+        Self {
+            http,
+            url,
+            fetching: tokio::sync::Mutex::new(()),
+            breaker,
+            fetched_at: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// The document's text, at most [`MAX_DOCUMENT_BYTES`]. Errors name the
+    /// ECB but never the configured URL (it may carry credentials).
     pub async fn fetch(&self) -> Result<String, PriceError> {
-        let response = self
+        let unreachable = |e: reqwest::Error| {
+            PriceError::Http(format!("ECB reference rates: {}", e.without_url()))
+        };
+        let mut response = self
             .http
             .get(&self.url)
             .header("accept", "application/xml, text/xml")
             .send()
             .await
-            .map_err(|e| PriceError::Http(format!("ECB reference rates: {e}")))?;
+            .map_err(unreachable)?;
         let status = response.status();
         if !status.is_success() {
             return Err(PriceError::Status {
                 status: status.as_u16(),
-                url: self.url.clone(),
+                url: "the ECB's reference-rate document".to_owned(),
             });
         }
-        response
-            .text()
-            .await
-            .map_err(|e| PriceError::Http(format!("ECB reference rates: {e}")))
+        let too_large = || {
+            PriceError::Shape(format!(
+                "ECB reference rates: the document is larger than {} MiB",
+                MAX_DOCUMENT_BYTES >> 20
+            ))
+        };
+        if response
+            .content_length()
+            .is_some_and(|n| n > MAX_DOCUMENT_BYTES as u64)
+        {
+            return Err(too_large());
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(unreachable)? {
+            if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
+                return Err(too_large());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        String::from_utf8(body)
+            .map_err(|_| PriceError::Shape("ECB reference rates: not UTF-8 text".to_owned()))
+    }
+
+    /// Whether the document was read within [`REFETCH_AFTER_MS`] of `now`.
+    fn fresh(&self, now: UnixMillis) -> bool {
+        self.fetched_at
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_some_and(|at| now.saturating_sub(at) < REFETCH_AFTER_MS)
+    }
+
+    /// Fetch and parse through the breaker.
+    async fn published(&self, now: UnixMillis) -> Result<Vec<Published>, PriceError> {
+        if !self.breaker.admit(now) {
+            return Err(PriceError::Open("ECB reference rates"));
+        }
+        let result = match self.fetch().await {
+            Ok(text) => parse(&text),
+            Err(e) => Err(e),
+        };
+        match &result {
+            Ok(_) => {
+                self.breaker.succeeded();
+                *self
+                    .fetched_at
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(now);
+            }
+            Err(e) if e.is_outage() => {
+                if self.breaker.failed(now) {
+                    tracing::warn!(
+                        error = %e,
+                        cool_down_secs = self.breaker.cool_down_ms() / 1000,
+                        "ECB reference rates failing; not asked until the cool-down ends"
+                    );
+                }
+            }
+            Err(_) => {}
+        }
+        result
     }
 }
 
@@ -99,7 +193,12 @@ pub struct Published {
 /// currency is refused as a whole.
 pub fn parse(xml: &str) -> Result<Vec<Published>, PriceError> {
     let shape = |why: String| PriceError::Shape(format!("ECB reference rates: {why}"));
-    let doc = roxmltree::Document::parse(xml).map_err(|e| shape(e.to_string()))?;
+    let options = roxmltree::ParsingOptions {
+        nodes_limit: MAX_NODES,
+        ..roxmltree::ParsingOptions::default()
+    };
+    let doc =
+        roxmltree::Document::parse_with_options(xml, options).map_err(|e| shape(e.to_string()))?;
     let mut out = Vec::new();
     let mut days = 0usize;
     for day in doc
@@ -162,13 +261,29 @@ pub async fn rates(
             let ecb = prices.ecb().ok_or_else(|| {
                 PriceError::Http("ECB reference rates: no prices.ecb_url configured".to_owned())
             })?;
-            let published = parse(&ecb.fetch().await?)?;
+            // Single flight: wait for a fetch already under way, then look
+            // again; it may have stored what this call needs.
+            let _fetching = ecb.fetching.lock().await;
+            let covered = store.price_ranges(&probe, step, from, to).await?;
+            if super::series::gaps(from, to, &covered).is_empty() || ecb.fresh(now) {
+                return read_table(store, from, day_start(last) + step).await;
+            }
+            let published = ecb.published(now).await?;
             let earliest = published
                 .iter()
                 .map(|p| day_start(p.date))
                 .min()
                 .unwrap_or(from);
-            let range = (earliest.min(from), today);
+            // Recorded as asked up to the day after the newest published
+            // date, not up to today: a stale copy of the document (a cache
+            // in front of the URL) must not mark later days as having no
+            // rate, which a later, current document could not repair.
+            let newest = published
+                .iter()
+                .map(|p| day_start(p.date) + step)
+                .max()
+                .unwrap_or(from);
+            let range = (earliest.min(from), newest.min(today));
             for currency in QUOTED {
                 let points: Vec<(i64, String)> = published
                     .iter()
@@ -181,10 +296,16 @@ pub async fn rates(
             }
         }
     }
+    read_table(store, from, day_start(last) + step).await
+}
+
+/// The stored rates of `[from, to)` (bucket starts, Unix seconds).
+async fn read_table(store: &Store, from: i64, to: i64) -> Result<RateTable, PriceError> {
+    let step = Granularity::Day.secs();
     let mut table = RateTable::new();
     for currency in QUOTED {
         for row in store
-            .price_points(&series(currency), step, from, day_start(last) + step)
+            .price_points(&series(currency), step, from, to)
             .await?
         {
             let (Some(date), Some(rate)) = (

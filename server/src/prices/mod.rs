@@ -382,10 +382,15 @@ impl Prices {
             .build()?;
         let trim = |u: &str| u.trim_end_matches('/').to_owned();
         let stablecoins: HashSet<String> = config.stablecoins.iter().cloned().collect();
-        let ecb = ecb::Ecb {
-            http: http.clone(),
-            url: config.ecb_url.clone(),
-        };
+        let ecb = ecb::Ecb::new(
+            http.clone(),
+            config.ecb_url.clone(),
+            breaker::Breaker::new(
+                config.breaker_failures,
+                i64::try_from(config.breaker_cooldown_secs.saturating_mul(1000))
+                    .unwrap_or(i64::MAX),
+            ),
+        );
         let sources: Vec<Arc<dyn PriceSource>> = vec![
             Arc::new(Stablecoins(stablecoins.clone())),
             Arc::new(coinbase::Coinbase {

@@ -419,7 +419,8 @@ fn unit_price(report: &Report, mint: &str) -> Option<(Decimal, bool)> {
         return None;
     }
     let stale = last.stale_mints.iter().any(|s| s.mint == mint);
-    Some((usd / amount, stale))
+    // Checked: absurd stored figures show a dash, never a panic.
+    Some((usd.checked_div(amount)?, stale))
 }
 
 fn positions_part(o: &mut String, report: &Report) {
@@ -443,23 +444,23 @@ fn positions_part(o: &mut String, report: &Report) {
     let mut any_stale = false;
     for pos in &p.positions {
         // The basis of the open lots; unknown when any lot's is.
-        let basis: Option<Decimal> = pos
-            .lots
-            .iter()
-            .map(|l| {
-                l.basis_usd
-                    .as_deref()
-                    .and_then(|b| b.parse::<Decimal>().ok())
-            })
-            .sum();
+        let basis: Option<Decimal> = pos.lots.iter().try_fold(Decimal::ZERO, |sum, l| {
+            l.basis_usd
+                .as_deref()
+                .and_then(|b| b.parse::<Decimal>().ok())
+                .and_then(|b| sum.checked_add(b))
+        });
         let quantity: Option<Decimal> = pos.open_quantity.parse().ok();
         let price = unit_price(report, &pos.mint);
-        let value = quantity.zip(price).map(|(q, (u, _))| q * u);
+        let value = quantity.zip(price).and_then(|(q, (u, _))| q.checked_mul(u));
         let stale = price.is_some_and(|(_, stale)| stale);
         any_stale |= stale;
         let mark = if stale { " (stale price)" } else { "" };
         // A stale price gives no honest gain: left out, as the change is.
-        let unrealized = value.zip(basis).filter(|_| !stale).map(|(v, b)| v - b);
+        let unrealized = value
+            .zip(basis)
+            .filter(|_| !stale)
+            .and_then(|(v, b)| v.checked_sub(b));
         let _ = write!(
             o,
             "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}{mark}</td>\

@@ -199,6 +199,31 @@ fn mint_form(csrf: &str) -> Vec<(&str, &str)> {
     ]
 }
 
+// ------------------------------------------------------------ caching
+
+#[tokio::test]
+async fn a_signed_in_home_page_is_never_stored_by_a_cache() {
+    // The home and tools pages name who is signed in: a shared cache must
+    // not keep one person's page for the next visitor.
+    let app = spawn_app().await;
+    let mut browser = Browser::new();
+    let anonymous = browser.get(&app.url("/")).await;
+    assert_eq!(anonymous.status(), 200);
+    sign_in(&mut browser, &app).await;
+    for page in ["/", "/tools"] {
+        let response = browser.get(&app.url(page)).await;
+        assert_eq!(response.status(), 200, "{page}");
+        assert_eq!(
+            response
+                .headers()
+                .get("cache-control")
+                .and_then(|v| v.to_str().ok()),
+            Some("no-store"),
+            "{page} signed in"
+        );
+    }
+}
+
 // ------------------------------------------------------------ cookies
 
 #[tokio::test]

@@ -628,6 +628,128 @@ async fn an_ecb_outage_is_answered_unavailable_never_a_zero_rate() {
     .await);
 }
 
+/// A server whose `prices.ecb_url` is `ecb_url`.
+async fn app_with_ecb_url(ecb_url: String) -> (TestApp, crate::price_standin::PriceStandIn) {
+    let prices = crate::price_standin::start().await;
+    let url = prices.url.clone();
+    let app = crate::helpers::spawn_with(crate::helpers::Options {
+        configure: Box::new(move |c| {
+            crate::helpers::relaxed_limits(c);
+            crate::price_standin::configure(c, &url);
+            c.prices.ecb_url = ecb_url;
+            c.worker.in_process = false;
+        }),
+        ..crate::helpers::Options::default()
+    })
+    .await;
+    (app, prices)
+}
+
+#[tokio::test]
+async fn an_unreachable_ecb_names_neither_its_url_nor_the_credentials_in_it() {
+    // Nothing listens on port 9 of loopback; the URL carries a password
+    // and a key, which no answer may repeat.
+    let (app, _prices) =
+        app_with_ecb_url("http://user:s3cret@127.0.0.1:9/x.xml?key=s3cretkey".to_owned()).await;
+    uk_wallet(&app).await;
+    let err = refused(
+        &call(
+            &app,
+            "get_report",
+            json!({"wallets":[A],"format":"json","jurisdiction":"uk"}),
+            None,
+        )
+        .await,
+    );
+    assert_eq!(err["code"], "unavailable", "{err}");
+    let text = err.to_string();
+    assert!(text.contains("ECB"), "{err}");
+    for secret in ["s3cret", "127.0.0.1", "x.xml", "user"] {
+        assert!(!text.contains(secret), "{secret} leaked: {err}");
+    }
+}
+
+#[tokio::test]
+async fn concurrent_tax_calls_fetch_the_ecb_document_once() {
+    let (app, _prices, ecb) = app_with(vec![
+        day("2024-04-30", "1.2500", "0.85000"),
+        day("2024-07-01", "1.2000", "0.84000"),
+    ])
+    .await;
+    uk_wallet(&app).await;
+    let calls = (0..8).map(|_| {
+        call(
+            &app,
+            "get_report",
+            json!({"wallets":[A],"format":"json","jurisdiction":"uk"}),
+            None,
+        )
+    });
+    for result in futures_util::future::join_all(calls).await {
+        ok(&result);
+    }
+    assert_eq!(
+        ecb.state.requests.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "eight calls at once, one download"
+    );
+}
+
+#[tokio::test]
+async fn a_failing_ecb_is_not_asked_again_during_its_cool_down() {
+    let (app, _prices, ecb) = app_with(vec![day("2024-04-30", "1.25", "0.85")]).await;
+    uk_wallet(&app).await;
+    ecb.state
+        .failing
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    for _ in 0..3 {
+        let err = refused(
+            &call(
+                &app,
+                "get_report",
+                json!({"wallets":[A],"format":"json","jurisdiction":"uk"}),
+                None,
+            )
+            .await,
+        );
+        assert_eq!(err["code"], "unavailable", "{err}");
+    }
+    // The default breaker opens after its configured failures; however
+    // many that is, three calls never make more than that many requests.
+    let asked = ecb.state.requests.load(std::sync::atomic::Ordering::SeqCst);
+    let threshold = server::config::Config::default().prices.breaker_failures as usize;
+    assert!(
+        asked <= threshold.max(1),
+        "{asked} requests for 3 calls with a breaker opening after {threshold}"
+    );
+}
+
+#[tokio::test]
+async fn an_oversized_ecb_document_is_refused_and_nothing_is_stored() {
+    let (app, _prices, ecb) = app_with(vec![day("2024-04-30", "1.25", "0.85")]).await;
+    uk_wallet(&app).await;
+    ecb.state
+        .oversized
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let err = refused(
+        &call(
+            &app,
+            "get_report",
+            json!({"wallets":[A],"format":"json","jurisdiction":"uk"}),
+            None,
+        )
+        .await,
+    );
+    assert_eq!(err["code"], "unavailable", "{err}");
+    let stored = app
+        .state
+        .store()
+        .price_points("ecb:USD", 86_400, 0, i64::MAX / 2)
+        .await
+        .unwrap();
+    assert!(stored.is_empty(), "{} rates stored", stored.len());
+}
+
 #[tokio::test]
 async fn unknown_jurisdictions_currencies_and_tax_years_are_refused_naming_the_allowed_values() {
     let (app, _prices, _ecb) = app_with(Vec::new()).await;

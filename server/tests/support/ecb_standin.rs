@@ -29,6 +29,8 @@ pub struct EcbState {
     pub days: Mutex<Vec<Day>>,
     pub requests: AtomicUsize,
     pub failing: AtomicBool,
+    /// Serve a body larger than any real document (33 MiB).
+    pub oversized: AtomicBool,
 }
 
 pub struct EcbStandIn {
@@ -66,6 +68,10 @@ async fn history(State(state): State<Arc<EcbState>>) -> axum::response::Response
     state.requests.fetch_add(1, Ordering::SeqCst);
     if state.failing.load(Ordering::SeqCst) {
         return (StatusCode::SERVICE_UNAVAILABLE, "Service Unavailable").into_response();
+    }
+    if state.oversized.load(Ordering::SeqCst) {
+        let body = format!("<x>{}</x>", " ".repeat(33 << 20));
+        return ([("content-type", "text/xml")], body).into_response();
     }
     let body = document(&state.days.lock().unwrap());
     ([("content-type", "text/xml")], body).into_response()
