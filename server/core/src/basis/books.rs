@@ -593,6 +593,20 @@ fn allocate(engine: &mut Engine<'_>, to: &Allocation<'_, '_>, time: i64) -> Vec<
             {
                 engine.move_lots(UNIVERSAL, pool, asset, quantity, time, u64::MAX);
             }
+            // Staked SOL, rent deposits and positions are the wallet's own
+            // units (their lots were just allocated with `held`): the wallet
+            // takes their counts too, so that unstaking in 2025 releases the
+            // allocated lots, keeping their dates and bases, rather than
+            // opening a new lot at market value. Rev. Proc. 2024-28 §5.02
+            // allocates unused basis to the units each wallet holds; staked
+            // units are held by the wallet (its stake account's withdraw
+            // authority).
+            if let (Some(&pool), Some(b)) = (
+                to.wallet_pool.get(wallet),
+                to.balances.get(&(*wallet, asset)),
+            ) {
+                engine.move_locks(UNIVERSAL, pool, asset, [b.locked, b.staked, b.in_positions]);
+            }
         }
         let (quantity, basis) = engine.open_in(UNIVERSAL, asset);
         if quantity > Decimal::ZERO {
