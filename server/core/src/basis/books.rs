@@ -275,16 +275,32 @@ pub fn replay_with(
     scope: impl Fn(i64) -> PoolScope,
     choices: Choices,
 ) -> Books {
-    let events: Vec<Event> = input
+    // The engine names events by `seq`, which must be the input index. An
+    // input already numbered so (`csv_io::read_books`) is used as it is;
+    // otherwise a renumbered copy is made.
+    let renumbered: Option<Vec<Event>> = (!input
         .iter()
         .enumerate()
-        .map(|(i, e)| Event {
-            seq: i as u64,
-            ..e.event.clone()
-        })
-        .collect();
+        .all(|(i, e)| e.event.seq == i as u64))
+    .then(|| {
+        input
+            .iter()
+            .enumerate()
+            .map(|(i, e)| Event {
+                seq: i as u64,
+                ..e.event.clone()
+            })
+            .collect()
+    });
+    let event_at = |i: usize| -> &Event {
+        renumbered
+            .as_ref()
+            .map_or(&input[i].event, |events| &events[i])
+    };
     let mut order: Vec<usize> = (0..input.len()).collect();
-    order.sort_by_key(|&i| (events[i].time, i));
+    if !order.is_sorted_by_key(|&i| input[i].event.time) {
+        order.sort_by_key(|&i| (input[i].event.time, i));
+    }
     let steps = plan(input, unlabelled);
 
     let mut wallets: Vec<&str> = input.iter().map(|e| e.wallet.as_str()).collect();
@@ -309,7 +325,7 @@ pub fn replay_with(
     let mut moves = Vec::new();
     let mut transfers = Vec::new();
     for i in order {
-        let (source, event) = (&input[i], &events[i]);
+        let (source, event) = (&input[i], event_at(i));
         if pending_method.is_some_and(|from| event.time >= from) {
             engine.set_method(method);
         }

@@ -282,7 +282,10 @@ pub fn read_books(mut input: impl io::Read) -> Result<BooksInput, InputError> {
             5 => raw(fee_at),
             at => raw(at),
         };
-        let event = parse_row(line, field)?;
+        let mut event = parse_row(line, field)?;
+        // Numbered by index, as the books number events (`lines` keeps the
+        // line), so the books need not copy them.
+        event.seq = out.events.len() as u64;
         if is_move {
             let transfer = Transfer {
                 signature: format!("move at line {line}"),
@@ -290,6 +293,7 @@ pub fn read_books(mut input: impl io::Read) -> Result<BooksInput, InputError> {
             };
             let receive = Event {
                 kind: EventKind::Acquire,
+                seq: event.seq + 1,
                 ..event.clone()
             };
             out.events.push(WalletEvent {
@@ -307,6 +311,7 @@ pub fn read_books(mut input: impl io::Read) -> Result<BooksInput, InputError> {
         }
         let staked = (field(1) == "staking_reward").then(|| Event {
             kind: EventKind::StakeLock,
+            seq: event.seq + 1,
             usd_value: None,
             fee_usd: Decimal::ZERO,
             ..event.clone()
