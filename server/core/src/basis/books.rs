@@ -364,14 +364,7 @@ pub fn replay_with(
                 );
                 balances.entry((wallet, asset)).or_default().held -= event.quantity;
                 balances.entry((to, asset)).or_default().held += event.quantity;
-                moves.push(MoveRecord {
-                    time: event.time,
-                    signature: signature(source),
-                    asset: event.asset.clone(),
-                    quantity: event.quantity,
-                    from: wallet.to_owned(),
-                    to: to.to_owned(),
-                });
+                moves.push(move_record(source, to));
             }
             Step::ToExchange | Step::FromExchange => {
                 let out = matches!(steps[i], Step::ToExchange);
@@ -385,27 +378,7 @@ pub fn replay_with(
                 *held += if out { -event.quantity } else { event.quantity };
             }
         }
-        if let (Some(transfer), false) = (
-            &source.transfer,
-            matches!(steps[i], Step::MoveTo(_) | Step::Skip),
-        ) {
-            let treatment = match (&steps[i], event.kind) {
-                (Step::ToExchange, _) => Treatment::OutOfBooks,
-                (Step::FromExchange, _) => Treatment::IntoBooks,
-                (_, EventKind::Dispose) => Treatment::Disposal,
-                _ => Treatment::Acquisition,
-            };
-            transfers.push(TransferRecord {
-                time: event.time,
-                wallet: wallet.to_owned(),
-                signature: transfer.signature.clone(),
-                asset: event.asset.clone(),
-                quantity: event.quantity,
-                value: event.usd_value,
-                counterparty: transfer.counterparty,
-                treatment,
-            });
-        }
+        transfers.extend(transfer_record(source, &steps[i]));
     }
     let (replay, pools) = engine.finish();
     let holders = pools
@@ -436,8 +409,20 @@ pub fn universal_events(
     input: &[WalletEvent],
     unlabelled: UnlabelledTransfers,
 ) -> (Vec<Event>, Vec<MoveRecord>, Vec<TransferRecord>) {
-    let books = replay(input, Method::Fifo, unlabelled, |_| PoolScope::Universal);
     let steps = plan(input, unlabelled);
+    // The moves and transfers as `replay` lists them, in `(time, index)`
+    // order, without replaying any lots.
+    let mut order: Vec<usize> = (0..input.len()).collect();
+    if !order.is_sorted_by_key(|&i| input[i].event.time) {
+        order.sort_by_key(|&i| (input[i].event.time, i));
+    }
+    let (mut moves, mut transfers) = (Vec::new(), Vec::new());
+    for &i in &order {
+        if let Step::MoveTo(j) = steps[i] {
+            moves.push(move_record(&input[i], &input[j].wallet));
+        }
+        transfers.extend(transfer_record(&input[i], &steps[i]));
+    }
     let events = input
         .iter()
         .enumerate()
@@ -447,7 +432,45 @@ pub fn universal_events(
             ..e.event.clone()
         })
         .collect();
-    (events, books.moves, books.transfers)
+    (events, moves, transfers)
+}
+
+/// The move a send with step `MoveTo` makes, to wallet `to`.
+fn move_record(source: &WalletEvent, to: &str) -> MoveRecord {
+    MoveRecord {
+        time: source.event.time,
+        signature: signature(source),
+        asset: source.event.asset.clone(),
+        quantity: source.event.quantity,
+        from: source.wallet.clone(),
+        to: to.to_owned(),
+    }
+}
+
+/// How a transfer that is not a move was read, to be listed; `None` for
+/// events that are not transfers and for the two sides of a move.
+fn transfer_record(source: &WalletEvent, step: &Step) -> Option<TransferRecord> {
+    let transfer = source.transfer.as_ref()?;
+    if matches!(step, Step::MoveTo(_) | Step::Skip) {
+        return None;
+    }
+    let event = &source.event;
+    let treatment = match (step, event.kind) {
+        (Step::ToExchange, _) => Treatment::OutOfBooks,
+        (Step::FromExchange, _) => Treatment::IntoBooks,
+        (_, EventKind::Dispose) => Treatment::Disposal,
+        _ => Treatment::Acquisition,
+    };
+    Some(TransferRecord {
+        time: event.time,
+        wallet: source.wallet.clone(),
+        signature: transfer.signature.clone(),
+        asset: event.asset.clone(),
+        quantity: event.quantity,
+        value: event.usd_value,
+        counterparty: transfer.counterparty,
+        treatment,
+    })
 }
 
 fn signature(event: &WalletEvent) -> String {
