@@ -12,9 +12,10 @@ use std::{
 };
 
 use clap::{Parser, Subcommand};
+use rust_decimal::Decimal;
 
 use crate::{
-    basis::{self, Method},
+    basis::{self, Method, jurisdiction::Jurisdiction},
     clock::SystemClock,
     config::Config,
     startup::{self, Application, shutdown_signal},
@@ -48,9 +49,15 @@ pub enum Command {
     /// Replay a CSV of acquisitions and disposals offline; print the
     /// realized disposals and open lots as CSV (docs/cost-basis.md).
     Basis {
-        /// fifo, lifo, hifo or average (average is not accepted for US filings).
-        #[arg(long, default_value_t = Method::Fifo)]
-        method: Method,
+        /// us, uk, ca, de or au: the country whose rules, tax year and
+        /// civil time the replay follows.
+        #[arg(long, default_value_t = Jurisdiction::Us)]
+        jurisdiction: Jurisdiction,
+        /// fifo, lifo, hifo, lofo or average; defaults to the
+        /// jurisdiction's own (us, de, au fifo; uk share matching; ca
+        /// average). A method the jurisdiction does not allow exits 2.
+        #[arg(long)]
+        method: Option<Method>,
         /// The input CSV (`-` for standard input).
         #[arg(long, value_name = "FILE.csv")]
         input: PathBuf,
@@ -156,8 +163,13 @@ pub enum TokensCommand {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Some(Command::Basis { method, input }) = &cli.command {
-        return basis_command(*method, input);
+    if let Some(Command::Basis {
+        jurisdiction,
+        method,
+        input,
+    }) = &cli.command
+    {
+        return basis_command(*jurisdiction, *method, input);
     }
     let config = match telemetry::while_configuring(|| Config::load(cli.config.as_deref())) {
         Ok(config) => config,
@@ -256,22 +268,33 @@ async fn run(command: Command, config: Config) -> Result<(), Box<dyn std::error:
 }
 
 /// `ledger basis`: 0 on success, 2 for input the replay refuses (the
-/// message names the line), 1 when the file cannot be read or the output
+/// message names the line) or a method the jurisdiction does not allow
+/// (the message says why), 1 when the file cannot be read or the output
 /// written.
-fn basis_command(method: Method, input: &Path) -> ExitCode {
-    let events = if input == Path::new("-") {
-        basis::csv_io::read_events(std::io::stdin().lock())
+fn basis_command(jurisdiction: Jurisdiction, method: Option<Method>, input: &Path) -> ExitCode {
+    use basis::jurisdiction::{Matching, Taxpayer, Zone, assess_in};
+
+    // Refused before reading: the reason is the jurisdiction's, not the file's.
+    let matching = match jurisdiction.matching(method) {
+        Ok(matching) => matching,
+        Err(refused) => {
+            eprintln!("ledger basis: {refused}");
+            return ExitCode::from(2);
+        }
+    };
+    let books = if input == Path::new("-") {
+        basis::csv_io::read_books(std::io::stdin().lock())
     } else {
         match std::fs::File::open(input) {
-            Ok(file) => basis::csv_io::read_events(std::io::BufReader::new(file)),
+            Ok(file) => basis::csv_io::read_books(std::io::BufReader::new(file)),
             Err(err) => {
                 eprintln!("ledger basis: {}: {err}", input.display());
                 return ExitCode::FAILURE;
             }
         }
     };
-    let events = match events {
-        Ok(events) => events,
+    let books = match books {
+        Ok(books) => books,
         Err(err @ basis::csv_io::InputError::Invalid { .. }) => {
             eprintln!("ledger basis: {}: {err}", input.display());
             return ExitCode::from(2);
@@ -281,29 +304,82 @@ fn basis_command(method: Method, input: &Path) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let replay = basis::replay(&events, method);
-    let stdout = std::io::stdout().lock();
-    if let Err(err) = basis::csv_io::write_report(stdout, &replay) {
+    let currency = jurisdiction.currency();
+    if books.in_usd && jurisdiction != Jurisdiction::Us {
+        eprintln!(
+            "ledger basis: {}: {jurisdiction} reports in {}: give `value` and `fee` in {} instead of \
+             `usd_value` and `fee_usd` (the offline replay converts nothing)",
+            input.display(),
+            currency.code(),
+            currency.code(),
+        );
+        return ExitCode::from(2);
+    }
+    // Issue 24: US dates in UTC unless the account sets a zone (offline
+    // there is no account); the others in their civil time.
+    let zone = match jurisdiction {
+        Jurisdiction::Us => Zone::Utc,
+        other => other.zone(),
+    };
+    let taxpayer = Taxpayer {
+        zone,
+        ..Taxpayer::of(jurisdiction)
+    };
+    let assessment = match assess_in(
+        jurisdiction,
+        &taxpayer,
+        &books.events,
+        method,
+        basis::books::UnlabelledTransfers::default(),
+    ) {
+        Ok(assessment) => assessment,
+        Err(refused) => {
+            eprintln!("ledger basis: {refused}");
+            return ExitCode::from(2);
+        }
+    };
+    let stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    if let Err(err) = basis::csv_io::write_assessment(stdout, &assessment, &books.lines, zone) {
         eprintln!("ledger basis: writing the report: {err}");
         return ExitCode::FAILURE;
     }
-    let total = &replay.total;
+    let matched = match matching {
+        Matching::Lots(method) => method.as_str(),
+        Matching::ShareMatching => "share matching",
+        Matching::AdjustedCostBase => "adjusted cost base",
+    };
+    let (mut proceeds, mut cost, mut gain, mut incomplete) =
+        (Decimal::ZERO, Decimal::ZERO, Decimal::ZERO, 0u64);
+    for r in &assessment.rows {
+        match (r.row.proceeds, r.row.basis, r.row.gain) {
+            (Some(p), Some(b), Some(g)) if !r.row.uncovered => {
+                proceeds += p;
+                cost += b;
+                gain += g;
+            }
+            _ => incomplete += 1,
+        }
+    }
     let mut stderr = std::io::stderr().lock();
     let _ = writeln!(
         stderr,
-        "ledger basis: {method}: {} realized rows, proceeds {}, basis {}, gain {} (short {}, long {}); {} rows left out of totals (unpriced or uncovered)",
-        total.rows,
-        total.proceeds.normalize(),
-        total.basis.normalize(),
-        total.gain.normalize(),
-        total.short_term_gain.normalize(),
-        total.long_term_gain.normalize(),
-        total.incomplete_rows,
+        "ledger basis: {jurisdiction} ({matched}, {}): {} realized rows, proceeds {}, basis {}, gain {}; {incomplete} rows left out of totals (unpriced or uncovered); {} moves between own wallets",
+        currency.code(),
+        assessment.rows.len(),
+        proceeds.normalize(),
+        cost.normalize(),
+        gain.normalize(),
+        assessment.moves.len(),
     );
-    if !method.accepted_for_us_filings() {
+    for u in &assessment.unallocated {
         let _ = writeln!(
             stderr,
-            "ledger basis: average cost is not accepted for US filings"
+            "ledger basis: {} {} left unallocated at the change to per-wallet pools (basis {})",
+            u.quantity.normalize(),
+            u.asset,
+            u.basis
+                .map(|b| b.normalize().to_string())
+                .unwrap_or_else(|| "unknown".into()),
         );
     }
     ExitCode::SUCCESS

@@ -275,16 +275,32 @@ pub fn replay_with(
     scope: impl Fn(i64) -> PoolScope,
     choices: Choices,
 ) -> Books {
-    let events: Vec<Event> = input
+    // The engine names events by `seq`, which must be the input index. An
+    // input already numbered so (`csv_io::read_books`) is used as it is;
+    // otherwise a renumbered copy is made.
+    let renumbered: Option<Vec<Event>> = (!input
         .iter()
         .enumerate()
-        .map(|(i, e)| Event {
-            seq: i as u64,
-            ..e.event.clone()
-        })
-        .collect();
+        .all(|(i, e)| e.event.seq == i as u64))
+    .then(|| {
+        input
+            .iter()
+            .enumerate()
+            .map(|(i, e)| Event {
+                seq: i as u64,
+                ..e.event.clone()
+            })
+            .collect()
+    });
+    let event_at = |i: usize| -> &Event {
+        renumbered
+            .as_ref()
+            .map_or(&input[i].event, |events| &events[i])
+    };
     let mut order: Vec<usize> = (0..input.len()).collect();
-    order.sort_by_key(|&i| (events[i].time, i));
+    if !order.is_sorted_by_key(|&i| input[i].event.time) {
+        order.sort_by_key(|&i| (input[i].event.time, i));
+    }
     let steps = plan(input, unlabelled);
 
     let mut wallets: Vec<&str> = input.iter().map(|e| e.wallet.as_str()).collect();
@@ -309,7 +325,7 @@ pub fn replay_with(
     let mut moves = Vec::new();
     let mut transfers = Vec::new();
     for i in order {
-        let (source, event) = (&input[i], &events[i]);
+        let (source, event) = (&input[i], event_at(i));
         if pending_method.is_some_and(|from| event.time >= from) {
             engine.set_method(method);
         }
@@ -348,14 +364,7 @@ pub fn replay_with(
                 );
                 balances.entry((wallet, asset)).or_default().held -= event.quantity;
                 balances.entry((to, asset)).or_default().held += event.quantity;
-                moves.push(MoveRecord {
-                    time: event.time,
-                    signature: signature(source),
-                    asset: event.asset.clone(),
-                    quantity: event.quantity,
-                    from: wallet.to_owned(),
-                    to: to.to_owned(),
-                });
+                moves.push(move_record(source, to));
             }
             Step::ToExchange | Step::FromExchange => {
                 let out = matches!(steps[i], Step::ToExchange);
@@ -369,27 +378,7 @@ pub fn replay_with(
                 *held += if out { -event.quantity } else { event.quantity };
             }
         }
-        if let (Some(transfer), false) = (
-            &source.transfer,
-            matches!(steps[i], Step::MoveTo(_) | Step::Skip),
-        ) {
-            let treatment = match (&steps[i], event.kind) {
-                (Step::ToExchange, _) => Treatment::OutOfBooks,
-                (Step::FromExchange, _) => Treatment::IntoBooks,
-                (_, EventKind::Dispose) => Treatment::Disposal,
-                _ => Treatment::Acquisition,
-            };
-            transfers.push(TransferRecord {
-                time: event.time,
-                wallet: wallet.to_owned(),
-                signature: transfer.signature.clone(),
-                asset: event.asset.clone(),
-                quantity: event.quantity,
-                value: event.usd_value,
-                counterparty: transfer.counterparty,
-                treatment,
-            });
-        }
+        transfers.extend(transfer_record(source, &steps[i]));
     }
     let (replay, pools) = engine.finish();
     let holders = pools
@@ -420,8 +409,20 @@ pub fn universal_events(
     input: &[WalletEvent],
     unlabelled: UnlabelledTransfers,
 ) -> (Vec<Event>, Vec<MoveRecord>, Vec<TransferRecord>) {
-    let books = replay(input, Method::Fifo, unlabelled, |_| PoolScope::Universal);
     let steps = plan(input, unlabelled);
+    // The moves and transfers as `replay` lists them, in `(time, index)`
+    // order, without replaying any lots.
+    let mut order: Vec<usize> = (0..input.len()).collect();
+    if !order.is_sorted_by_key(|&i| input[i].event.time) {
+        order.sort_by_key(|&i| (input[i].event.time, i));
+    }
+    let (mut moves, mut transfers) = (Vec::new(), Vec::new());
+    for &i in &order {
+        if let Step::MoveTo(j) = steps[i] {
+            moves.push(move_record(&input[i], &input[j].wallet));
+        }
+        transfers.extend(transfer_record(&input[i], &steps[i]));
+    }
     let events = input
         .iter()
         .enumerate()
@@ -431,7 +432,45 @@ pub fn universal_events(
             ..e.event.clone()
         })
         .collect();
-    (events, books.moves, books.transfers)
+    (events, moves, transfers)
+}
+
+/// The move a send with step `MoveTo` makes, to wallet `to`.
+fn move_record(source: &WalletEvent, to: &str) -> MoveRecord {
+    MoveRecord {
+        time: source.event.time,
+        signature: signature(source),
+        asset: source.event.asset.clone(),
+        quantity: source.event.quantity,
+        from: source.wallet.clone(),
+        to: to.to_owned(),
+    }
+}
+
+/// How a transfer that is not a move was read, to be listed; `None` for
+/// events that are not transfers and for the two sides of a move.
+fn transfer_record(source: &WalletEvent, step: &Step) -> Option<TransferRecord> {
+    let transfer = source.transfer.as_ref()?;
+    if matches!(step, Step::MoveTo(_) | Step::Skip) {
+        return None;
+    }
+    let event = &source.event;
+    let treatment = match (step, event.kind) {
+        (Step::ToExchange, _) => Treatment::OutOfBooks,
+        (Step::FromExchange, _) => Treatment::IntoBooks,
+        (_, EventKind::Dispose) => Treatment::Disposal,
+        _ => Treatment::Acquisition,
+    };
+    Some(TransferRecord {
+        time: event.time,
+        wallet: source.wallet.clone(),
+        signature: transfer.signature.clone(),
+        asset: event.asset.clone(),
+        quantity: event.quantity,
+        value: event.usd_value,
+        counterparty: transfer.counterparty,
+        treatment,
+    })
 }
 
 fn signature(event: &WalletEvent) -> String {
@@ -592,6 +631,20 @@ fn allocate(engine: &mut Engine<'_>, to: &Allocation<'_, '_>, time: i64) -> Vec<
                 && let Some(&pool) = to.wallet_pool.get(wallet)
             {
                 engine.move_lots(UNIVERSAL, pool, asset, quantity, time, u64::MAX);
+            }
+            // Staked SOL, rent deposits and positions are the wallet's own
+            // units (their lots were just allocated with `held`): the wallet
+            // takes their counts too, so that unstaking in 2025 releases the
+            // allocated lots, keeping their dates and bases, rather than
+            // opening a new lot at market value. Rev. Proc. 2024-28 §5.02
+            // allocates unused basis to the units each wallet holds; staked
+            // units are held by the wallet (its stake account's withdraw
+            // authority).
+            if let (Some(&pool), Some(b)) = (
+                to.wallet_pool.get(wallet),
+                to.balances.get(&(*wallet, asset)),
+            ) {
+                engine.move_locks(UNIVERSAL, pool, asset, [b.locked, b.staked, b.in_positions]);
             }
         }
         let (quantity, basis) = engine.open_in(UNIVERSAL, asset);

@@ -13,7 +13,11 @@ use std::io;
 use chrono::{DateTime, NaiveDate};
 use rust_decimal::Decimal;
 
-use super::{Event, EventKind, Replay};
+use super::{
+    Event, EventKind, Replay, Rule,
+    books::{Counterparty, Holder, Transfer, WalletEvent},
+    jurisdiction::{Assessment, Zone},
+};
 
 /// Columns of the input; `fee_usd` may be left out.
 pub const INPUT_COLUMNS: [&str; 6] = ["date", "type", "asset", "quantity", "usd_value", "fee_usd"];
@@ -125,6 +129,209 @@ pub fn read_events(mut input: impl io::Read) -> Result<Vec<Event>, InputError> {
         events.extend(staked);
     }
     Ok(events)
+}
+
+/// Columns of the taxpayer's input (`ledger basis --jurisdiction`): the
+/// plain columns, or `value` and `fee` in the jurisdiction's currency
+/// instead of `usd_value` and `fee_usd`, and `wallet` and `to_wallet` for
+/// per-wallet pools and moves.
+pub const BOOKS_COLUMNS: [&str; 10] = [
+    "date",
+    "type",
+    "asset",
+    "quantity",
+    "usd_value",
+    "fee_usd",
+    "value",
+    "fee",
+    "wallet",
+    "to_wallet",
+];
+
+/// The taxpayer's input: events of several wallets, and for each the input
+/// line it came from (the books number events by index).
+#[derive(Clone, Debug, Default)]
+pub struct BooksInput {
+    pub events: Vec<WalletEvent>,
+    /// `lines[i]` is the input line of `events[i]`.
+    pub lines: Vec<u64>,
+    /// True when values came in `usd_value`/`fee_usd` (USD), false when in
+    /// `value`/`fee` (the jurisdiction's currency).
+    pub in_usd: bool,
+}
+
+/// Parse the taxpayer's input: [`read_events`]'s format plus `value`/`fee`
+/// (instead of `usd_value`/`fee_usd`), `wallet` (empty or absent: one
+/// unnamed wallet) and the `move` type, which moves `quantity` from
+/// `wallet` to `to_wallet` (another wallet of the same person) and carries
+/// no value: its network fee is its own `dispose` row. A move becomes a
+/// send and a receive paired by a signature made from its line.
+pub fn read_books(mut input: impl io::Read) -> Result<BooksInput, InputError> {
+    let mut text = String::new();
+    input
+        .read_to_string(&mut text)
+        .map_err(|err| match err.kind() {
+            io::ErrorKind::InvalidData => {
+                InputError::Read("the file is not valid UTF-8".to_owned())
+            }
+            _ => InputError::Read(err.to_string()),
+        })?;
+    let mut lines = LineCounter::new(&text);
+    let mut reader = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let headers = reader
+        .headers()
+        .map_err(|err| csv_error(err, &mut lines))?
+        .clone();
+    let header_line = headers.position().map_or(1, |p| lines.line_at(p.byte()));
+    let mut column = [None; 10];
+    for (i, name) in headers.iter().enumerate() {
+        let Some(at) = BOOKS_COLUMNS.iter().position(|c| *c == name) else {
+            return Err(invalid(
+                header_line,
+                format!(
+                    "unknown column `{name}` (expected {})",
+                    BOOKS_COLUMNS.join(", ")
+                ),
+            ));
+        };
+        if column[at].replace(i).is_some() {
+            return Err(invalid(
+                header_line,
+                format!("column `{name}` appears twice"),
+            ));
+        }
+    }
+    for (at, name) in BOOKS_COLUMNS.iter().enumerate().take(4) {
+        if column[at].is_none() {
+            return Err(invalid(header_line, format!("missing column `{name}`")));
+        }
+    }
+    // Values in USD or in the jurisdiction's currency, never both.
+    let in_usd = match (column[4], column[6]) {
+        (Some(_), None) => {
+            if column[7].is_some() {
+                return Err(invalid(
+                    header_line,
+                    "column `fee` goes with `value`, not `usd_value`",
+                ));
+            }
+            true
+        }
+        (None, Some(_)) => {
+            if column[5].is_some() {
+                return Err(invalid(
+                    header_line,
+                    "column `fee_usd` goes with `usd_value`, not `value`",
+                ));
+            }
+            false
+        }
+        (Some(_), Some(_)) => {
+            return Err(invalid(
+                header_line,
+                "give `usd_value` or `value`, not both",
+            ));
+        }
+        (None, None) => {
+            return Err(invalid(
+                header_line,
+                "missing column `usd_value` (or `value`)",
+            ));
+        }
+    };
+    let (value_at, fee_at) = if in_usd { (4, 5) } else { (6, 7) };
+
+    let mut out = BooksInput {
+        in_usd,
+        ..BooksInput::default()
+    };
+    let mut record = csv::StringRecord::new();
+    loop {
+        match reader.read_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(err) => return Err(csv_error(err, &mut lines)),
+        }
+        let line = record.position().map_or(0, |p| lines.line_at(p.byte()));
+        let raw = |at: usize| column[at].and_then(|i| record.get(i)).unwrap_or("");
+        let is_move = raw(1) == "move";
+        let wallet = raw(8);
+        let to_wallet = raw(9);
+        if is_move {
+            if to_wallet.is_empty() {
+                return Err(invalid(line, "a move needs `to_wallet`"));
+            }
+            if to_wallet == wallet {
+                return Err(invalid(line, "a move's `to_wallet` is its own `wallet`"));
+            }
+            if !raw(value_at).is_empty() || !raw(fee_at).is_empty() {
+                return Err(invalid(
+                    line,
+                    "a move carries no value (its network fee is its own dispose row)",
+                ));
+            }
+        } else if !to_wallet.is_empty() {
+            return Err(invalid(line, "`to_wallet` is only for type `move`"));
+        }
+        // The plain row's fields, with the value columns in use.
+        let field = |at: usize| match at {
+            1 if is_move => "dispose",
+            4 => raw(value_at),
+            5 => raw(fee_at),
+            at => raw(at),
+        };
+        let mut event = parse_row(line, field)?;
+        // Numbered by index, as the books number events (`lines` keeps the
+        // line), so the books need not copy them.
+        event.seq = out.events.len() as u64;
+        if is_move {
+            let transfer = Transfer {
+                signature: format!("move at line {line}"),
+                counterparty: Counterparty::OwnWallet,
+            };
+            let receive = Event {
+                kind: EventKind::Acquire,
+                seq: event.seq + 1,
+                ..event.clone()
+            };
+            out.events.push(WalletEvent {
+                wallet: wallet.to_owned(),
+                event,
+                transfer: Some(transfer.clone()),
+            });
+            out.events.push(WalletEvent {
+                wallet: to_wallet.to_owned(),
+                event: receive,
+                transfer: Some(transfer),
+            });
+            out.lines.extend([line, line]);
+            continue;
+        }
+        let staked = (field(1) == "staking_reward").then(|| Event {
+            kind: EventKind::StakeLock,
+            seq: event.seq + 1,
+            usd_value: None,
+            fee_usd: Decimal::ZERO,
+            ..event.clone()
+        });
+        out.events.push(WalletEvent {
+            wallet: wallet.to_owned(),
+            event,
+            transfer: None,
+        });
+        out.lines.push(line);
+        if let Some(staked) = staked {
+            out.events.push(WalletEvent {
+                wallet: wallet.to_owned(),
+                event: staked,
+                transfer: None,
+            });
+            out.lines.push(line);
+        }
+    }
+    Ok(out)
 }
 
 /// 1-based line numbers of records from their byte offsets, asked for in
@@ -301,6 +508,112 @@ pub fn write_report(output: impl io::Write, replay: &Replay) -> Result<(), csv::
             &lot.seq.to_string(),
             "",
             if lot.basis.is_none() { "unpriced" } else { "" },
+        ])?;
+    }
+    writer.flush()?;
+    Ok(())
+}
+
+/// Columns of the taxpayer's output: [`OUTPUT_COLUMNS`], then the tax
+/// year, the rule that matched the row, and the wallet.
+pub const BOOKS_OUTPUT_COLUMNS: [&str; 15] = [
+    "record",
+    "asset",
+    "quantity",
+    "acquired",
+    "disposed",
+    "proceeds",
+    "basis",
+    "gain",
+    "term",
+    "lot_line",
+    "disposal_line",
+    "note",
+    "tax_year",
+    "rule",
+    "wallet",
+];
+
+/// Write an assessment as one CSV, like [`write_report`] with `tax_year`,
+/// `rule` and `wallet` added: disposals in replay order, then what is still
+/// held. Dates are civil dates in `zone`; `lines` maps the books' event
+/// indexes to input lines. A Section 104 row's `acquired` is `pool`; an
+/// open row's wallet is its wallet, empty for a pool of all wallets,
+/// `exchange` for lots at an exchange.
+pub fn write_assessment(
+    output: impl io::Write,
+    assessment: &Assessment,
+    lines: &[u64],
+    zone: Zone,
+) -> Result<(), csv::Error> {
+    let line_of = |seq: u64| {
+        usize::try_from(seq)
+            .ok()
+            .and_then(|i| lines.get(i))
+            .map(u64::to_string)
+            .unwrap_or_default()
+    };
+    let date = |unix: i64| {
+        zone.date(unix)
+            .map(|d| d.to_string())
+            .unwrap_or_else(|| unix.to_string())
+    };
+    let mut writer = csv::Writer::from_writer(output);
+    writer.write_record(BOOKS_OUTPUT_COLUMNS)?;
+    for r in &assessment.rows {
+        let d = &r.row;
+        let note = if d.uncovered {
+            "uncovered"
+        } else if d.proceeds.is_none() || d.basis.is_none() {
+            "unpriced"
+        } else {
+            ""
+        };
+        let acquired = match (d.acquired, d.rule) {
+            (Some(t), _) => date(t),
+            (None, Rule::Section104) => "pool".to_owned(),
+            (None, _) => String::new(),
+        };
+        writer.write_record([
+            "disposal",
+            &d.asset,
+            &number(Some(d.quantity)),
+            &acquired,
+            &date(d.disposed),
+            &number(d.proceeds),
+            &number(d.basis),
+            &number(d.gain),
+            d.term.map(|t| t.as_str()).unwrap_or_default(),
+            &d.lot_seq.map(line_of).unwrap_or_default(),
+            &line_of(d.disposal_seq),
+            note,
+            &r.tax_year.to_string(),
+            d.rule.as_str(),
+            &r.wallet,
+        ])?;
+    }
+    for h in &assessment.holdings {
+        let wallet = match &h.holder {
+            Holder::AllWallets => "",
+            Holder::Wallet(w) => w.as_str(),
+            Holder::Exchange => "exchange",
+        };
+        writer.write_record([
+            "open",
+            &h.asset,
+            &number(Some(h.quantity)),
+            &h.acquired.map(date).unwrap_or_else(|| "pool".to_owned()),
+            "",
+            "",
+            &number(h.cost),
+            "",
+            "",
+            &h.seq.map(line_of).unwrap_or_default(),
+            "",
+            if h.cost.is_none() { "unpriced" } else { "" },
+            "",
+            "",
+            wallet,
         ])?;
     }
     writer.flush()?;

@@ -154,6 +154,35 @@ impl<'a> Engine<'a> {
         shortfall
     }
 
+    /// Move up to the given rent-locked, staked and in-position quantities
+    /// of `asset` (each capped by what `from` counts) from pool `from` to
+    /// pool `to`. These units are still the owner's and their lots are held
+    /// (and moved by [`Engine::move_lots`]) like any other: only the counts
+    /// move, so that a later release in `to` unlocks them instead of
+    /// opening a new lot at market value.
+    pub fn move_locks(
+        &mut self,
+        from: PoolId,
+        to: PoolId,
+        asset: &'a str,
+        [rent, staked, positions]: [Decimal; 3],
+    ) {
+        if from == to {
+            return;
+        }
+        let source = self.book(from, asset);
+        let rent = rent.min(source.rent_locked).max(Decimal::ZERO);
+        let staked = staked.min(source.staked).max(Decimal::ZERO);
+        let positions = positions.min(source.in_positions).max(Decimal::ZERO);
+        source.rent_locked -= rent;
+        source.staked -= staked;
+        source.in_positions -= positions;
+        let target = self.book(to, asset);
+        target.rent_locked += rent;
+        target.staked += staked;
+        target.in_positions += positions;
+    }
+
     /// Quantity of `asset` open in `pool` (rent deposits included).
     pub fn held(&self, pool: PoolId, asset: &str) -> Decimal {
         self.books

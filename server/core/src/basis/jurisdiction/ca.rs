@@ -103,6 +103,7 @@ pub fn replay(events: &[Event], zone: Zone) -> (Vec<(Disposal, Decimal)>, Vec<Ho
                 quantity: acb.quantity,
                 cost: (!acb.unpriced).then_some(acb.cost + acb.pending_total()),
                 acquired: None,
+                seq: None,
             });
         }
     }

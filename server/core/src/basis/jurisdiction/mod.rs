@@ -251,6 +251,10 @@ pub struct Holding {
     pub cost: Option<Decimal>,
     /// `None` for a pool (Section 104, ACB), which has no one date.
     pub acquired: Option<i64>,
+    /// For a lot, the `seq` of the event that opened it (an input index of
+    /// the books); `None` for a pool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
 }
 
 /// Each tax year's figures in the jurisdiction's terms.
@@ -422,6 +426,7 @@ pub fn assess_in(
                     quantity: lot.quantity,
                     cost: lot.basis,
                     acquired: Some(lot.acquired),
+                    seq: Some(lot.seq),
                 })
                 .collect();
             (rows, holdings, moves, transfers, unallocated)

@@ -1259,3 +1259,46 @@ fn the_us_2025_allocation_is_the_taxpayers_rule_and_leftovers_are_reported() {
     assert_eq!(left, vec![(dec("1"), Some(dec("20")))]);
     assert_eq!(a.rows.last().unwrap().row.gain, Some(dec("20")));
 }
+
+/// SOL staked in 2024 (universal pool) and withdrawn in 2025 (per-wallet
+/// pools) is the wallet's own SOL coming back: the lot bought in 2024 keeps
+/// its date and basis across the 1 January 2025 allocation (Rev. Proc.
+/// 2024-28 §5.02: the wallet receives the units it holds, staked units
+/// included, with their basis). First principles: 10 SOL bought for $200,
+/// staked, unstaked and sold for $300 gives one row of basis $200, gain
+/// $100, acquired 2024-03-01, and nothing left open, under any lot method.
+#[test]
+fn us_stake_across_2025_keeps_the_staked_lots() {
+    for method in [Method::Fifo, Method::Lifo, Method::Hifo, Method::Lofo] {
+        let events = [
+            buy("a", "2024-03-01", "10", "200"),
+            event("a", "2024-06-01", EventKind::StakeLock, "10", "250"),
+            event("a", "2025-02-01", EventKind::StakeRelease, "10", "280"),
+            sell("a", "2025-03-01", "10", "300"),
+        ];
+        let a = assess(
+            Jurisdiction::Us,
+            &events,
+            Some(method),
+            UnlabelledTransfers::default(),
+        )
+        .unwrap();
+        let got: Vec<_> = a
+            .rows
+            .iter()
+            .map(|r| (r.row.quantity, r.row.acquired, r.row.basis, r.row.gain))
+            .collect();
+        assert_eq!(
+            got,
+            vec![(
+                dec("10"),
+                Some(at("2024-03-01")),
+                Some(dec("200")),
+                Some(dec("100"))
+            )],
+            "{method}"
+        );
+        assert!(a.holdings.is_empty(), "{method}: {:?}", a.holdings);
+        assert!(a.unallocated.is_empty(), "{method}");
+    }
+}

@@ -134,6 +134,7 @@ pub fn replay(events: &[Event], zone: Zone) -> (Vec<(Disposal, Decimal)>, Vec<Ho
                 quantity: pool.quantity,
                 cost: (!pool.unpriced).then_some(pool.cost),
                 acquired: None,
+                seq: None,
             });
         }
     }
