@@ -167,6 +167,12 @@ impl Labels {
         Ok(labels)
     }
 
+    /// The taxpayer's addresses the account names: its watched wallets and
+    /// its `own_wallet` labels.
+    pub fn own(&self) -> impl Iterator<Item = &str> {
+        self.own.iter().map(String::as_str)
+    }
+
     /// What the other side of `leg` is, with the call's own wallets as the
     /// taxpayer's.
     fn counterparty(&self, leg: &Leg, wallets: &HashSet<&str>) -> Counterparty {
@@ -251,6 +257,58 @@ pub async fn section(
     events: &[WalletEvent],
     choice: &TaxChoice,
 ) -> Result<TaxSection, AppError> {
+    let assessment = assessment(store, prices, now_ms, events, choice).await?;
+    Ok(TaxSection::new(choice, &assessment))
+}
+
+/// One wallet's part of the taxpayer's books (`get_positions`): `events`
+/// are every own wallet's, so a transfer between `wallet` and another of
+/// them pairs into a move and the lots it brings keep their dates and
+/// bases; the section then shows what is `wallet`'s: its rows, its moves
+/// and transfers, the lots it holds (and the person's universal pools and
+/// what is at an exchange, which its disposals draw on), and the year
+/// figures of its rows alone. `others` are the other wallets read.
+pub async fn wallet_section(
+    store: &Store,
+    prices: &Prices,
+    now_ms: i64,
+    events: &[WalletEvent],
+    choice: &TaxChoice,
+    wallet: &str,
+    others: Vec<String>,
+) -> Result<TaxSection, AppError> {
+    let assessment = assessment(store, prices, now_ms, events, choice).await?;
+    let part = wallet_part(assessment, wallet, choice.jurisdiction.zone());
+    let mut section = TaxSection::new(choice, &part);
+    section.other_wallets = others;
+    Ok(section)
+}
+
+/// `a` restricted to what is `wallet`'s, the years summed again over its
+/// rows (a per-person threshold, Germany's exemption limit, is then
+/// compared with this wallet's figures alone: the person's are in a report
+/// naming every wallet).
+fn wallet_part(mut a: Assessment, wallet: &str, zone: jurisdiction::Zone) -> Assessment {
+    a.rows.retain(|r| r.wallet == wallet);
+    a.moves.retain(|m| m.from == wallet || m.to == wallet);
+    a.transfers.retain(|t| t.wallet == wallet);
+    a.holdings.retain(|h| match &h.holder {
+        Holder::Wallet(w) => w == wallet,
+        Holder::AllWallets | Holder::Exchange => true,
+    });
+    a.years = jurisdiction::summaries(a.jurisdiction, zone, &a.rows, &a.transfers);
+    a
+}
+
+/// Run the books of `events` (USD) for `choice`, converted into its
+/// currency.
+async fn assessment(
+    store: &Store,
+    prices: &Prices,
+    now_ms: i64,
+    events: &[WalletEvent],
+    choice: &TaxChoice,
+) -> Result<Assessment, AppError> {
     let taxpayer = Taxpayer::of(choice.jurisdiction);
     let converted;
     let input = if choice.currency == Currency::Usd {
@@ -280,7 +338,7 @@ pub async fn section(
         UnlabelledTransfers::default(),
     )
     .map_err(|refused| AppError::invalid_params(format!("method: {refused}")))?;
-    Ok(TaxSection::new(choice, &assessment))
+    Ok(assessment)
 }
 
 fn rates_unavailable(why: &str) -> AppError {
@@ -332,6 +390,12 @@ pub struct TaxSection {
     pub unlabelled: Vec<UnlabelledView>,
     /// What is held at the end, by holder.
     pub holdings: Vec<HoldingView>,
+    /// `get_positions` for a signed-in account: the account's other wallets
+    /// (watched, or labelled own_wallet, and scanned) read into these books,
+    /// so a transfer with one of them is a move. The rows, holdings and
+    /// years are then this wallet's part; absent when none was read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_wallets: Vec<String>,
 }
 
 /// One realized row.
@@ -546,6 +610,7 @@ impl TaxSection {
             transfers,
             unlabelled,
             holdings,
+            other_wallets: Vec::new(),
         }
     }
 }

@@ -915,3 +915,97 @@ async fn a_send_to_a_watched_wallet_outside_the_report_is_no_disposal() {
         .collect();
     assert_eq!(dec(&away[0]["cost"]), d("400"), "{tax}");
 }
+
+#[tokio::test]
+async fn get_positions_reads_the_accounts_other_wallets_so_a_send_between_them_is_a_move() {
+    let (app, _prices, _ecb) = app_with(Vec::new()).await;
+    two_wallets(&app).await;
+    let positions = |address: &'static str, bearer: Option<String>| {
+        let app = &app;
+        async move {
+            ok(&call(
+                app,
+                "get_positions",
+                json!({"address": address, "jurisdiction": "us"}),
+                bearer.as_deref(),
+            )
+            .await)["tax"]
+                .clone()
+        }
+    };
+    // Anonymous, B's receive from A is a purchase at market value: 4 SOL
+    // on 1 August 2024 at 150 = 600, sold on 1 March 2025 at 4 x 200 = 800,
+    // a short-term gain of 200 (held seven months).
+    let alone = positions(B, None).await;
+    assert!(alone.get("other_wallets").is_none(), "{alone}");
+    let rows = alone["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{alone}");
+    assert_eq!(rows[0]["acquired"], "2024-08-01T12:00:00Z");
+    assert_eq!(dec(&rows[0]["cost"]), d("600"));
+    assert_eq!(dec(&rows[0]["gain"]), d("200"));
+
+    // An account watching A only, and labelling B own_wallet: each wallet's
+    // positions read the other's legs, as a report naming both would.
+    let (account, bearer) = account(&app).await;
+    accounts::watchlist::add_wallet(
+        app.state.store(),
+        app.state.now_ms(),
+        &account,
+        WalletAddress::parse(A).unwrap(),
+        "",
+    )
+    .await
+    .unwrap();
+    label(&app, &account, B, AddressCategory::OwnWallet).await;
+
+    // B: the 4 SOL came from A, so they keep A's date (10 January 2024)
+    // and cost (4 x 100 = 400): the sale at 800 is a long-term gain of 400,
+    // the same row as in the report over [A, B].
+    let b = positions(B, Some(bearer.clone())).await;
+    assert_eq!(b["other_wallets"], json!([A]), "{b}");
+    let rows = b["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "only B's rows: {b}");
+    assert_eq!(rows[0]["wallet"], B);
+    assert_eq!(rows[0]["acquired"], "2024-01-10T12:00:00Z");
+    assert_eq!(dec(&rows[0]["proceeds"]), d("800"));
+    assert_eq!(dec(&rows[0]["cost"]), d("400"));
+    assert_eq!(dec(&rows[0]["gain"]), d("400"));
+    assert_eq!(b["moves"][0]["from"], A);
+    assert_eq!(b["moves"][0]["to"], B);
+    // B's year figures are its rows': 2025 long term 400, nothing short.
+    let years = b["years"].as_array().unwrap();
+    assert_eq!(years.len(), 1, "{b}");
+    assert_eq!(years[0]["tax_year"], "2025");
+    assert_eq!(dec(&years[0]["long_term_gain"]), d("400"));
+    assert_eq!(dec(&years[0]["short_term_gain"]), d("0"));
+    // Its transfers: the sale to the stranger only (the receive is the move).
+    let transfers = b["transfers"].as_array().unwrap();
+    assert_eq!(transfers.len(), 1, "{b}");
+    assert_eq!(transfers[0]["signature"], "b2");
+
+    // A: the send is a move, not a transfer out of the books; the only row
+    // is the fee (0.000005 SOL at 150 = 0.00075 against 0.000005 x 100 =
+    // 0.0005: gain 0.00025); A holds 10 - 4 - 0.000005 = 5.999995 SOL at
+    // 5.999995 x 100 = 599.9995, and nothing is at an exchange.
+    let a = positions(A, Some(bearer)).await;
+    assert_eq!(a["other_wallets"], json!([B]), "{a}");
+    assert_eq!(a["moves"].as_array().unwrap().len(), 1, "{a}");
+    assert_eq!(a["moves"][0]["signature"], "m1");
+    let rows = a["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{a}");
+    assert_eq!(dec(&rows[0]["quantity"]), d("0.000005"));
+    assert_eq!(dec(&rows[0]["gain"]), d("0.00025"));
+    assert!(
+        a["transfers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["signature"] != "m1"),
+        "{a}"
+    );
+    let holdings = a["holdings"].as_array().unwrap();
+    assert_eq!(holdings.len(), 1, "{a}");
+    assert_eq!(holdings[0]["holder"], A);
+    assert_eq!(dec(&holdings[0]["quantity"]), d("5.999995"));
+    assert_eq!(dec(&holdings[0]["cost"]), d("599.9995"));
+}
