@@ -402,7 +402,8 @@ pub async fn get_positions(
     args: GetPositionsArgs,
     presented: &Presented,
 ) -> Result<Positions, AppError> {
-    let tax = args.tax.choice(args.method)?;
+    let settings = super::tax::settings_of(reads.store(), principal.account()).await?;
+    let tax = args.tax.choice(args.method, settings)?;
     let exclude_spam = args.exclude_spam.unwrap_or(true);
     let address = args.address.clone();
     let (kept, payment) = replayed(reads, kept, principal, args, presented).await?;
@@ -500,7 +501,8 @@ pub async fn get_positions_json(
     args: GetPositionsArgs,
     presented: &Presented,
 ) -> Result<(Arc<KeptJson>, Option<PaymentBlock>), AppError> {
-    let tax = args.tax.choice(args.method)?;
+    let settings = super::tax::settings_of(reads.store(), principal.account()).await?;
+    let tax = args.tax.choice(args.method, settings)?;
     let exclude_spam = args.exclude_spam.unwrap_or(true);
     let address = args.address.clone();
     let (kept, payment) = replayed(reads, kept, principal, args, presented).await?;

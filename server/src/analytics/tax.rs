@@ -32,7 +32,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    accounts::{AccountId, labels::AddressCategory},
+    accounts::{AccountId, labels::AddressCategory, tax_settings::TaxSettings},
     analytics::Leg,
     basis::{
         self, EventKind, LegInput, Method,
@@ -56,6 +56,9 @@ pub struct TaxChoice {
     pub tax_year: Option<TaxYear>,
     /// The method the call named; `None`: the jurisdiction's own.
     pub method: Option<Method>,
+    /// How a transfer with an unlabelled address is read: the account's
+    /// setting, else the core's default (at market value).
+    pub unlabelled: UnlabelledTransfers,
 }
 
 impl TaxChoice {
@@ -65,16 +68,43 @@ impl TaxChoice {
     /// currency (default the jurisdiction's own) and the year checked
     /// against the jurisdiction, and the method against its rules: a method
     /// the jurisdiction does not accept is refused with its reason.
+    ///
+    /// `settings` are the signed-in account's defaults (docs/accounts.md,
+    /// "Tax defaults"): with none of the three arguments they alone ask for
+    /// the section, in their jurisdiction and currency, and a method their
+    /// jurisdiction does not accept (the report's `fifo` in the UK) gives
+    /// way to the jurisdiction's own instead of failing a call that named
+    /// no tax argument; with arguments, they fill the jurisdiction the call
+    /// left out, and the currency when the jurisdiction is theirs. Their
+    /// unlabelled-transfer treatment holds either way. No settings: exactly
+    /// as before.
     pub fn from_args(
         jurisdiction: Option<Jurisdiction>,
         currency: Option<Currency>,
         tax_year: Option<TaxYearArg>,
         method: Option<Method>,
+        settings: Option<TaxSettings>,
     ) -> Result<Option<Self>, AppError> {
+        let unlabelled = settings.and_then(|s| s.unlabelled).unwrap_or_default();
         if jurisdiction.is_none() && currency.is_none() && tax_year.is_none() {
-            return Ok(None);
+            let Some(settings) = settings else {
+                return Ok(None);
+            };
+            let jurisdiction = settings.jurisdiction;
+            return Ok(Some(Self {
+                jurisdiction,
+                currency: settings.currency.unwrap_or(jurisdiction.currency()),
+                tax_year: None,
+                method: method.filter(|_| jurisdiction.matching(method).is_ok()),
+                unlabelled,
+            }));
         }
-        let jurisdiction = jurisdiction.unwrap_or_default();
+        let jurisdiction = jurisdiction
+            .or(settings.map(|s| s.jurisdiction))
+            .unwrap_or_default();
+        let stored_currency = settings
+            .filter(|s| s.jurisdiction == jurisdiction)
+            .and_then(|s| s.currency);
         let tax_year = tax_year
             .map(|y| y.for_jurisdiction(jurisdiction))
             .transpose()
@@ -84,9 +114,12 @@ impl TaxChoice {
             .map_err(|refused| AppError::invalid_params(format!("method: {refused}")))?;
         Ok(Some(Self {
             jurisdiction,
-            currency: currency.unwrap_or(jurisdiction.currency()),
+            currency: currency
+                .or(stored_currency)
+                .unwrap_or(jurisdiction.currency()),
             tax_year,
             method,
+            unlabelled,
         }))
     }
 }
@@ -116,8 +149,34 @@ pub struct TaxArgs {
 impl TaxArgs {
     /// The checked choice (`None`: no tax argument), `method` being the
     /// one the call named.
-    pub fn choice(&self, method: Option<Method>) -> Result<Option<TaxChoice>, AppError> {
-        TaxChoice::from_args(self.jurisdiction, self.currency, self.tax_year, method)
+    pub fn choice(
+        &self,
+        method: Option<Method>,
+        settings: Option<TaxSettings>,
+    ) -> Result<Option<TaxChoice>, AppError> {
+        TaxChoice::from_args(
+            self.jurisdiction,
+            self.currency,
+            self.tax_year,
+            method,
+            settings,
+        )
+    }
+
+    /// Whether the call named none of the three.
+    pub fn is_empty(&self) -> bool {
+        self.jurisdiction.is_none() && self.currency.is_none() && self.tax_year.is_none()
+    }
+}
+
+/// The signed-in account's tax defaults; an anonymous caller has none.
+pub async fn settings_of(
+    store: &Store,
+    account: Option<&AccountId>,
+) -> Result<Option<TaxSettings>, AppError> {
+    match account {
+        Some(account) => Ok(crate::accounts::tax_settings::of(store, account).await?),
+        None => Ok(None),
     }
 }
 
@@ -335,7 +394,7 @@ async fn assessment(
         &taxpayer,
         input,
         choice.method,
-        UnlabelledTransfers::default(),
+        choice.unlabelled,
     )
     .map_err(|refused| AppError::invalid_params(format!("method: {refused}")))?;
     Ok(assessment)

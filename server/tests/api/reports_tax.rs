@@ -1009,3 +1009,149 @@ async fn get_positions_reads_the_accounts_other_wallets_so_a_send_between_them_i
     assert_eq!(dec(&holdings[0]["quantity"]), d("5.999995"));
     assert_eq!(dec(&holdings[0]["cost"]), d("599.9995"));
 }
+
+/// `POST /v1/settings/tax` with `body`, answered 200.
+async fn set_defaults(app: &TestApp, bearer: &str, body: Value) -> Value {
+    let response = app
+        .client
+        .post(format!("{}/v1/settings/tax", app.base))
+        .bearer_auth(bearer)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+    body
+}
+
+#[tokio::test]
+async fn an_accounts_tax_defaults_ask_for_the_section_and_a_calls_arguments_win() {
+    let (app, _prices, _ecb) = app_with(vec![
+        day("2024-04-30", "1.2500", "0.85000"),
+        day("2024-07-01", "1.2000", "0.84000"),
+    ])
+    .await;
+    uk_wallet(&app).await;
+    let (_account, bearer) = account(&app).await;
+    // No defaults yet: a signed-in call without tax arguments is as it was.
+    let before = ok(&call(&app, "get_positions", json!({"address": A}), Some(&bearer)).await);
+    assert!(before.get("tax").is_none(), "{before}");
+
+    let set = set_defaults(&app, &bearer, json!({"jurisdiction": "uk"})).await;
+    assert_eq!(set["jurisdiction"], "uk");
+    assert_eq!(set["currency"], "GBP", "the jurisdiction's own");
+    assert_eq!(set["unlabelled"], "at_market_value");
+
+    // The defaults alone ask for the UK section in GBP: the same figures
+    // as get_positions_takes_the_same_tax_arguments (10 SOL at 1,000 USD x
+    // 0.68 = 680 GBP; 4 sold at 600 USD x 0.70 = 420 GBP against 4/10 of
+    // 680 = 272: a gain of 148; the pool keeps 680 - 272 = 408). The
+    // report's `method` (fifo by default) gives way to share matching.
+    let positions = ok(&call(&app, "get_positions", json!({"address": A}), Some(&bearer)).await);
+    assert_eq!(positions["tax"]["jurisdiction"], "uk");
+    assert_eq!(positions["tax"]["currency"], "GBP");
+    assert_eq!(dec(&positions["tax"]["years"][0]["gains"]), d("148"));
+    let report = ok(&call(
+        &app,
+        "get_report",
+        json!({"wallets": [A], "format": "json", "method": "fifo"}),
+        Some(&bearer),
+    )
+    .await);
+    assert_eq!(report["tax"]["matching"], "share_matching");
+    assert_eq!(dec(&report["tax"]["holdings"][0]["cost"]), d("408"));
+    // A format that does not carry the section is not refused for them.
+    let csv = call(
+        &app,
+        "get_report",
+        json!({"wallets": [A], "format": "csv"}),
+        Some(&bearer),
+    )
+    .await;
+    assert_eq!(csv["isError"], false, "{csv}");
+    // Anonymous callers have no defaults.
+    let anonymous = ok(&call(&app, "get_positions", json!({"address": A}), None).await);
+    assert!(anonymous.get("tax").is_none());
+    // A call's own jurisdiction wins, in its own currency (US: USD; the
+    // sale at 600 against 4 x 100 = 400: a short-term gain of 200).
+    let us = ok(&call(
+        &app,
+        "get_positions",
+        json!({"address": A, "jurisdiction": "us"}),
+        Some(&bearer),
+    )
+    .await);
+    assert_eq!(us["tax"]["currency"], "USD");
+    assert_eq!(dec(&us["tax"]["years"][0]["short_term_gain"]), d("200"));
+    // A tax year alone takes the stored jurisdiction.
+    let year = ok(&call(
+        &app,
+        "get_positions",
+        json!({"address": A, "tax_year": "2024-25"}),
+        Some(&bearer),
+    )
+    .await);
+    assert_eq!(year["tax"]["jurisdiction"], "uk");
+
+    // Over REST, with the unlabelled treatment: out of the books, so the
+    // 4 SOL sent to a stranger realize nothing and leave at basis.
+    let rest = set_defaults(
+        &app,
+        &bearer,
+        json!({"jurisdiction": "us", "unlabelled": "out_of_books"}),
+    )
+    .await;
+    assert_eq!(rest["currency"], "USD", "{rest}");
+    assert_eq!(rest["unlabelled"], "out_of_books");
+    let out = ok(&call(&app, "get_positions", json!({"address": A}), Some(&bearer)).await);
+    let sent = out["tax"]["transfers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["signature"] == "u2")
+        .cloned()
+        .unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(sent["treatment"], "out_of_books");
+    assert!(out["tax"]["rows"].as_array().unwrap().is_empty(), "{out}");
+
+    // A currency with no jurisdiction is refused; nothing at all removes
+    // the defaults, and calls read as before.
+    let bad = app
+        .client
+        .post(format!("{}/v1/settings/tax", app.base))
+        .bearer_auth(&bearer)
+        .json(&json!({"currency": "EUR"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), reqwest::StatusCode::BAD_REQUEST);
+    let bad: Value = bad.json().await.unwrap();
+    assert_eq!(bad["code"], "invalid_params");
+    let cleared = set_defaults(&app, &bearer, json!({})).await;
+    assert_eq!(cleared["jurisdiction"], Value::Null);
+    let read: Value = app
+        .client
+        .get(format!("{}/v1/settings/tax", app.base))
+        .bearer_auth(&bearer)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(read, cleared);
+    // Anonymous: no account to keep defaults for.
+    let anonymous = app
+        .client
+        .post(format!("{}/v1/settings/tax", app.base))
+        .json(&json!({"jurisdiction": "uk"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), reqwest::StatusCode::UNAUTHORIZED);
+    let after = ok(&call(&app, "get_positions", json!({"address": A}), Some(&bearer)).await);
+    assert!(after.get("tax").is_none(), "{after}");
+    assert_eq!(after, before);
+}
