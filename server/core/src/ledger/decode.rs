@@ -404,6 +404,49 @@ pub fn legs_with_stake_accounts(
         ));
     }
 
+    // Token-2022 transfer fees the wallet's transfers paid: withheld from
+    // the gross amount in the recipient's account for the mint's fee
+    // authority, a cost of the transfer and a leg of its own, so the
+    // transfer leg is what the recipient got and the two add up to what
+    // left the wallet (https://spl.solana.com/token-2022/extensions#transfer-fees).
+    let mut withheld: BTreeMap<String, i128> = BTreeMap::new();
+    if !tx.failed {
+        for op in &tx.ops {
+            let Op::TokenTransfer {
+                source,
+                destination,
+                withheld: fee,
+                ..
+            } = op
+            else {
+                continue;
+            };
+            if *fee == 0
+                || !ctx.owned_accounts.contains(source.as_str())
+                || ctx.owned_accounts.contains(destination.as_str())
+            {
+                continue;
+            }
+            let Some(mint) = ctx.mint_of(source).or_else(|| ctx.mint_of(destination)) else {
+                continue;
+            };
+            let decimals = tx
+                .pre_tokens
+                .iter()
+                .chain(&tx.post_tokens)
+                .find(|b| b.mint == mint)
+                .map_or(0, |b| b.decimals);
+            *withheld.entry(mint.to_owned()).or_insert(0) += i128::from(*fee);
+            out.push(Draft::new(
+                OperationType::PlatformFee,
+                mint.to_owned(),
+                -i128::from(*fee),
+                decimals,
+                vec![ctx.token_party(destination, Direction::Out)],
+            ));
+        }
+    }
+
     for leg in staking.legs {
         explained += leg.amount;
         out.push(Draft::new(
@@ -422,6 +465,7 @@ pub fn legs_with_stake_accounts(
         remaining.push((SOL.to_owned(), sol_rest, SOL_DECIMALS));
     }
     for (mint, (delta, decimals)) in token_changes(tx, wallet) {
+        let delta = delta + withheld.get(&mint).copied().unwrap_or(0);
         if delta != 0 {
             remaining.push((mint, delta, decimals));
         }
@@ -435,6 +479,9 @@ pub fn legs_with_stake_accounts(
         lending(&ctx, &mut remaining, &mut out);
         filled
     };
+    if !tx.failed {
+        wraps(&ctx, &mut remaining, &mut out);
+    }
     remaining.retain(|(_, d, _)| *d != 0);
 
     let any_in = remaining.iter().any(|(_, d, _)| *d > 0);
@@ -744,6 +791,60 @@ fn lending(ctx: &Context<'_>, remaining: &mut [(String, i128, u8)], out: &mut Ve
             out.push(draft);
         }
     }
+}
+
+/// Wrapping and unwrapping SOL: native SOL that went out while the
+/// wallet's wrapped-SOL balance went up by as much (or the reverse) moved
+/// between the wallet's SOL and its own wSOL token account, which the
+/// token program redeems one for one (`SyncNative`, `CloseAccount`:
+/// https://spl.solana.com/token#wrapping-sol). That is no trade: the
+/// overlap leaves `remaining` as a `position_deposit` of what went in and a
+/// `position_withdraw` of what came out, with no `position` (the wSOL
+/// account is the wallet's own), so cost basis, which counts SOL and wSOL
+/// as one asset, moves no lots. Whatever is left of either side (SOL that
+/// paid for a token as well) is read as usual.
+fn wraps(ctx: &Context<'_>, remaining: &mut [(String, i128, u8)], out: &mut Vec<Draft>) {
+    let Some(sol) = remaining.iter().position(|(m, _, _)| m == SOL) else {
+        return;
+    };
+    let Some(wsol) = remaining.iter().position(|(m, _, _)| m == NATIVE_MINT) else {
+        return;
+    };
+    let (a, b) = (remaining[sol].1, remaining[wsol].1);
+    if a.signum() * b.signum() >= 0 {
+        return;
+    }
+    let moved = a.abs().min(b.abs());
+    let account = ctx
+        .owned_accounts
+        .iter()
+        .find(|acc| ctx.mint_of(acc) == Some(NATIVE_MINT))
+        .map(|acc| (*acc).to_owned());
+    // Wrapping: SOL out of the wallet into its wSOL account; unwrapping:
+    // the reverse.
+    let (from, to) = if a < 0 { (sol, wsol) } else { (wsol, sol) };
+    let party = |direction| {
+        account
+            .iter()
+            .map(|acc| ctx.account_party(acc, direction))
+            .collect::<Vec<_>>()
+    };
+    remaining[from].1 += moved;
+    remaining[to].1 -= moved;
+    out.push(Draft::new(
+        OperationType::PositionDeposit,
+        remaining[from].0.clone(),
+        -moved,
+        remaining[from].2,
+        party(Direction::Out),
+    ));
+    out.push(Draft::new(
+        OperationType::PositionWithdraw,
+        remaining[to].0.clone(),
+        moved,
+        remaining[to].2,
+        party(Direction::In),
+    ));
 }
 
 /// Sum legs per asset, leaving out zeros: equal to [`balance_changes`]

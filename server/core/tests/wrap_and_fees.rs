@@ -1,0 +1,329 @@
+//! Wrapping and unwrapping SOL, and Token-2022 transfer fees, on
+//! hand-built `jsonParsed` and raw transactions (no recorded one is among
+//! the fixtures). Balances are chosen by hand; expected legs are worked
+//! from them in the comments, never from what the decoder printed, and
+//! every transaction is checked for conservation.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use ledger_core::basis::{EventKind, LegInput, events_from_legs};
+use ledger_core::ledger::{self, Leg, OperationType, SOL, TxView};
+use rust_decimal::Decimal;
+use serde_json::{Value, json};
+
+const W: &str = "Wa11et1111111111111111111111111111111111111";
+const OTHER: &str = "0ther11111111111111111111111111111111111111";
+const WSOL_ATA: &str = "WsoLAta111111111111111111111111111111111111";
+const SRC: &str = "SrcAta11111111111111111111111111111111111111";
+const DST: &str = "DstAta11111111111111111111111111111111111111";
+const FEE_MINT: &str = "FeeMint111111111111111111111111111111111111";
+const SYSTEM: &str = "11111111111111111111111111111111";
+const TOKEN: &str = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
+const TOKEN_2022: &str = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb";
+const NATIVE_MINT: &str = "So11111111111111111111111111111111111111112";
+const FEE: u64 = 5_000;
+const TOKEN_RENT: u64 = 2_039_280;
+const START: u64 = 10_000_000_000;
+const ONE_SOL: u64 = 1_000_000_000;
+
+/// A transaction under construction: accounts with their lamports before
+/// and after, token balances, top-level instructions and their inner ones.
+#[derive(Default)]
+struct Build {
+    keys: Vec<(String, bool)>,
+    pre: Vec<u64>,
+    post: Vec<u64>,
+    pre_tokens: Vec<Value>,
+    post_tokens: Vec<Value>,
+    ixs: Vec<Value>,
+    inner: Vec<Value>,
+}
+
+impl Build {
+    fn account(mut self, key: &str, signer: bool, pre: u64, post: u64) -> Self {
+        self.keys.push((key.to_owned(), signer));
+        self.pre.push(pre);
+        self.post.push(post);
+        self
+    }
+
+    fn index(&self, key: &str) -> usize {
+        self.keys.iter().position(|(k, _)| k == key).unwrap()
+    }
+
+    /// A token account's balance on each side (`None`: absent there).
+    fn token(
+        mut self,
+        account: &str,
+        mint: &str,
+        owner: &str,
+        decimals: u8,
+        pre: Option<u64>,
+        post: Option<u64>,
+    ) -> Self {
+        let i = self.index(account);
+        let balance = |amount: u64| {
+            json!({"accountIndex": i, "mint": mint, "owner": owner,
+                   "uiTokenAmount": {"amount": amount.to_string(), "decimals": decimals}})
+        };
+        if let Some(a) = pre {
+            self.pre_tokens.push(balance(a));
+        }
+        if let Some(a) = post {
+            self.post_tokens.push(balance(a));
+        }
+        self
+    }
+
+    /// A top-level instruction and the inner instructions it ran.
+    fn ix(mut self, ix: Value, inner: Vec<Value>) -> Self {
+        if !inner.is_empty() {
+            self.inner
+                .push(json!({"index": self.ixs.len(), "instructions": inner}));
+        }
+        self.ixs.push(ix);
+        self
+    }
+
+    fn build(self) -> TxView {
+        let keys: Vec<Value> = self
+            .keys
+            .iter()
+            .map(|(k, s)| json!({"pubkey": k, "signer": s, "writable": true, "source": "transaction"}))
+            .collect();
+        TxView::parse(&json!({
+            "slot": 300_000_000, "blockTime": 1_760_000_000,
+            "transaction": {"signatures": ["sig"], "message": {"accountKeys": keys, "instructions": self.ixs}},
+            "meta": {"err": null, "fee": FEE, "preBalances": self.pre, "postBalances": self.post,
+                     "preTokenBalances": self.pre_tokens, "postTokenBalances": self.post_tokens,
+                     "innerInstructions": self.inner}
+        }))
+        .unwrap()
+    }
+}
+
+fn shape(legs: &[Leg]) -> Vec<(OperationType, &str, i128)> {
+    legs.iter()
+        .map(|l| (l.operation_type, l.mint.as_str(), l.amount))
+        .collect()
+}
+
+fn conserves(tx: &TxView, wallet: &str) -> Vec<Leg> {
+    let legs = ledger::legs(tx, wallet);
+    assert_eq!(
+        ledger::sum_by_asset(&legs),
+        ledger::balance_changes(tx, wallet),
+        "{legs:#?}"
+    );
+    assert_eq!(
+        ledger::sum_with_positions(&legs),
+        ledger::balance_changes_with_positions(tx, wallet, &legs),
+        "{legs:#?}"
+    );
+    legs
+}
+
+/// Cost-basis events of `legs`, SOL and wSOL priced at $200.
+fn events(legs: &[Leg]) -> Vec<ledger_core::basis::Event> {
+    let inputs: Vec<LegInput> = legs
+        .iter()
+        .map(|l| LegInput {
+            signature: l.signature.clone(),
+            index: l.index,
+            block_time: l.block_time.unwrap(),
+            operation_type: l.operation_type,
+            mint: l.mint.clone(),
+            amount: l.amount,
+            decimals: l.decimals,
+            usd_value: Some(
+                Decimal::from(200) * Decimal::from(l.amount.abs()) / Decimal::from(ONE_SOL),
+            ),
+            position: l.position.clone(),
+        })
+        .collect();
+    events_from_legs(&inputs, true)
+}
+
+/// The wallet creates its wSOL account (rent 2,039,280), sends 1 SOL into
+/// it and syncs: SOL START -> START - 5,000 - 2,039,280 - 1,000,000,000;
+/// the account 0 -> 2,039,280 + 1,000,000,000 lamports, of which
+/// 1,000,000,000 are its wSOL balance (absent before, since it did not exist).
+fn wrap() -> TxView {
+    let w_post = START - FEE - TOKEN_RENT - ONE_SOL;
+    Build::default()
+        .account(W, true, START, w_post)
+        .account(WSOL_ATA, false, 0, TOKEN_RENT + ONE_SOL)
+        .account(SYSTEM, false, 1, 1)
+        .account(TOKEN, false, 1, 1)
+        .token(WSOL_ATA, NATIVE_MINT, W, 9, None, Some(ONE_SOL))
+        .ix(
+            json!({"program": "system", "programId": SYSTEM, "parsed": {"type": "createAccount",
+                "info": {"source": W, "newAccount": WSOL_ATA, "lamports": TOKEN_RENT, "space": 165,
+                         "owner": TOKEN}}}),
+            vec![],
+        )
+        .ix(
+            json!({"program": "system", "programId": SYSTEM, "parsed": {"type": "transfer",
+                "info": {"source": W, "destination": WSOL_ATA, "lamports": ONE_SOL}}}),
+            vec![],
+        )
+        .ix(
+            json!({"program": "spl-token", "programId": TOKEN, "parsed": {"type": "syncNative",
+                "info": {"account": WSOL_ATA}}}),
+            vec![],
+        )
+        .build()
+}
+
+/// The wallet closes its wSOL account holding 1 wSOL into itself: SOL
+/// START -> START - 5,000 + 2,039,280 + 1,000,000,000.
+fn unwrap() -> TxView {
+    let w_post = START - FEE + TOKEN_RENT + ONE_SOL;
+    Build::default()
+        .account(W, true, START, w_post)
+        .account(WSOL_ATA, false, TOKEN_RENT + ONE_SOL, 0)
+        .account(TOKEN, false, 1, 1)
+        .token(WSOL_ATA, NATIVE_MINT, W, 9, Some(ONE_SOL), None)
+        .ix(
+            json!({"program": "spl-token", "programId": TOKEN, "parsed": {"type": "closeAccount",
+                "info": {"account": WSOL_ATA, "destination": W, "owner": W}}}),
+            vec![],
+        )
+        .build()
+}
+
+#[test]
+fn wrapping_sol_is_no_swap_and_moves_no_lots() {
+    let legs = conserves(&wrap(), W);
+    assert_eq!(
+        shape(&legs),
+        [
+            (OperationType::NetworkFee, SOL, -5_000),
+            (OperationType::RentDeposit, SOL, -2_039_280),
+            (OperationType::PositionDeposit, SOL, -1_000_000_000),
+            (OperationType::PositionWithdraw, NATIVE_MINT, 1_000_000_000),
+        ]
+    );
+    assert!(legs.iter().all(|l| l.position.is_none()));
+    assert_eq!(legs[3].counterparties[0].address, WSOL_ATA);
+    // One asset for cost basis: 1 SOL locked and released as SOL, so
+    // the only disposal is the network fee.
+    let events = events(&legs);
+    assert!(events.iter().all(|e| e.asset == SOL), "{events:#?}");
+    let disposed: Vec<Decimal> = events
+        .iter()
+        .filter(|e| e.kind == EventKind::Dispose)
+        .map(|e| e.quantity)
+        .collect();
+    assert_eq!(disposed, [Decimal::new(5_000, 9)]);
+    assert!(!events.iter().any(|e| e.kind == EventKind::Acquire));
+}
+
+#[test]
+fn unwrapping_sol_is_no_swap_and_moves_no_lots() {
+    let legs = conserves(&unwrap(), W);
+    assert_eq!(
+        shape(&legs),
+        [
+            (OperationType::NetworkFee, SOL, -5_000),
+            (OperationType::RentRefund, SOL, 2_039_280),
+            (OperationType::PositionDeposit, NATIVE_MINT, -1_000_000_000),
+            (OperationType::PositionWithdraw, SOL, 1_000_000_000),
+        ]
+    );
+    let events = events(&legs);
+    assert!(events.iter().all(|e| e.asset == SOL), "{events:#?}");
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Acquire | EventKind::Income))
+    );
+}
+
+#[test]
+fn paying_with_wsol_beside_sol_leaves_the_rest_a_swap() {
+    // The wallet's wSOL account grows by 1 SOL while 3 SOL leave the
+    // wallet and 50 tokens arrive: 1 SOL was wrapped, 2 SOL bought the
+    // tokens (the overlap of SOL out and wSOL in is the wrap).
+    let w_post = START - FEE - 3 * ONE_SOL;
+    let tx = Build::default()
+        .account(W, true, START, w_post)
+        .account(WSOL_ATA, false, TOKEN_RENT, TOKEN_RENT + ONE_SOL)
+        .account(SRC, false, TOKEN_RENT, TOKEN_RENT)
+        .token(WSOL_ATA, NATIVE_MINT, W, 9, Some(0), Some(ONE_SOL))
+        .token(SRC, FEE_MINT, W, 6, Some(0), Some(50_000_000))
+        .build();
+    let legs = conserves(&tx, W);
+    assert_eq!(
+        shape(&legs),
+        [
+            (OperationType::NetworkFee, SOL, -5_000),
+            (OperationType::PositionDeposit, SOL, -1_000_000_000),
+            (OperationType::PositionWithdraw, NATIVE_MINT, 1_000_000_000),
+            (OperationType::Swap, SOL, -2_000_000_000),
+            (OperationType::Swap, FEE_MINT, 50_000_000),
+        ]
+    );
+}
+
+/// The wallet sends 100 tokens (6 decimals) of a mint whose transfer fee
+/// withholds 1% (1 token) in the recipient's account: SRC 500 -> 400,
+/// DST 0 -> 99 (the withheld 1 is held apart in the account's
+/// `TransferFeeAmount` extension, not in its balance).
+fn fee_transfer(ix: Value) -> TxView {
+    Build::default()
+        .account(W, true, START, START - FEE)
+        .account(SRC, false, TOKEN_RENT, TOKEN_RENT)
+        .account(DST, false, TOKEN_RENT, TOKEN_RENT)
+        .account(FEE_MINT, false, 1, 1)
+        .account(OTHER, false, 1, 1)
+        .account(TOKEN_2022, false, 1, 1)
+        .token(SRC, FEE_MINT, W, 6, Some(500_000_000), Some(400_000_000))
+        .token(DST, FEE_MINT, OTHER, 6, Some(0), Some(99_000_000))
+        .ix(ix, vec![])
+        .build()
+}
+
+fn expect_fee_legs(tx: &TxView) {
+    let legs = conserves(tx, W);
+    assert_eq!(
+        shape(&legs),
+        [
+            (OperationType::NetworkFee, SOL, -5_000),
+            (OperationType::PlatformFee, FEE_MINT, -1_000_000),
+            (OperationType::TransferOut, FEE_MINT, -99_000_000),
+        ]
+    );
+    assert_eq!(legs[1].counterparties[0].address, OTHER);
+    // The recipient's side is what it was credited: 99 tokens.
+    let theirs = conserves(tx, OTHER);
+    assert_eq!(
+        shape(&theirs),
+        [(OperationType::TransferIn, FEE_MINT, 99_000_000)]
+    );
+}
+
+#[test]
+fn a_token_2022_transfer_fee_is_a_fee_leg_of_its_own_parsed() {
+    expect_fee_legs(&fee_transfer(json!({
+        "program": "spl-token-2022", "programId": TOKEN_2022,
+        "parsed": {"type": "transferCheckedWithFee", "info": {
+            "source": SRC, "mint": FEE_MINT, "destination": DST, "authority": W,
+            "tokenAmount": {"amount": "100000000", "decimals": 6},
+            "feeAmount": {"amount": "1000000", "decimals": 6}}}
+    })));
+}
+
+#[test]
+fn a_token_2022_transfer_fee_is_a_fee_leg_of_its_own_raw() {
+    // TransferFeeExtension (26), TransferCheckedWithFee (1), amount
+    // 100,000,000 u64 LE, decimals 6, fee 1,000,000 u64 LE.
+    let mut data = vec![26u8, 1];
+    data.extend_from_slice(&100_000_000u64.to_le_bytes());
+    data.push(6);
+    data.extend_from_slice(&1_000_000u64.to_le_bytes());
+    expect_fee_legs(&fee_transfer(json!({
+        "programId": TOKEN_2022,
+        "accounts": [SRC, FEE_MINT, DST, W],
+        "data": bs58::encode(data).into_string()
+    })));
+}
