@@ -153,6 +153,12 @@ fn transaction_events(
             }
             OperationType::Swap => (acquire_or_dispose(incoming), swap_value),
             OperationType::Borrow | OperationType::Repay => continue,
+            // A position's receipt (the LP token or position NFT a pool
+            // mints for a deposit, handed back on withdrawal) is the
+            // position's key, not a holding: its lots are the pooled
+            // tokens' (ledger::protocols::liquidity).
+            OperationType::PositionDeposit if incoming => continue,
+            OperationType::PositionWithdraw if !incoming => continue,
             OperationType::PositionDeposit | OperationType::PositionWithdraw => {
                 let kind = if incoming {
                     EventKind::PositionRelease

@@ -1,6 +1,8 @@
-//! Wrapping and unwrapping SOL, and Token-2022 transfer fees, on
-//! hand-built `jsonParsed` and raw transactions (no recorded one is among
-//! the fixtures). Balances are chosen by hand; expected legs are worked
+//! Liquidity positions in AMM pools (Orca Whirlpools, Raydium CPMM,
+//! Meteora DLMM), wrapping and unwrapping SOL, and Token-2022 transfer
+//! fees, on hand-built `jsonParsed` and raw transactions (no recorded one
+//! is among the fixtures; instruction accounts are laid out in the order
+//! the programs' IDLs give, cited in `ledger::protocols::liquidity`). Balances are chosen by hand; expected legs are worked
 //! from them in the comments, never from what the decoder printed, and
 //! every transaction is checked for conservation.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -20,6 +22,15 @@ const SYSTEM: &str = "11111111111111111111111111111111";
 const TOKEN: &str = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
 const TOKEN_2022: &str = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb";
 const NATIVE_MINT: &str = "So11111111111111111111111111111111111111112";
+const USDC: &str = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
+const USDC_ATA: &str = "UsdcAta1111111111111111111111111111111111111";
+const LP_ATA: &str = "LpAta111111111111111111111111111111111111111";
+const LP_MINT: &str = "LpMint11111111111111111111111111111111111111";
+const POSITION: &str = "Posit1on11111111111111111111111111111111111";
+const POOL: &str = "Poo11111111111111111111111111111111111111111";
+const WHIRLPOOLS: &str = "whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc";
+const CPMM: &str = "CPMMoo8L3F4NbTegBCKVNunggL7H1ZpdTHKxQB5qKP1C";
+const DLMM: &str = "LBUZKhRxPF3XUpBCjp4YzTKgLccjZhTSDM9YuVaPwxo";
 const FEE: u64 = 5_000;
 const TOKEN_RENT: u64 = 2_039_280;
 const START: u64 = 10_000_000_000;
@@ -101,12 +112,33 @@ impl Build {
     }
 }
 
+/// A raw Anchor instruction: `name`'s discriminator and some argument
+/// bytes over `accounts`.
+fn anchor_ix(program: &str, name: &str, accounts: &[&str]) -> Value {
+    use sha2::{Digest, Sha256};
+    let mut data = Sha256::digest(format!("global:{name}").as_bytes())[..8].to_vec();
+    data.extend_from_slice(&[0u8; 24]);
+    json!({"programId": program, "accounts": accounts, "data": bs58::encode(data).into_string()})
+}
+
+/// `n` placeholder accounts, for slots the decoder does not read.
+fn filler(n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| format!("F{}{i}", "1".repeat(42 - i.to_string().len())))
+        .collect()
+}
+
 fn shape(legs: &[Leg]) -> Vec<(OperationType, &str, i128)> {
     legs.iter()
         .map(|l| (l.operation_type, l.mint.as_str(), l.amount))
         .collect()
 }
 
+/// The wallet's legs sum to its balance change; and, where no leg names a
+/// position (wraps, fees), also together with positions. A pool position's
+/// tokens sit in the pool's vaults, which the position account does not
+/// own, so a transaction cannot show the position's own balance: as for
+/// lending, the wallet-alone check is the one that covers every leg.
 fn conserves(tx: &TxView, wallet: &str) -> Vec<Leg> {
     let legs = ledger::legs(tx, wallet);
     assert_eq!(
@@ -114,11 +146,13 @@ fn conserves(tx: &TxView, wallet: &str) -> Vec<Leg> {
         ledger::balance_changes(tx, wallet),
         "{legs:#?}"
     );
-    assert_eq!(
-        ledger::sum_with_positions(&legs),
-        ledger::balance_changes_with_positions(tx, wallet, &legs),
-        "{legs:#?}"
-    );
+    if legs.iter().all(|l| l.position.is_none()) {
+        assert_eq!(
+            ledger::sum_with_positions(&legs),
+            ledger::balance_changes_with_positions(tx, wallet, &legs),
+            "{legs:#?}"
+        );
+    }
     legs
 }
 
@@ -326,4 +360,282 @@ fn a_token_2022_transfer_fee_is_a_fee_leg_of_its_own_raw() {
         "accounts": [SRC, FEE_MINT, DST, W],
         "data": bs58::encode(data).into_string()
     })));
+}
+
+/// A pool transaction of the wallet's: its SOL and USDC change by the
+/// given amounts (beside the 5,000 fee), and `other` (a second token or an
+/// LP token) by `other_delta`; `ix` is the pool's instruction.
+fn pool_tx(sol: i64, usdc: (u64, u64), other: Option<(&str, u64, u64)>, ix: Value) -> TxView {
+    let post = u64::try_from(i64::try_from(START - FEE).unwrap() + sol).unwrap();
+    let mut b = Build::default()
+        .account(W, true, START, post)
+        .account(USDC_ATA, false, TOKEN_RENT, TOKEN_RENT)
+        .account(LP_ATA, false, TOKEN_RENT, TOKEN_RENT)
+        .account(POSITION, false, 1, 1)
+        .account(POOL, false, 1, 1)
+        .token(USDC_ATA, USDC, W, 6, Some(usdc.0), Some(usdc.1));
+    if let Some((mint, pre, post)) = other {
+        b = b.token(LP_ATA, mint, W, 6, Some(pre), Some(post));
+    }
+    b.ix(ix, vec![]).build()
+}
+
+fn with_position(legs: &[Leg]) -> Vec<(OperationType, &str, i128, Option<&str>)> {
+    legs.iter()
+        .map(|l| {
+            (
+                l.operation_type,
+                l.mint.as_str(),
+                l.amount,
+                l.position.as_deref(),
+            )
+        })
+        .collect()
+}
+
+/// `[whirlpool, token_program, position_authority, position, …]`
+fn whirlpool(name: &str, authority: &str) -> Value {
+    let fill = filler(11);
+    let mut accounts: Vec<&str> = fill.iter().map(String::as_str).collect();
+    accounts[0] = POOL;
+    accounts[2] = authority;
+    accounts[3] = POSITION;
+    anchor_ix(WHIRLPOOLS, name, &accounts)
+}
+
+#[test]
+fn adding_liquidity_to_a_whirlpool_is_a_position_deposit_not_a_sale() {
+    // 1 SOL and 150 USDC (500 -> 350) into the position: both leave the
+    // wallet into the position; nothing is sold.
+    let tx = pool_tx(
+        -(ONE_SOL as i64),
+        (500_000_000, 350_000_000),
+        None,
+        whirlpool("increase_liquidity", W),
+    );
+    let legs = conserves(&tx, W);
+    assert_eq!(
+        with_position(&legs),
+        [
+            (OperationType::NetworkFee, SOL, -5_000, None),
+            (
+                OperationType::PositionDeposit,
+                SOL,
+                -1_000_000_000,
+                Some(POSITION)
+            ),
+            (
+                OperationType::PositionDeposit,
+                USDC,
+                -150_000_000,
+                Some(POSITION)
+            ),
+        ]
+    );
+    assert!(
+        legs[1..]
+            .iter()
+            .all(|l| l.router.as_deref() == Some("Orca Whirlpools"))
+    );
+    // The only disposal is the network fee; 1 SOL is locked in the position.
+    let events = events(&legs);
+    let disposed: Vec<(&str, Decimal)> = events
+        .iter()
+        .filter(|e| e.kind == EventKind::Dispose)
+        .map(|e| (e.asset.as_str(), e.quantity))
+        .collect();
+    assert_eq!(disposed, [(SOL, Decimal::new(5_000, 9))]);
+}
+
+#[test]
+fn removing_liquidity_from_a_whirlpool_v2_is_a_position_withdraw() {
+    // decrease_liquidity_v2 puts the authority at 4 and the position at 5.
+    let fill = filler(15);
+    let mut accounts: Vec<&str> = fill.iter().map(String::as_str).collect();
+    accounts[0] = POOL;
+    accounts[4] = W;
+    accounts[5] = POSITION;
+    let tx = pool_tx(
+        1_010_000_000,
+        (350_000_000, 490_000_000),
+        None,
+        anchor_ix(WHIRLPOOLS, "decrease_liquidity_v2", &accounts),
+    );
+    let legs = conserves(&tx, W);
+    assert_eq!(
+        with_position(&legs),
+        [
+            (OperationType::NetworkFee, SOL, -5_000, None),
+            (
+                OperationType::PositionWithdraw,
+                SOL,
+                1_010_000_000,
+                Some(POSITION)
+            ),
+            (
+                OperationType::PositionWithdraw,
+                USDC,
+                140_000_000,
+                Some(POSITION)
+            ),
+        ]
+    );
+}
+
+#[test]
+fn another_wallets_liquidity_instruction_leaves_the_conservative_reading() {
+    // The position's authority is someone else: the wallet's own SOL out
+    // and USDC in stay a swap at the venue.
+    let tx = pool_tx(
+        -(ONE_SOL as i64),
+        (0, 150_000_000),
+        None,
+        whirlpool("increase_liquidity", OTHER),
+    );
+    let legs = conserves(&tx, W);
+    assert_eq!(
+        shape(&legs),
+        [
+            (OperationType::NetworkFee, SOL, -5_000),
+            (OperationType::Swap, SOL, -1_000_000_000),
+            (OperationType::Swap, USDC, 150_000_000),
+        ]
+    );
+    assert_eq!(legs[1].venue.as_deref(), Some("Orca Whirlpools"));
+}
+
+/// `deposit` / `withdraw` `[owner, authority, pool_state, owner_lp_token, …]`
+fn cpmm(name: &str) -> Value {
+    let fill = filler(14);
+    let mut accounts: Vec<&str> = fill.iter().map(String::as_str).collect();
+    accounts[0] = W;
+    accounts[2] = POOL;
+    accounts[3] = LP_ATA;
+    anchor_ix(CPMM, name, &accounts)
+}
+
+#[test]
+fn a_cpmm_deposit_locks_the_tokens_and_its_lp_token_is_the_receipt() {
+    // 0.5 SOL and 100 USDC in, 70 LP tokens back (0 -> 70,000,000).
+    let tx = pool_tx(
+        -500_000_000,
+        (100_000_000, 0),
+        Some((LP_MINT, 0, 70_000_000)),
+        cpmm("deposit"),
+    );
+    let legs = conserves(&tx, W);
+    assert_eq!(
+        with_position(&legs),
+        [
+            (OperationType::NetworkFee, SOL, -5_000, None),
+            (
+                OperationType::PositionDeposit,
+                SOL,
+                -500_000_000,
+                Some(POOL)
+            ),
+            (
+                OperationType::PositionDeposit,
+                USDC,
+                -100_000_000,
+                Some(POOL)
+            ),
+            (
+                OperationType::PositionDeposit,
+                LP_MINT,
+                70_000_000,
+                Some(POOL)
+            ),
+        ]
+    );
+    assert_eq!(legs[3].router.as_deref(), Some("Raydium CPMM"));
+    // The LP token opens no lot and SOL and USDC are locked, not sold.
+    let events = events(&legs);
+    assert!(!events.iter().any(|e| e.asset == LP_MINT), "{events:#?}");
+    assert!(!events.iter().any(|e| e.kind == EventKind::Acquire));
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e.kind == EventKind::PositionLock)
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn a_cpmm_withdraw_hands_the_lp_token_back_and_releases_the_tokens() {
+    let tx = pool_tx(
+        510_000_000,
+        (0, 98_000_000),
+        Some((LP_MINT, 70_000_000, 0)),
+        cpmm("withdraw"),
+    );
+    let legs = conserves(&tx, W);
+    assert_eq!(
+        with_position(&legs),
+        [
+            (OperationType::NetworkFee, SOL, -5_000, None),
+            (
+                OperationType::PositionWithdraw,
+                SOL,
+                510_000_000,
+                Some(POOL)
+            ),
+            (
+                OperationType::PositionWithdraw,
+                USDC,
+                98_000_000,
+                Some(POOL)
+            ),
+            (
+                OperationType::PositionWithdraw,
+                LP_MINT,
+                -70_000_000,
+                Some(POOL)
+            ),
+        ]
+    );
+    let events = events(&legs);
+    assert!(!events.iter().any(|e| e.asset == LP_MINT), "{events:#?}");
+    assert!(
+        !events
+            .iter()
+            .any(|e| e.kind == EventKind::Dispose && e.asset != SOL)
+    );
+}
+
+#[test]
+fn a_dlmm_add_liquidity_by_strategy_is_a_position_deposit() {
+    // `[position, lb_pair, …, sender (11), …]`
+    let fill = filler(16);
+    let mut accounts: Vec<&str> = fill.iter().map(String::as_str).collect();
+    accounts[0] = POSITION;
+    accounts[1] = POOL;
+    accounts[11] = W;
+    let tx = pool_tx(
+        -(ONE_SOL as i64),
+        (200_000_000, 0),
+        None,
+        anchor_ix(DLMM, "add_liquidity_by_strategy", &accounts),
+    );
+    let legs = conserves(&tx, W);
+    assert_eq!(
+        with_position(&legs),
+        [
+            (OperationType::NetworkFee, SOL, -5_000, None),
+            (
+                OperationType::PositionDeposit,
+                SOL,
+                -1_000_000_000,
+                Some(POSITION)
+            ),
+            (
+                OperationType::PositionDeposit,
+                USDC,
+                -200_000_000,
+                Some(POSITION)
+            ),
+        ]
+    );
+    assert_eq!(legs[1].router.as_deref(), Some("Meteora DLMM"));
 }
