@@ -639,3 +639,97 @@ fn a_dlmm_add_liquidity_by_strategy_is_a_position_deposit() {
     );
     assert_eq!(legs[1].router.as_deref(), Some("Meteora DLMM"));
 }
+
+const JUPITER: &str = "JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4";
+const VAULT_A: &str = "VauA1111111111111111111111111111111111111111";
+const VAULT_B: &str = "VauB1111111111111111111111111111111111111111";
+const TMP: &str = "WsoLTmp111111111111111111111111111111111111";
+
+fn transfer(source: &str, destination: &str, authority: &str, amount: u64) -> Value {
+    json!({"program": "spl-token", "programId": TOKEN, "parsed": {"type": "transfer",
+        "info": {"source": source, "destination": destination, "authority": authority,
+                 "amount": amount.to_string()}}})
+}
+
+#[test]
+fn an_arbitrage_round_trip_through_sol_is_two_swaps_not_a_transfer_in() {
+    // Jupiter route SOL -> USDC -> SOL through a temporary wSOL account
+    // the wallet creates (rent + 1 SOL) and closes: 1 SOL out to the first
+    // pool's vault, 1.01 SOL back from the second's. The wallet's SOL
+    // changes by -5,000 + 10,000,000; the rent comes and goes within the
+    // transaction. USDC passes through the wallet's USDC account (0 -> 0):
+    // 150 in from the first pool, 150 out to the second.
+    let tx = Build::default()
+        .account(W, true, START, START - FEE + 10_000_000)
+        .account(TMP, false, 0, 0)
+        .account(USDC_ATA, false, TOKEN_RENT, TOKEN_RENT)
+        .account(VAULT_A, false, TOKEN_RENT, TOKEN_RENT)
+        .account(VAULT_B, false, TOKEN_RENT, TOKEN_RENT)
+        .account(JUPITER, false, 1, 1)
+        .token(USDC_ATA, USDC, W, 6, Some(0), Some(0))
+        .ix(
+            json!({"program": "system", "programId": SYSTEM, "parsed": {"type": "createAccount",
+                "info": {"source": W, "newAccount": TMP, "lamports": TOKEN_RENT + ONE_SOL,
+                         "space": 165, "owner": TOKEN}}}),
+            vec![],
+        )
+        .ix(
+            json!({"programId": JUPITER, "accounts": [W, TMP, USDC_ATA], "data": "1111"}),
+            vec![
+                json!({"programId": WHIRLPOOLS, "accounts": [POOL], "data": "1111"}),
+                transfer(TMP, VAULT_A, W, ONE_SOL),
+                transfer(VAULT_A, USDC_ATA, POOL, 150_000_000),
+                transfer(USDC_ATA, VAULT_B, W, 150_000_000),
+                transfer(VAULT_B, TMP, POOL, 1_010_000_000),
+            ],
+        )
+        .ix(
+            json!({"program": "spl-token", "programId": TOKEN, "parsed": {"type": "closeAccount",
+                "info": {"account": TMP, "destination": W, "owner": W}}}),
+            vec![],
+        )
+        .build();
+    let legs = conserves(&tx, W);
+    assert_eq!(
+        shape(&legs),
+        [
+            (OperationType::NetworkFee, SOL, -5_000),
+            (OperationType::Swap, SOL, -1_000_000_000),
+            (OperationType::Swap, SOL, 1_010_000_000),
+            (OperationType::Swap, USDC, 150_000_000),
+            (OperationType::Swap, USDC, -150_000_000),
+        ]
+    );
+    assert!(
+        legs[1..]
+            .iter()
+            .all(|l| l.router.as_deref() == Some("Jupiter Aggregator v6")
+                && l.venue.as_deref() == Some("Orca Whirlpools"))
+    );
+}
+
+#[test]
+fn a_one_way_transfer_with_no_round_trip_keeps_its_reading() {
+    // Only a transfer out through the same accounts: no gross in, so
+    // nothing is split and it stays a transfer_out.
+    let tx = Build::default()
+        .account(W, true, START, START - FEE)
+        .account(USDC_ATA, false, TOKEN_RENT, TOKEN_RENT)
+        .account(VAULT_A, false, TOKEN_RENT, TOKEN_RENT)
+        .account(JUPITER, false, 1, 1)
+        .token(USDC_ATA, USDC, W, 6, Some(150_000_000), Some(0))
+        .token(VAULT_A, USDC, OTHER, 6, Some(0), Some(150_000_000))
+        .ix(
+            json!({"programId": JUPITER, "accounts": [W], "data": "1111"}),
+            vec![transfer(USDC_ATA, VAULT_A, W, 150_000_000)],
+        )
+        .build();
+    let legs = conserves(&tx, W);
+    assert_eq!(
+        shape(&legs),
+        [
+            (OperationType::NetworkFee, SOL, -5_000),
+            (OperationType::TransferOut, USDC, -150_000_000),
+        ]
+    );
+}

@@ -482,6 +482,9 @@ pub fn legs_with_stake_accounts(
     };
     if !tx.failed {
         wraps(&ctx, &mut remaining, &mut out);
+        if venue.is_some() || router.is_some() {
+            round_trips(&ctx, &mut remaining, &mut out, &venue, &router);
+        }
     }
     remaining.retain(|(_, d, _)| *d != 0);
 
@@ -847,6 +850,133 @@ fn liquidity(ctx: &Context<'_>, remaining: &mut [(String, i128, u8)], out: &mut 
         draft.router = Some(first.program.name.to_owned());
         out.push(draft);
         *delta = 0;
+    }
+}
+
+/// An arbitrage route that sells an asset and buys it back in the same
+/// transaction (SOL -> USDC -> SOL) leaves only the net of the two in the
+/// wallet's balances, which would read as a one-way transfer of the
+/// profit. When what remains moves one way only and the transaction went
+/// through a known venue or router, the token transfers show the gross:
+/// for an asset whose transfers out of the wallet's accounts and back in
+/// net to exactly its remaining change, the sale and the purchase are two
+/// `swap` legs of their gross amounts, and an intermediate the wallet's own
+/// accounts received and passed on in full is a `swap` each way too. The
+/// wallet's accounts are its token accounts and the accounts it created in
+/// this transaction that no token balance shows (temporary wrapped-SOL
+/// accounts, whose flows are SOL's). Anything that does not net exactly
+/// keeps the usual reading.
+fn round_trips(
+    ctx: &Context<'_>,
+    remaining: &mut [(String, i128, u8)],
+    out: &mut Vec<Draft>,
+    venue: &Option<String>,
+    router: &Option<String>,
+) {
+    let live = remaining.iter().filter(|(_, d, _)| *d != 0);
+    let any_in = live.clone().any(|(_, d, _)| *d > 0);
+    let any_out = live.clone().any(|(_, d, _)| *d < 0);
+    if any_in && any_out {
+        return;
+    }
+    let shown = |account: &str| ctx.mint_of(account).is_some();
+    let temporary: BTreeSet<&str> = ctx
+        .tx
+        .ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::CreateAccount {
+                funder, account, ..
+            }
+            | Op::CreateTokenAccount { funder, account }
+                if funder == ctx.wallet && !shown(account) =>
+            {
+                Some(account.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    let asset_of = |account: &str| -> Option<String> {
+        if ctx.owned_accounts.contains(account) {
+            ctx.mint_of(account).map(str::to_owned)
+        } else if temporary.contains(account) {
+            Some(SOL.to_owned())
+        } else {
+            None
+        }
+    };
+    // Per asset: gross out of and into the wallet's accounts.
+    let mut gross: BTreeMap<String, (i128, i128)> = BTreeMap::new();
+    for op in &ctx.tx.ops {
+        let Op::TokenTransfer {
+            source,
+            destination,
+            amount,
+            withheld,
+        } = op
+        else {
+            continue;
+        };
+        match (asset_of(source), asset_of(destination)) {
+            (Some(asset), None) => gross.entry(asset).or_default().0 += i128::from(*amount),
+            (None, Some(asset)) => {
+                gross.entry(asset).or_default().1 += i128::from(*amount - *withheld)
+            }
+            _ => {}
+        }
+    }
+    let decimals_of = |mint: &str| {
+        ctx.tx
+            .pre_tokens
+            .iter()
+            .chain(&ctx.tx.post_tokens)
+            .find(|b| b.mint == mint)
+            .map_or(0, |b| b.decimals)
+    };
+    let mut swap = |mint: &str, amount: i128, decimals: u8| {
+        let direction = if amount > 0 {
+            Direction::In
+        } else {
+            Direction::Out
+        };
+        let mut draft = Draft::new(
+            OperationType::Swap,
+            mint.to_owned(),
+            amount,
+            decimals,
+            ctx.swap_programs(direction),
+        );
+        draft.venue = venue.clone();
+        draft.router = router.clone();
+        out.push(draft);
+    };
+    let mut found = false;
+    for (mint, delta, decimals) in remaining.iter_mut() {
+        let Some(&(sold, bought)) = gross.get(mint.as_str()) else {
+            continue;
+        };
+        if *delta == 0 || sold == 0 || bought == 0 || bought - sold != *delta {
+            continue;
+        }
+        swap(mint, -sold, *decimals);
+        swap(mint, bought, *decimals);
+        *delta = 0;
+        found = true;
+    }
+    if !found {
+        return;
+    }
+    // Intermediates that passed through the wallet's accounts in full.
+    for (mint, (sold, bought)) in &gross {
+        if *sold > 0 && sold == bought && remaining.iter().all(|(m, _, _)| m != mint) {
+            let decimals = if mint == SOL {
+                SOL_DECIMALS
+            } else {
+                decimals_of(mint)
+            };
+            swap(mint, *bought, decimals);
+            swap(mint, -sold, decimals);
+        }
     }
 }
 
