@@ -482,7 +482,9 @@ pub fn legs_with_stake_accounts(
     };
     if !tx.failed {
         wraps(&ctx, &mut remaining, &mut out);
-        if venue.is_some() || router.is_some() {
+        // An order program's fill is read by `positions` (the keeper's
+        // surplus is no round trip of the keeper's own: docs/ledger.md).
+        if (venue.is_some() || router.is_some()) && protocols::escrow_actions(tx).is_empty() {
             round_trips(&ctx, &mut remaining, &mut out, &venue, &router);
         }
     }
