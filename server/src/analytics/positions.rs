@@ -159,8 +159,14 @@ pub fn program_positions(legs: &[Leg]) -> Vec<ProgramPositionView> {
         });
         let add = |m: &mut Sums, v: i128| *m.entry(leg.mint.clone()).or_insert(0) += v;
         match OperationType::parse(&leg.operation_type) {
-            Some(OperationType::PositionDeposit) => add(&mut entry.1, -leg.amount),
-            Some(OperationType::PositionWithdraw) => add(&mut entry.2, leg.amount),
+            // A receipt (LP token, position NFT) moving the other way is the
+            // position's key, not what it holds.
+            Some(OperationType::PositionDeposit) if leg.amount < 0 => {
+                add(&mut entry.1, -leg.amount)
+            }
+            Some(OperationType::PositionWithdraw) if leg.amount > 0 => {
+                add(&mut entry.2, leg.amount)
+            }
             Some(OperationType::Swap) if leg.amount < 0 => add(&mut entry.3, -leg.amount),
             _ => {}
         }
