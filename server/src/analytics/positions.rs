@@ -140,6 +140,9 @@ pub struct ProgramPositionView {
     pub withdrawn: BTreeMap<String, String>,
     /// Left it as the sent side of fills (swap legs with this position).
     pub filled: BTreeMap<String, String>,
+    /// Paid out beyond what went in, as income (interest legs: a lending
+    /// position's yield, docs/ledger.md "Lending interest").
+    pub interest: BTreeMap<String, String>,
     /// Deposited less withdrawn and filled: what the ledger shows it holds.
     pub held: BTreeMap<String, String>,
 }
@@ -148,14 +151,14 @@ pub struct ProgramPositionView {
 pub fn program_positions(legs: &[Leg]) -> Vec<ProgramPositionView> {
     type Sums = BTreeMap<String, i128>;
     let mut order: Vec<&str> = Vec::new();
-    let mut sums: HashMap<&str, (Option<&str>, Sums, Sums, Sums)> = HashMap::new();
+    let mut sums: HashMap<&str, (Option<&str>, Sums, Sums, Sums, Sums)> = HashMap::new();
     for leg in legs {
         let Some(id) = leg.position.as_deref() else {
             continue;
         };
         let entry = sums.entry(id).or_insert_with(|| {
             order.push(id);
-            (None, Sums::new(), Sums::new(), Sums::new())
+            (None, Sums::new(), Sums::new(), Sums::new(), Sums::new())
         });
         let add = |m: &mut Sums, v: i128| *m.entry(leg.mint.clone()).or_insert(0) += v;
         match OperationType::parse(&leg.operation_type) {
@@ -168,6 +171,7 @@ pub fn program_positions(legs: &[Leg]) -> Vec<ProgramPositionView> {
                 add(&mut entry.2, leg.amount)
             }
             Some(OperationType::Swap) if leg.amount < 0 => add(&mut entry.3, -leg.amount),
+            Some(OperationType::Interest) => add(&mut entry.4, leg.amount),
             _ => {}
         }
         // Deposits and withdrawals name the order program alone; a fill's
@@ -180,7 +184,7 @@ pub fn program_positions(legs: &[Leg]) -> Vec<ProgramPositionView> {
     order
         .into_iter()
         .filter_map(|id| {
-            let (router, deposited, withdrawn, filled) = sums.remove(id)?;
+            let (router, deposited, withdrawn, filled, interest) = sums.remove(id)?;
             let mut held = deposited.clone();
             for (mint, v) in withdrawn.iter().chain(&filled) {
                 *held.entry(mint.clone()).or_insert(0) -= v;
@@ -194,6 +198,7 @@ pub fn program_positions(legs: &[Leg]) -> Vec<ProgramPositionView> {
                 deposited: text(&deposited),
                 withdrawn: text(&withdrawn),
                 filled: text(&filled),
+                interest: text(&interest),
                 held: text(&held),
             })
         })
@@ -706,5 +711,33 @@ mod tests {
         assert_eq!(p.filled["usdc"], "1000000000");
         assert_eq!(p.withdrawn["usdc"], "1390000000");
         assert!(p.held.is_empty(), "2,390 - 1,000 - 1,390 = 0");
+        assert!(p.interest.is_empty());
+    }
+
+    #[test]
+    fn a_lending_position_shows_its_interest_apart_from_what_came_back() {
+        // 1,000 USDC in; 1,000 back as principal and 25.5 as interest (the
+        // history-wide split): nothing held, the interest shown apart.
+        let router = "Kamino Lend";
+        let legs = [
+            leg(
+                OperationType::PositionDeposit,
+                "usdc",
+                -1_000_000_000,
+                router,
+            ),
+            leg(
+                OperationType::PositionWithdraw,
+                "usdc",
+                1_000_000_000,
+                router,
+            ),
+            leg(OperationType::Interest, "usdc", 25_500_000, router),
+        ];
+        let view = program_positions(&legs);
+        assert_eq!(view.len(), 1);
+        assert_eq!(view[0].protocol.as_deref(), Some("Kamino"));
+        assert_eq!(view[0].interest["usdc"], "25500000");
+        assert!(view[0].held.is_empty());
     }
 }

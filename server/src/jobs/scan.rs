@@ -271,6 +271,16 @@ pub async fn run(ctx: &ScanContext<'_>, job: &JobRecord) -> Result<Outcome, Scan
             "spam legs of tokens the wallet dealt in re-read"
         );
     }
+    // Lending interest over the whole stored history: what a position
+    // paid out beyond what went in (ledger::interest).
+    let split = ctx.store.split_interest(address).await?;
+    if split > 0 {
+        tracing::info!(
+            address,
+            split,
+            "lending withdrawals split into principal and interest"
+        );
+    }
     let (missing_epochs, unreconciled) = if staking {
         let missing = staking::read_rewards(ctx, job, scope, &cost, &mut progress).await?;
         let unreconciled = staking::reconcile(ctx, address, &cost).await?;

@@ -62,7 +62,7 @@ pub struct Meta {
 }
 
 /// Income in the range, valued at block time: staking rewards, MEV tips,
-/// airdrops (and airdrop_spam when it is not excluded).
+/// airdrops (and airdrop_spam when it is not excluded), lending interest.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct IncomeView {
     /// USD over the priced legs.
@@ -84,7 +84,8 @@ pub enum IncomeKind {
     Mev,
     /// `airdrop` (and `airdrop_spam` when kept).
     Airdrops,
-    /// Income of no kind above (none yet: kept so the shape is stable).
+    /// Income of no kind above: `interest` legs, the yield a lending
+    /// position paid out beyond what went in (ledger::interest).
     Other,
 }
 
@@ -111,6 +112,7 @@ impl IncomeKind {
             OperationType::StakingReward => Some(IncomeKind::StakingRewards),
             OperationType::MevReward => Some(IncomeKind::Mev),
             OperationType::Airdrop | OperationType::AirdropSpam => Some(IncomeKind::Airdrops),
+            OperationType::Interest => Some(IncomeKind::Other),
             _ => None,
         }
     }
@@ -488,18 +490,21 @@ mod tests {
     }
 
     /// Two rewards of 0.001234567 and 0.001 SOL (0.002234567), a MEV tip
-    /// of 0.000002 SOL and an airdrop of 5 tokens: four income legs, by
-    /// kind; a stake deposit is no income. No prices, so every leg is
-    /// unpriced and the USD sums are 0.
+    /// of 0.000002 SOL, an airdrop of 5 tokens and 25.5 USDC of lending
+    /// interest: five income legs, by kind (interest is `other`); a stake
+    /// deposit is no income. No prices, so every leg is unpriced and the
+    /// USD sums are 0.
     #[test]
     fn income_is_summed_by_kind_with_quantities() {
         const BONK: &str = "DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263";
+        const USDC: &str = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
         let legs = vec![
             leg("d", OperationType::StakeDeposit, SOL, -10_000_000_000),
             leg("reward:1:S", OperationType::StakingReward, SOL, 1_234_567),
             leg("reward:2:S", OperationType::StakingReward, SOL, 1_000_000),
             leg("m", OperationType::MevReward, SOL, 2_000),
             leg("a", OperationType::Airdrop, BONK, 5_000_000),
+            leg("i", OperationType::Interest, USDC, 25_500_000),
         ];
         let book = Book::new(
             "w1",
@@ -520,8 +525,8 @@ mod tests {
         };
         let r = report(&ctx, &[book]);
         let income = &r.total.income;
-        assert_eq!(income.legs, 4);
-        assert_eq!(income.unpriced_legs, 4);
+        assert_eq!(income.legs, 5);
+        assert_eq!(income.unpriced_legs, 5);
         type Kind<'a> = (&'a str, u64, Vec<(&'a str, &'a str)>);
         let kinds: Vec<Kind> = income
             .by_kind
@@ -543,7 +548,7 @@ mod tests {
                 ("staking_rewards", 2, vec![(SOL, "0.002234567")]),
                 ("mev", 1, vec![(SOL, "0.000002")]),
                 ("airdrops", 1, vec![(BONK, "5")]),
-                ("other", 0, vec![]),
+                ("other", 1, vec![(USDC, "25.5")]),
             ]
         );
         assert_eq!(r.wallets[0].figures.income, r.total.income);

@@ -221,7 +221,11 @@ fn transaction_rows(
 fn income_kind(op: OperationType) -> Kind {
     match op {
         OperationType::Airdrop | OperationType::AirdropSpam => Kind::Airdrop,
-        OperationType::StakingReward | OperationType::MevReward => Kind::Reward,
+        // Lending interest is income like a reward (Koinly's `reward` label
+        // is income at fair value when received).
+        OperationType::StakingReward | OperationType::MevReward | OperationType::Interest => {
+            Kind::Reward
+        }
         _ => Kind::Other,
     }
 }

@@ -46,9 +46,13 @@ enum Part {
 fn part(entry: &Entry) -> Part {
     match OperationType::parse(&entry.operation_type) {
         Some(OperationType::Swap) => Part::Swap,
-        Some(OperationType::NetworkFee | OperationType::PlatformFee | OperationType::Tip) => {
-            Part::Cost
-        }
+        Some(
+            OperationType::NetworkFee
+            | OperationType::PlatformFee
+            | OperationType::Tip
+            | OperationType::Royalty
+            | OperationType::MarketplaceFee,
+        ) => Part::Cost,
         Some(OperationType::RentDeposit | OperationType::RentRefund) => Part::Rent,
         Some(op) => Part::Other(op),
         // An operation this build does not know reads as a transfer by its
@@ -81,6 +85,8 @@ fn verb(op: OperationType) -> &'static str {
         OperationType::NetworkFee => "Network fee",
         OperationType::PlatformFee => "Platform fee",
         OperationType::Tip => "Tip",
+        OperationType::Royalty => "Royalty",
+        OperationType::MarketplaceFee => "Marketplace fee",
         OperationType::RentDeposit => "Rent deposit",
         OperationType::RentRefund => "Rent refund",
     }

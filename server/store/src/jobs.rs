@@ -603,6 +603,119 @@ impl Store {
         Ok(changed)
     }
 
+    /// Apply the history-wide interest rule (`ledger::interest`) to every
+    /// stored leg of `wallet`: a lending withdrawal that took more out of
+    /// its position than the history put in keeps the principal as its
+    /// amount, and the excess becomes an `interest` leg of the same
+    /// transaction (the next free index), with the withdrawal's position,
+    /// router and counterparties. One database transaction; the wallet's
+    /// ledger version moves when a leg changes. Idempotent: once split, a
+    /// history has no excess left. Returns the withdrawals split.
+    pub async fn split_interest(&self, wallet: &str) -> Result<u64, StoreError> {
+        use ledger_core::ledger::{
+            OperationType,
+            interest::{self, PositionLeg},
+        };
+        type Row = (
+            String,
+            i32,
+            i64,
+            Option<i64>,
+            String,
+            String,
+            String,
+            i32,
+            String,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        );
+        let rows: Vec<Row> = on_pool!(&self.pool, |pool| sqlx::query_as(
+            "SELECT signature, leg_index, slot, block_time, operation_type, mint, amount, \
+             decimals, counterparties, position, venue, router \
+             FROM legs WHERE wallet = $1 AND position IS NOT NULL \
+             ORDER BY COALESCE(block_time, 0), slot, signature, leg_index"
+        )
+        .bind(wallet)
+        .fetch_all(pool)
+        .await?);
+        let parsed: Vec<(usize, OperationType, i128)> = rows
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| Some((i, OperationType::parse(&r.4)?, r.6.parse().ok()?)))
+            .collect();
+        let inputs: Vec<PositionLeg<'_>> = parsed
+            .iter()
+            .map(|(i, operation, amount)| PositionLeg {
+                operation: *operation,
+                position: rows[*i].9.as_deref(),
+                router: rows[*i].11.as_deref(),
+                mint: rows[*i].5.as_str(),
+                amount: *amount,
+            })
+            .collect();
+        let splits = interest::split(&inputs);
+        if splits.is_empty() {
+            return Ok(0);
+        }
+        let changed = on_pool!(&self.pool, |pool| {
+            let mut tx = pool.begin().await?;
+            let mut changed = 0u64;
+            for split in &splits {
+                let row = &rows[parsed[split.index].0];
+                changed += sqlx::query(
+                    "UPDATE legs SET amount = $1 \
+                     WHERE wallet = $2 AND signature = $3 AND leg_index = $4",
+                )
+                .bind(split.principal.to_string())
+                .bind(wallet)
+                .bind(&row.0)
+                .bind(row.1)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+                let next: i32 = sqlx::query_scalar(
+                    "SELECT COALESCE(MAX(leg_index), -1) + 1 FROM legs \
+                     WHERE wallet = $1 AND signature = $2",
+                )
+                .bind(wallet)
+                .bind(&row.0)
+                .fetch_one(&mut *tx)
+                .await?;
+                sqlx::query(
+                    "INSERT INTO legs (wallet, signature, leg_index, slot, block_time, operation_type, \
+                     mint, amount, decimals, counterparties, position, venue, router) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                )
+                .bind(wallet)
+                .bind(&row.0)
+                .bind(next)
+                .bind(row.2)
+                .bind(row.3)
+                .bind(OperationType::Interest.as_str())
+                .bind(&row.5)
+                .bind(split.interest.to_string())
+                .bind(row.7)
+                .bind(&row.8)
+                .bind(row.9.as_deref())
+                .bind(row.10.as_deref())
+                .bind(row.11.as_deref())
+                .execute(&mut *tx)
+                .await?;
+            }
+            sqlx::query(
+                "INSERT INTO ledger_versions (wallet, version) VALUES ($1, 1) \
+                 ON CONFLICT (wallet) DO UPDATE SET version = ledger_versions.version + 1",
+            )
+            .bind(wallet)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            changed
+        });
+        Ok(changed)
+    }
+
     /// Legs stored for a wallet (for tests and reports).
     pub async fn count_legs(&self, wallet: &str) -> Result<i64, StoreError> {
         Ok(on_pool!(&self.pool, |pool| sqlx::query_scalar(

@@ -1044,3 +1044,106 @@ async fn the_spam_rule_spares_every_token_the_wallet_dealt_in_anywhere_in_its_hi
     // Applying it again changes nothing.
     assert_eq!(store.unmark_spam(WALLET).await.unwrap(), 0);
 }
+
+#[tokio::test]
+async fn lending_withdrawals_beyond_what_went_in_are_split_into_principal_and_interest() {
+    use server::ledger::OperationType::{self, Interest, PositionDeposit, PositionWithdraw};
+    let app = crate::helpers::spawn_app().await;
+    let store = app.state.store();
+    // A Kamino obligation: 1,000 USDC in, later 1,025.5 USDC out (the
+    // decoder reads the whole amount the wallet received as the
+    // withdrawal). By the history, 1,000 was principal and 25.5 interest.
+    let leg = |signature: &str, slot: u64, operation_type, amount: i128| {
+        let mut l = spam_test_leg(signature, 1, operation_type, "USDC", amount, None);
+        l.slot = slot;
+        l.block_time = Some(1_700_000_000 + slot as i64);
+        l.position = Some("ob1igation".to_owned());
+        l.router = Some("Kamino Lend".to_owned());
+        l
+    };
+    let txs = [
+        (
+            "dep11111111111111111111111111111",
+            200,
+            leg(
+                "dep11111111111111111111111111111",
+                200,
+                PositionDeposit,
+                -1_000_000_000,
+            ),
+        ),
+        (
+            "wd111111111111111111111111111111",
+            300,
+            leg(
+                "wd111111111111111111111111111111",
+                300,
+                PositionWithdraw,
+                1_025_500_000,
+            ),
+        ),
+    ];
+    for (signature, slot, l) in &txs {
+        store
+            .write_legs(
+                WALLET,
+                &[server::store::TransactionLegs {
+                    signature,
+                    slot: *slot,
+                    block_time: l.block_time,
+                    failed: false,
+                    legs: std::slice::from_ref(l),
+                }],
+            )
+            .await
+            .unwrap();
+    }
+    let before = store.ledger_version(WALLET).await.unwrap();
+    assert_eq!(store.split_interest(WALLET).await.unwrap(), 1);
+    assert!(store.ledger_version(WALLET).await.unwrap() > before);
+    let read: Vec<(String, i32, OperationType, String, Option<String>)> = store
+        .wallet_legs(WALLET)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|l| {
+            (
+                l.signature,
+                l.leg_index,
+                OperationType::parse(&l.operation_type).unwrap(),
+                l.amount,
+                l.position,
+            )
+        })
+        .collect();
+    let ob = Some("ob1igation".to_owned());
+    assert_eq!(
+        read,
+        [
+            (
+                "dep11111111111111111111111111111".to_owned(),
+                1,
+                PositionDeposit,
+                "-1000000000".to_owned(),
+                ob.clone()
+            ),
+            (
+                "wd111111111111111111111111111111".to_owned(),
+                1,
+                PositionWithdraw,
+                "1000000000".to_owned(),
+                ob.clone()
+            ),
+            // The next free index of the same transaction.
+            (
+                "wd111111111111111111111111111111".to_owned(),
+                2,
+                Interest,
+                "25500000".to_owned(),
+                ob
+            ),
+        ]
+    );
+    // Applying it again changes nothing.
+    assert_eq!(store.split_interest(WALLET).await.unwrap(), 0);
+}

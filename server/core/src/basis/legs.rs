@@ -76,8 +76,8 @@ pub struct LegInput {
 /// - `interest`: income, an acquisition at fair value when withdrawn.
 /// - `borrow` / `repay`: no event (a loan is neither income nor a
 ///   disposal; repaying it returns it).
-/// - `platform_fee`, `tip`: as `network_fee`, a disposal of what was paid
-///   and a cost of the transaction.
+/// - `platform_fee`, `tip`, `royalty`, `marketplace_fee`: as `network_fee`,
+///   a disposal of what was paid and a cost of the transaction.
 ///
 /// A leg with a zero amount, or one whose amount cannot be a [`Decimal`]
 /// (|amount| ≥ 2^96 or more than 28 decimals; no real token), is skipped.
@@ -167,7 +167,11 @@ fn transaction_events(
                 };
                 (kind, own_value)
             }
-            OperationType::NetworkFee | OperationType::PlatformFee | OperationType::Tip => {
+            OperationType::NetworkFee
+            | OperationType::PlatformFee
+            | OperationType::Tip
+            | OperationType::Royalty
+            | OperationType::MarketplaceFee => {
                 fee += own_value.unwrap_or_default();
                 fee_events.push(out.len());
                 (acquire_or_dispose(incoming), own_value)

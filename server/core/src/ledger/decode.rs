@@ -478,6 +478,7 @@ pub fn legs_with_stake_accounts(
         let filled = positions(&ctx, &mut remaining, &mut out);
         lending(&ctx, &mut remaining, &mut out);
         liquidity(&ctx, &mut remaining, &mut out);
+        nft_trade_fees(&ctx, &mut remaining, &mut out);
         filled
     };
     if !tx.failed {
@@ -978,6 +979,109 @@ fn round_trips(
             };
             swap(mint, *bought, decimals);
             swap(mint, -sold, decimals);
+        }
+    }
+}
+
+/// Royalties and marketplace fees of an NFT sale the wallet is a party to
+/// (`protocols::nft_sales`), split off the wallet's SOL so the trade's
+/// SOL leg is the price and each fee a leg of its own (`royalty`,
+/// `marketplace_fee`): gross and net both add up. What an account was paid
+/// is its lamport change in the transaction; it is the wallet's cost when
+/// the wallet's side pays the fees by the program's rule (less what the
+/// other party paid it directly), or else only what the wallet paid it by
+/// its own system transfer. The NFT must move the other way from the SOL,
+/// and a buyer's fees never exceed what it paid; else nothing is split.
+fn nft_trade_fees(ctx: &Context<'_>, remaining: &mut [(String, i128, u8)], out: &mut Vec<Draft>) {
+    for sale in protocols::nft_sales(ctx.tx) {
+        let Some(side) = sale.side_of(ctx.wallet) else {
+            continue;
+        };
+        let Some(i) = remaining.iter().position(|(m, _, _)| m == SOL) else {
+            continue;
+        };
+        let sol = remaining[i].1;
+        let buying = side == protocols::Side::Buyer;
+        let nft_moved = remaining
+            .iter()
+            .any(|(m, d, _)| m != SOL && *d != 0 && (*d > 0) == buying);
+        if sol == 0 || (sol < 0) != buying || !nft_moved {
+            continue;
+        }
+        let other_side = if buying { &sale.seller } else { &sale.buyer };
+        let transferred = |from: &str, to: &str| -> i128 {
+            ctx.tx
+                .ops
+                .iter()
+                .filter_map(|op| match op {
+                    Op::SolTransfer {
+                        from: f,
+                        to: t,
+                        lamports,
+                    } if f == from && t == to => Some(i128::from(*lamports)),
+                    _ => None,
+                })
+                .sum()
+        };
+        let borne = |account: &str| -> i128 {
+            let paid = if side == sale.payer {
+                let (pre, post) = lamports(ctx.tx, account);
+                let received = i128::from(post) - i128::from(pre);
+                received
+                    - other_side
+                        .iter()
+                        .map(|party| transferred(party.as_str(), account))
+                        .sum::<i128>()
+            } else {
+                transferred(ctx.wallet, account)
+            };
+            paid.max(0)
+        };
+        let parties: BTreeSet<&str> = sale
+            .buyer
+            .iter()
+            .chain(&sale.seller)
+            .chain(&sale.others)
+            .map(String::as_str)
+            .chain([ctx.wallet, sale.program.id])
+            .collect();
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        let mut fees: Vec<(OperationType, &str, i128)> = Vec::new();
+        for account in sale.fee_accounts.iter().map(String::as_str) {
+            if parties.contains(account) || !seen.insert(account) {
+                continue;
+            }
+            fees.push((OperationType::MarketplaceFee, account, borne(account)));
+        }
+        for account in sale.creators.iter().map(String::as_str) {
+            // A creator is a wallet that existed before the sale and is no
+            // token account or program.
+            let (pre, _) = lamports(ctx.tx, account);
+            if parties.contains(account)
+                || pre == 0
+                || ctx.kind(account) != CounterpartyKind::Wallet
+                || !seen.insert(account)
+            {
+                continue;
+            }
+            fees.push((OperationType::Royalty, account, borne(account)));
+        }
+        fees.retain(|(_, _, amount)| *amount > 0);
+        let total: i128 = fees.iter().map(|(_, _, a)| a).sum();
+        if total == 0 || (buying && total >= -sol) {
+            continue;
+        }
+        remaining[i].1 += total;
+        for (operation, account, amount) in fees {
+            let mut draft = Draft::new(
+                operation,
+                SOL.to_owned(),
+                -amount,
+                SOL_DECIMALS,
+                vec![ctx.account_party(account, Direction::Out)],
+            );
+            draft.venue = Some(sale.program.name.to_owned());
+            out.push(draft);
         }
     }
 }

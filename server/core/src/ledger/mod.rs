@@ -14,6 +14,7 @@
 
 pub mod cursor;
 pub mod decode;
+pub mod interest;
 pub mod model;
 pub mod protocols;
 pub mod spam;

@@ -49,10 +49,16 @@ pub enum OperationType {
     /// A tip to a block builder or validator (e.g. Jito): a cost of the
     /// transaction.
     Tip,
+    /// Creator royalties an NFT marketplace paid out of the wallet's side
+    /// of a trade: a cost of the trade, like a platform fee.
+    Royalty,
+    /// An NFT marketplace's own fee (its treasury or fee vault, and the
+    /// brokers it pays): a cost of the trade.
+    MarketplaceFee,
 }
 
 impl OperationType {
-    pub const ALL: [OperationType; 19] = [
+    pub const ALL: [OperationType; 21] = [
         OperationType::TransferIn,
         OperationType::TransferOut,
         OperationType::Swap,
@@ -72,6 +78,8 @@ impl OperationType {
         OperationType::Repay,
         OperationType::PlatformFee,
         OperationType::Tip,
+        OperationType::Royalty,
+        OperationType::MarketplaceFee,
     ];
 
     pub fn parse(text: &str) -> Option<Self> {
@@ -99,6 +107,8 @@ impl OperationType {
             OperationType::Repay => "repay",
             OperationType::PlatformFee => "platform_fee",
             OperationType::Tip => "tip",
+            OperationType::Royalty => "royalty",
+            OperationType::MarketplaceFee => "marketplace_fee",
         }
     }
 }
@@ -161,13 +171,14 @@ impl Leg {
     /// leaves the order escrow), except deposits and withdrawals, which
     /// are the wallet's side of a move between the wallet and its position,
     /// and a loan borrowed against or repaid into a position, which the
-    /// wallet receives or pays itself.
+    /// wallet receives or pays itself, and the interest a position paid out
+    /// with a withdrawal (`ledger::interest`), which the wallet receives.
     pub fn moves_wallet(&self) -> bool {
         self.position.is_none()
             || self.is_position_transfer()
             || matches!(
                 self.operation_type,
-                OperationType::Borrow | OperationType::Repay
+                OperationType::Borrow | OperationType::Repay | OperationType::Interest
             )
     }
 

@@ -17,8 +17,10 @@ pub mod jupiter_lend;
 pub mod jupiter_limit;
 pub mod kamino_lend;
 pub mod liquidity;
+pub mod magic_eden;
 pub mod marginfi;
 pub mod stake;
+pub mod tensor;
 
 use super::stake_ix::STAKE_PROGRAM;
 use super::tx::{
@@ -58,6 +60,13 @@ pub enum Kind {
     Vault,
     StakePool,
     NftMarketplace,
+    /// Sells newly minted NFTs (a candy machine and its guard): a mint
+    /// paid for is a purchase at this venue.
+    NftLaunch,
+    /// An NFT standard's own program (Token Metadata, Core): marketplaces
+    /// and mints alike run it to create or move the NFT, so it names no
+    /// venue, but it is known, never an unknown program.
+    NftStandard,
 }
 
 impl Kind {
@@ -72,6 +81,8 @@ impl Kind {
             Kind::Vault => "vault",
             Kind::StakePool => "stake_pool",
             Kind::NftMarketplace => "nft_marketplace",
+            Kind::NftLaunch => "nft_launch",
+            Kind::NftStandard => "nft_standard",
         }
     }
 
@@ -79,10 +90,17 @@ impl Kind {
     /// order books, and the vaults and stake pools that mint a receipt
     /// token for what goes in (an Earn share, an LST), which is a holding
     /// like any token, so minting or redeeming it is a swap at that venue.
+    /// NFT marketplaces and candy machines are where an NFT is bought or
+    /// sold (or bought new, at its mint) for SOL.
     pub fn is_venue(self) -> bool {
         matches!(
             self,
-            Kind::Amm | Kind::Orderbook | Kind::Vault | Kind::StakePool
+            Kind::Amm
+                | Kind::Orderbook
+                | Kind::Vault
+                | Kind::StakePool
+                | Kind::NftMarketplace
+                | Kind::NftLaunch
         )
     }
 
@@ -140,6 +158,15 @@ pub const ORCA_WHIRLPOOLS: &str = "whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc";
 pub const METEORA_DLMM: &str = "LBUZKhRxPF3XUpBCjp4YzTKgLccjZhTSDM9YuVaPwxo";
 pub const METEORA_DAMM_V1: &str = "Eo7WjKq67rjJQSZxS6z3YkapzY3eMj6Xy8X5EQVn5UaB";
 pub const METEORA_DAMM_V2: &str = "cpamdpZCGKUy5JxQXB4dcpGPiikHawvSWAd6mEn1sGG";
+// NFT marketplaces and mints (defi22c: issue 22 item 4, Magic Eden,
+// Tensor, Metaplex).
+pub const MAGIC_EDEN_M2: &str = "M2mx93ekt1fmXSVkTrUL9xVFHkmME8HTUi5Cyc5aF7K";
+pub const TENSOR_SWAP: &str = "TSWAPaqyCSx2KABk68Shruf4rp7CxcNi8hAsbdwmHbN";
+pub const TENSOR_MARKETPLACE: &str = "TCMPhJdwDryooaGtiocG1u3xcYbRpiJzb283XfCZsDp";
+pub const METAPLEX_TOKEN_METADATA: &str = "metaqbxxUerdq28cj1RbAWkYQm3ybzjb6a8bt518x1s";
+pub const METAPLEX_CORE: &str = "CoREENxT6tW1HoK8ypY1SxRMZTcVPm7R94rH4PZNhX7d";
+pub const CANDY_MACHINE_V3: &str = "CndyV3LdqHUfDLmE5naZjVN8rBZz4tqhdefbAnjHG3JR";
+pub const CANDY_GUARD: &str = "Guard1JwRhJkVH6XZhzoYxeBVQe872VH6QggF4BWmS9g";
 
 /// Every program the ledger knows by name. docs/ledger.md lists the same
 /// entries with their sources.
@@ -292,6 +319,56 @@ pub const REGISTRY: &[Program] = &[
         "Meteora DAMM v2",
         Kind::Amm,
         "https://github.com/MeteoraAg/damm-v2 (CP-AMM program, mainnet); Meteora's DAMM v2 Go bindings gen/damm_v2/program-id.go (ProgramID)",
+    ),
+    // NFT marketplaces and mints, one block (defi22c).
+    program(
+        MAGIC_EDEN_M2,
+        "Magic Eden",
+        "Magic Eden M2",
+        Kind::NftMarketplace,
+        "https://github.com/me-foundation/m2 (declare_id! in programs/m2/src/lib.rs: M2mx93ek…); sonarwatch/portfolio plugins/magiceden/constants.ts m2Program",
+    ),
+    program(
+        TENSOR_SWAP,
+        "Tensor",
+        "TensorSwap",
+        Kind::NftMarketplace,
+        "https://github.com/tensor-hq/tensorswap-sdk (src/tensorswap/constants.ts: TENSORSWAP_ADDR)",
+    ),
+    program(
+        TENSOR_MARKETPLACE,
+        "Tensor",
+        "Tensor Marketplace",
+        Kind::NftMarketplace,
+        "https://github.com/tensor-foundation/marketplace (README: Programs, Marketplace TCMPhJdw…)",
+    ),
+    program(
+        CANDY_MACHINE_V3,
+        "Metaplex",
+        "Metaplex Candy Machine v3",
+        Kind::NftLaunch,
+        "https://developers.metaplex.com/candy-machine; pub.dev on_chain MetaplexCandyMachineCoreProgramConst.candyMachineV3programId",
+    ),
+    program(
+        CANDY_GUARD,
+        "Metaplex",
+        "Metaplex Candy Guard",
+        Kind::NftLaunch,
+        "https://developers.metaplex.com/candy-machine/guards; pub.dev on_chain MetaplexCandyMachineCoreProgramConst.candyGuardProgramId",
+    ),
+    program(
+        METAPLEX_TOKEN_METADATA,
+        "Metaplex",
+        "Metaplex Token Metadata",
+        Kind::NftStandard,
+        "https://developers.metaplex.com/token-metadata; docs.rs mpl_token_metadata::ID",
+    ),
+    program(
+        METAPLEX_CORE,
+        "Metaplex",
+        "Metaplex Core",
+        Kind::NftStandard,
+        "https://developers.metaplex.com/core; docs.rs mpl_core::ID",
     ),
 ];
 
@@ -513,6 +590,110 @@ pub fn lending_actions(tx: &TxView) -> Vec<LendingAction> {
             KAMINO_LEND => kamino_lend::read(inv),
             MARGINFI_V2 => marginfi::read(inv),
             JUPITER_LEND_VAULTS => jupiter_lend::read(inv),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Which side of an NFT trade an account is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// Pays SOL, receives the NFT.
+    Buyer,
+    /// Delivers the NFT, receives SOL.
+    Seller,
+}
+
+/// An NFT marketplace decoder's table row: a sale instruction by
+/// discriminator, where its parties, fee accounts and creators are, and
+/// which side the marketplace takes its fees and the royalties from.
+pub(crate) struct SaleLayout {
+    pub name: &'static str,
+    pub tag: Discriminator,
+    /// Accounts on the buying side (the buyer, and a payer when the
+    /// instruction names one apart).
+    pub buyer: &'static [usize],
+    /// Accounts on the selling side.
+    pub seller: &'static [usize],
+    /// The side whose SOL the fees and royalties come out of, by the
+    /// program's own code (each module cites it).
+    pub payer: Side,
+    /// The marketplace's fee accounts: treasury or fee vault, brokers.
+    pub fees: &'static [usize],
+    /// Accounts the trade credits that are neither party nor fee (the
+    /// rent of a closed listing, a bid's owner): never royalties.
+    pub others: &'static [usize],
+    /// Where the remaining accounts start: the NFT's creators, paid the
+    /// royalties.
+    pub creators_from: usize,
+}
+
+/// One NFT sale instruction, read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NftSale {
+    pub instruction: &'static str,
+    pub program: &'static Program,
+    pub buyer: Vec<String>,
+    pub seller: Vec<String>,
+    pub payer: Side,
+    pub fee_accounts: Vec<String>,
+    /// The instruction's accounts that may not be royalty recipients.
+    pub others: Vec<String>,
+    pub creators: Vec<String>,
+}
+
+impl NftSale {
+    /// Which side `wallet` is on, if it is a party.
+    pub fn side_of(&self, wallet: &str) -> Option<Side> {
+        if self.buyer.iter().any(|a| a == wallet) {
+            Some(Side::Buyer)
+        } else if self.seller.iter().any(|a| a == wallet) {
+            Some(Side::Seller)
+        } else {
+            None
+        }
+    }
+}
+
+pub(crate) fn read_sale(
+    layouts: &[SaleLayout],
+    program: &'static Program,
+    invocation: &Invocation,
+) -> Option<NftSale> {
+    let layout = layouts.iter().find(|l| invocation.tag == l.tag)?;
+    let pick = |at: &[usize]| -> Vec<String> {
+        at.iter()
+            .filter_map(|&i| invocation.accounts.get(i).cloned())
+            .collect()
+    };
+    let buyer = pick(layout.buyer);
+    let seller = pick(layout.seller);
+    if buyer.is_empty() || seller.is_empty() {
+        return None;
+    }
+    Some(NftSale {
+        instruction: layout.name,
+        program,
+        buyer,
+        seller,
+        payer: layout.payer,
+        fee_accounts: pick(layout.fees),
+        others: pick(layout.others),
+        creators: invocation
+            .accounts
+            .get(layout.creators_from..)
+            .unwrap_or_default()
+            .to_vec(),
+    })
+}
+
+/// Every NFT sale instruction in `tx` a marketplace decoder reads.
+pub fn nft_sales(tx: &TxView) -> Vec<NftSale> {
+    tx.invocations
+        .iter()
+        .filter_map(|inv| match inv.program.as_str() {
+            MAGIC_EDEN_M2 => magic_eden::read(inv),
+            TENSOR_MARKETPLACE => tensor::read(inv),
             _ => None,
         })
         .collect()
