@@ -444,7 +444,10 @@ async fn tax_of(
     }];
     let store = reads.store();
     let events = super::tax::events_for(store, principal.account(), &wallets, exclude_spam).await?;
-    super::tax::section(store, reads.prices, reads.now_ms(), &events, choice).await
+    let mut section =
+        super::tax::section(store, reads.prices, reads.now_ms(), &events, choice).await?;
+    section.undated = super::tax::UndatedView::of(&wallets);
+    Ok(section)
 }
 
 /// `get_positions` for the REST route: the same answer as JSON bytes. A kept
