@@ -461,6 +461,12 @@ pub async fn render(reads: &Reads<'_>, spec: &Spec) -> Result<ReportFile, AppErr
     })
 }
 
+/// A wallet's legs to a tax year's replay horizon, with their USD values.
+type LongerLegs = (
+    Vec<crate::analytics::Leg>,
+    Vec<Option<rust_decimal::Decimal>>,
+);
+
 /// The tax section of `spec` over `books`, when asked for.
 async fn tax_section(
     reads: &Reads<'_>,
@@ -483,12 +489,7 @@ async fn tax_section(
         .and_then(|d| d.checked_add_days(chrono::Days::new(32)))
         .and_then(|d| d.and_hms_opt(0, 0, 0))
         .map(|d| d.and_utc().timestamp());
-    let mut extended: Vec<
-        Option<(
-            Vec<crate::analytics::Leg>,
-            Vec<Option<rust_decimal::Decimal>>,
-        )>,
-    > = Vec::with_capacity(books.len());
+    let mut extended: Vec<Option<LongerLegs>> = Vec::with_capacity(books.len());
     for (book, wallet) in books.iter().zip(&spec.wallets) {
         let Some(horizon) = horizon.filter(|h| book.range.to.is_some_and(|to| to < *h)) else {
             extended.push(None);
