@@ -69,6 +69,8 @@ pub const WALLETS_LIST: RestRoute = RestRoute::get("/v1/wallets");
 pub const WALLETS_ADD: RestRoute = RestRoute::post("/v1/wallets");
 pub const WALLETS_REMOVE: RestRoute = RestRoute::delete("/v1/wallets/{address}");
 pub const LABELS: RestRoute = RestRoute::post("/v1/labels");
+pub const TAX_DEFAULTS: RestRoute = RestRoute::post("/v1/settings/tax");
+pub const TAX_DEFAULTS_GET: RestRoute = RestRoute::get("/v1/settings/tax");
 
 pub const GRAPH_EXPAND: RestRoute = RestRoute::post("/v1/graph/expand");
 pub const GRAPH_FUNDER: RestRoute = RestRoute::post("/v1/graph/funder");

@@ -8,7 +8,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Action, AddressCategory, Principal, WatchedWallet, labels, watchlist};
+use super::{Action, AddressCategory, Principal, WatchedWallet, labels, tax_settings, watchlist};
 use crate::{error::AppError, solana::WalletAddress, store::Store, values::rfc3339};
 
 /// `list_wallets` takes no arguments.
@@ -222,4 +222,124 @@ pub async fn set_address_label(
         label,
         category: category.as_str().to_owned(),
     })
+}
+
+/// The body of `POST /v1/settings/tax` (no MCP tool: the tool list is the
+/// contract's).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetTaxDefaultsArgs {
+    /// us | uk | ca | de | au: the jurisdiction get_report (json) and
+    /// get_positions use when a call names none; absent: remove the
+    /// account's defaults (calls then read as without them).
+    #[serde(default, deserialize_with = "crate::params::optional_jurisdiction")]
+    #[schemars(with = "Option<crate::params::JurisdictionName>")]
+    pub jurisdiction: Option<crate::basis::jurisdiction::Jurisdiction>,
+    /// USD | GBP | EUR | CAD | AUD; default the jurisdiction's own.
+    #[serde(default, deserialize_with = "crate::params::optional_currency")]
+    #[schemars(with = "Option<crate::params::CurrencyName>")]
+    pub currency: Option<crate::values::fx::Currency>,
+    /// at_market_value | out_of_books: how a transfer to or from an address
+    /// with no own_wallet, exchange or merchant label is read; default
+    /// at_market_value (a send is a disposal, a receive an acquisition).
+    #[serde(default, deserialize_with = "optional_unlabelled")]
+    #[schemars(with = "Option<UnlabelledName>", extend("default" = "at_market_value"))]
+    pub unlabelled: Option<crate::basis::books::UnlabelledTransfers>,
+}
+
+/// The unlabelled-transfer treatments, as the schema states them.
+struct UnlabelledName;
+
+impl JsonSchema for UnlabelledName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UnlabelledTransfers".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "enum": ["at_market_value", "out_of_books"],
+        })
+    }
+}
+
+fn optional_unlabelled<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<crate::basis::books::UnlabelledTransfers>, D::Error> {
+    match Option::<String>::deserialize(d)? {
+        None => Ok(None),
+        Some(text) => tax_settings::parse_unlabelled(&text)
+            .map(Some)
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "{text:?} is none of at_market_value, out_of_books"
+                ))
+            }),
+    }
+}
+
+/// The account's tax defaults as they stand.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema, utoipa::ToSchema)]
+pub struct TaxDefaults {
+    /// Null when the account has none (removed).
+    pub jurisdiction: Option<String>,
+    /// The currency in effect with that jurisdiction; null with none.
+    pub currency: Option<String>,
+    /// at_market_value or out_of_books.
+    pub unlabelled: String,
+}
+
+/// `POST /v1/settings/tax`: store (or, with no jurisdiction, remove) the
+/// account's defaults for the tax section.
+pub async fn set_tax_defaults(
+    store: &Store,
+    now_ms: i64,
+    principal: &Principal,
+    args: SetTaxDefaultsArgs,
+) -> Result<TaxDefaults, AppError> {
+    let account = principal.require_account("setting tax defaults")?;
+    principal.permit(Action::KeepWatchlist)?;
+    let settings = match args.jurisdiction {
+        Some(jurisdiction) => Some(tax_settings::TaxSettings {
+            jurisdiction,
+            currency: args.currency,
+            unlabelled: args.unlabelled,
+        }),
+        None if args.currency.is_some() || args.unlabelled.is_some() => {
+            return Err(AppError::invalid_params(
+                "jurisdiction: name one (us, uk, ca, de, au) with currency or unlabelled; \
+                 no jurisdiction at all removes the defaults",
+            ));
+        }
+        None => None,
+    };
+    tax_settings::set(store, now_ms, &account.account_id, settings).await?;
+    Ok(TaxDefaults::of(settings))
+}
+
+/// The account's tax defaults as they stand.
+pub async fn tax_defaults(store: &Store, principal: &Principal) -> Result<TaxDefaults, AppError> {
+    let account = principal.require_account("reading tax defaults")?;
+    principal.permit(Action::ReadAccount)?;
+    Ok(TaxDefaults::of(
+        tax_settings::of(store, &account.account_id).await?,
+    ))
+}
+
+impl TaxDefaults {
+    fn of(settings: Option<tax_settings::TaxSettings>) -> Self {
+        TaxDefaults {
+            jurisdiction: settings.map(|s| s.jurisdiction.as_str().to_owned()),
+            currency: settings.map(|s| {
+                s.currency
+                    .unwrap_or(s.jurisdiction.currency())
+                    .code()
+                    .to_owned()
+            }),
+            unlabelled: tax_settings::unlabelled_name(
+                settings.and_then(|s| s.unlabelled).unwrap_or_default(),
+            )
+            .to_owned(),
+        }
+    }
 }

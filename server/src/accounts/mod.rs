@@ -21,6 +21,7 @@ pub mod api;
 pub mod labels;
 pub mod payments;
 pub mod principal;
+pub mod tax_settings;
 pub mod tokens;
 pub mod watchlist;
 

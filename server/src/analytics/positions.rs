@@ -159,8 +159,14 @@ pub fn program_positions(legs: &[Leg]) -> Vec<ProgramPositionView> {
         });
         let add = |m: &mut Sums, v: i128| *m.entry(leg.mint.clone()).or_insert(0) += v;
         match OperationType::parse(&leg.operation_type) {
-            Some(OperationType::PositionDeposit) => add(&mut entry.1, -leg.amount),
-            Some(OperationType::PositionWithdraw) => add(&mut entry.2, leg.amount),
+            // A receipt (LP token, position NFT) moving the other way is the
+            // position's key, not what it holds.
+            Some(OperationType::PositionDeposit) if leg.amount < 0 => {
+                add(&mut entry.1, -leg.amount)
+            }
+            Some(OperationType::PositionWithdraw) if leg.amount > 0 => {
+                add(&mut entry.2, leg.amount)
+            }
             Some(OperationType::Swap) if leg.amount < 0 => add(&mut entry.3, -leg.amount),
             _ => {}
         }
@@ -402,7 +408,8 @@ pub async fn get_positions(
     args: GetPositionsArgs,
     presented: &Presented,
 ) -> Result<Positions, AppError> {
-    let tax = args.tax.choice(args.method)?;
+    let settings = super::tax::settings_of(reads.store(), principal.account()).await?;
+    let tax = args.tax.choice(args.method, settings)?;
     let exclude_spam = args.exclude_spam.unwrap_or(true);
     let address = args.address.clone();
     let (kept, payment) = replayed(reads, kept, principal, args, presented).await?;
@@ -414,7 +421,12 @@ pub async fn get_positions(
     Ok(positions)
 }
 
-/// The tax section of one wallet's books (with the caller's labels).
+/// The tax section of one wallet's books (with the caller's labels). For a
+/// signed-in account the books also read its other own wallets (watched,
+/// or labelled `own_wallet`) that have been scanned, so a send to one of
+/// them pairs with its receive into a move (no gain, the lots keep their
+/// dates and bases) rather than leaving the books, and a receive from one
+/// brings the sender's lots; the section is this wallet's part of them.
 async fn tax_of(
     reads: &Reads<'_>,
     principal: &Principal,
@@ -422,32 +434,69 @@ async fn tax_of(
     exclude_spam: bool,
     choice: &super::tax::TaxChoice,
 ) -> Result<super::tax::TaxSection, AppError> {
-    let legs = scanned_legs(reads, address).await?;
+    let store = reads.store();
+    let labels = super::tax::Labels::of(store, principal.account()).await?;
+    let mut others: Vec<WalletAddress> = Vec::new();
+    for own in labels.own() {
+        if own == address.as_str() {
+            continue;
+        }
+        // An own address never scanned has no legs to read: a transfer
+        // with it stays out of the books at basis, as before.
+        let Ok(wallet) = WalletAddress::parse(own) else {
+            continue;
+        };
+        if store.wallet_scanned(wallet.as_str()).await? {
+            others.push(wallet);
+        }
+    }
+    others.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    let mut read = Vec::with_capacity(others.len() + 1);
+    for wallet in std::iter::once(address).chain(&others) {
+        let legs = scanned_legs(reads, wallet).await?;
+        let values = leg_values(reads, &legs).await?;
+        read.push((wallet, legs, values));
+    }
+    let wallets: Vec<super::tax::WalletLegs<'_>> = read
+        .iter()
+        .map(|(wallet, legs, values)| super::tax::WalletLegs {
+            wallet: wallet.as_str(),
+            legs,
+            values,
+        })
+        .collect();
+    let events = super::tax::wallet_events(&wallets, &labels, exclude_spam);
+    let mut section = super::tax::wallet_section(
+        store,
+        reads.prices,
+        reads.now_ms(),
+        &events,
+        choice,
+        address.as_str(),
+        others.iter().map(|w| w.as_str().to_owned()).collect(),
+    )
+    .await?;
+    // This wallet's own legs with no time (the others' are theirs).
+    section.undated = super::tax::UndatedView::of(&wallets[..1]);
+    Ok(section)
+}
+
+/// Each leg's USD value at its time (absolute; `None` when unpriced).
+async fn leg_values(reads: &Reads<'_>, legs: &[Leg]) -> Result<Vec<Option<Decimal>>, AppError> {
     let times = legs.iter().filter_map(|l| l.block_time);
     let span = times.clone().min().zip(times.max());
     let mut mints: Vec<String> = legs.iter().map(|l| l.mint.clone()).collect();
     mints.sort();
     mints.dedup();
     let valuer = reads.valuer(mints, span).await?;
-    let values: Vec<Option<Decimal>> = legs
+    Ok(legs
         .iter()
         .map(|l| {
             valuer
                 .value(&l.mint, l.amount, l.decimals, l.block_time)
                 .map(|v| v.abs())
         })
-        .collect();
-    let wallets = [super::tax::WalletLegs {
-        wallet: address.as_str(),
-        legs: &legs,
-        values: &values,
-    }];
-    let store = reads.store();
-    let events = super::tax::events_for(store, principal.account(), &wallets, exclude_spam).await?;
-    let mut section =
-        super::tax::section(store, reads.prices, reads.now_ms(), &events, choice).await?;
-    section.undated = super::tax::UndatedView::of(&wallets);
-    Ok(section)
+        .collect())
 }
 
 /// `get_positions` for the REST route: the same answer as JSON bytes. A kept
@@ -461,7 +510,8 @@ pub async fn get_positions_json(
     args: GetPositionsArgs,
     presented: &Presented,
 ) -> Result<(Arc<KeptJson>, Option<PaymentBlock>), AppError> {
-    let tax = args.tax.choice(args.method)?;
+    let settings = super::tax::settings_of(reads.store(), principal.account()).await?;
+    let tax = args.tax.choice(args.method, settings)?;
     let exclude_spam = args.exclude_spam.unwrap_or(true);
     let address = args.address.clone();
     let (kept, payment) = replayed(reads, kept, principal, args, presented).await?;

@@ -32,7 +32,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    accounts::{AccountId, labels::AddressCategory},
+    accounts::{AccountId, labels::AddressCategory, tax_settings::TaxSettings},
     analytics::Leg,
     basis::{
         self, EventKind, LegInput, Method,
@@ -56,6 +56,9 @@ pub struct TaxChoice {
     pub tax_year: Option<TaxYear>,
     /// The method the call named; `None`: the jurisdiction's own.
     pub method: Option<Method>,
+    /// How a transfer with an unlabelled address is read: the account's
+    /// setting, else the core's default (at market value).
+    pub unlabelled: UnlabelledTransfers,
 }
 
 impl TaxChoice {
@@ -65,16 +68,43 @@ impl TaxChoice {
     /// currency (default the jurisdiction's own) and the year checked
     /// against the jurisdiction, and the method against its rules: a method
     /// the jurisdiction does not accept is refused with its reason.
+    ///
+    /// `settings` are the signed-in account's defaults (docs/accounts.md,
+    /// "Tax defaults"): with none of the three arguments they alone ask for
+    /// the section, in their jurisdiction and currency, and a method their
+    /// jurisdiction does not accept (the report's `fifo` in the UK) gives
+    /// way to the jurisdiction's own instead of failing a call that named
+    /// no tax argument; with arguments, they fill the jurisdiction the call
+    /// left out, and the currency when the jurisdiction is theirs. Their
+    /// unlabelled-transfer treatment holds either way. No settings: exactly
+    /// as before.
     pub fn from_args(
         jurisdiction: Option<Jurisdiction>,
         currency: Option<Currency>,
         tax_year: Option<TaxYearArg>,
         method: Option<Method>,
+        settings: Option<TaxSettings>,
     ) -> Result<Option<Self>, AppError> {
+        let unlabelled = settings.and_then(|s| s.unlabelled).unwrap_or_default();
         if jurisdiction.is_none() && currency.is_none() && tax_year.is_none() {
-            return Ok(None);
+            let Some(settings) = settings else {
+                return Ok(None);
+            };
+            let jurisdiction = settings.jurisdiction;
+            return Ok(Some(Self {
+                jurisdiction,
+                currency: settings.currency.unwrap_or(jurisdiction.currency()),
+                tax_year: None,
+                method: method.filter(|_| jurisdiction.matching(method).is_ok()),
+                unlabelled,
+            }));
         }
-        let jurisdiction = jurisdiction.unwrap_or_default();
+        let jurisdiction = jurisdiction
+            .or(settings.map(|s| s.jurisdiction))
+            .unwrap_or_default();
+        let stored_currency = settings
+            .filter(|s| s.jurisdiction == jurisdiction)
+            .and_then(|s| s.currency);
         let tax_year = tax_year
             .map(|y| y.for_jurisdiction(jurisdiction))
             .transpose()
@@ -82,7 +112,9 @@ impl TaxChoice {
         jurisdiction
             .matching(method)
             .map_err(|refused| AppError::invalid_params(format!("method: {refused}")))?;
-        let currency = currency.unwrap_or(jurisdiction.currency());
+        let currency = currency
+            .or(stored_currency)
+            .unwrap_or(jurisdiction.currency());
         // Germany's Freigrenze (EStG §23 Abs. 3 S. 5: 1,000 EUR from 2024)
         // is compared with the year's gain in euros; a gain converted to
         // another currency would be compared with 1,000 of that currency,
@@ -100,6 +132,7 @@ impl TaxChoice {
             currency,
             tax_year,
             method,
+            unlabelled,
         }))
     }
 }
@@ -129,8 +162,34 @@ pub struct TaxArgs {
 impl TaxArgs {
     /// The checked choice (`None`: no tax argument), `method` being the
     /// one the call named.
-    pub fn choice(&self, method: Option<Method>) -> Result<Option<TaxChoice>, AppError> {
-        TaxChoice::from_args(self.jurisdiction, self.currency, self.tax_year, method)
+    pub fn choice(
+        &self,
+        method: Option<Method>,
+        settings: Option<TaxSettings>,
+    ) -> Result<Option<TaxChoice>, AppError> {
+        TaxChoice::from_args(
+            self.jurisdiction,
+            self.currency,
+            self.tax_year,
+            method,
+            settings,
+        )
+    }
+
+    /// Whether the call named none of the three.
+    pub fn is_empty(&self) -> bool {
+        self.jurisdiction.is_none() && self.currency.is_none() && self.tax_year.is_none()
+    }
+}
+
+/// The signed-in account's tax defaults; an anonymous caller has none.
+pub async fn settings_of(
+    store: &Store,
+    account: Option<&AccountId>,
+) -> Result<Option<TaxSettings>, AppError> {
+    match account {
+        Some(account) => Ok(crate::accounts::tax_settings::of(store, account).await?),
+        None => Ok(None),
     }
 }
 
@@ -178,6 +237,12 @@ impl Labels {
             };
         }
         Ok(labels)
+    }
+
+    /// The taxpayer's addresses the account names: its watched wallets and
+    /// its `own_wallet` labels.
+    pub fn own(&self) -> impl Iterator<Item = &str> {
+        self.own.iter().map(String::as_str)
     }
 
     /// What the other side of `leg` is, with the call's own wallets as the
@@ -269,6 +334,58 @@ pub async fn section(
     events: &[WalletEvent],
     choice: &TaxChoice,
 ) -> Result<TaxSection, AppError> {
+    let assessment = assessment(store, prices, now_ms, events, choice).await?;
+    Ok(TaxSection::new(choice, &assessment))
+}
+
+/// One wallet's part of the taxpayer's books (`get_positions`): `events`
+/// are every own wallet's, so a transfer between `wallet` and another of
+/// them pairs into a move and the lots it brings keep their dates and
+/// bases; the section then shows what is `wallet`'s: its rows, its moves
+/// and transfers, the lots it holds (and the person's universal pools and
+/// what is at an exchange, which its disposals draw on), and the year
+/// figures of its rows alone. `others` are the other wallets read.
+pub async fn wallet_section(
+    store: &Store,
+    prices: &Prices,
+    now_ms: i64,
+    events: &[WalletEvent],
+    choice: &TaxChoice,
+    wallet: &str,
+    others: Vec<String>,
+) -> Result<TaxSection, AppError> {
+    let assessment = assessment(store, prices, now_ms, events, choice).await?;
+    let part = wallet_part(assessment, wallet, choice.jurisdiction.zone());
+    let mut section = TaxSection::new(choice, &part);
+    section.other_wallets = others;
+    Ok(section)
+}
+
+/// `a` restricted to what is `wallet`'s, the years summed again over its
+/// rows (a per-person threshold, Germany's exemption limit, is then
+/// compared with this wallet's figures alone: the person's are in a report
+/// naming every wallet).
+fn wallet_part(mut a: Assessment, wallet: &str, zone: jurisdiction::Zone) -> Assessment {
+    a.rows.retain(|r| r.wallet == wallet);
+    a.moves.retain(|m| m.from == wallet || m.to == wallet);
+    a.transfers.retain(|t| t.wallet == wallet);
+    a.holdings.retain(|h| match &h.holder {
+        Holder::Wallet(w) => w == wallet,
+        Holder::AllWallets | Holder::Exchange => true,
+    });
+    a.years = jurisdiction::summaries(a.jurisdiction, zone, &a.rows, &a.transfers);
+    a
+}
+
+/// Run the books of `events` (USD) for `choice`, converted into its
+/// currency.
+async fn assessment(
+    store: &Store,
+    prices: &Prices,
+    now_ms: i64,
+    events: &[WalletEvent],
+    choice: &TaxChoice,
+) -> Result<Assessment, AppError> {
     let taxpayer = Taxpayer::of(choice.jurisdiction);
     let converted;
     let input = if choice.currency == Currency::Usd {
@@ -295,10 +412,10 @@ pub async fn section(
         &taxpayer,
         input,
         choice.method,
-        UnlabelledTransfers::default(),
+        choice.unlabelled,
     )
     .map_err(|refused| AppError::invalid_params(format!("method: {refused}")))?;
-    Ok(TaxSection::new(choice, &assessment))
+    Ok(assessment)
 }
 
 /// A failure to get the rates: the store's own errors are internal (their
@@ -370,6 +487,12 @@ pub struct TaxSection {
     /// Legs with no block time, left out of this section (no date for a
     /// tax year, a holding period or a rate).
     pub undated: UndatedView,
+    /// `get_positions` for a signed-in account: the account's other wallets
+    /// (watched, or labelled own_wallet, and scanned) read into these books,
+    /// so a transfer with one of them is a move. The rows, holdings and
+    /// years are then this wallet's part; absent when none was read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_wallets: Vec<String>,
 }
 
 /// The legs a tax section leaves out for want of a block time.
@@ -609,6 +732,7 @@ impl TaxSection {
             unlabelled,
             holdings,
             undated: UndatedView::default(),
+            other_wallets: Vec::new(),
         }
     }
 }

@@ -323,7 +323,14 @@ pub async fn get_report(
     args: GetReportArgs,
     presented: &Presented,
 ) -> Result<ReportFile, AppError> {
-    let tax = args.tax.choice(args.method)?;
+    // The account's tax defaults ask for the section only where it is
+    // written (json); a tax argument with another format is refused below.
+    let settings = if args.format == Format::Json {
+        tax::settings_of(reads.store(), principal.account()).await?
+    } else {
+        None
+    };
+    let tax = args.tax.choice(args.method, settings)?;
     if tax.is_some() && args.format != Format::Json {
         return Err(AppError::invalid_params(
             "jurisdiction/currency/tax_year: the tax section is written in the json format \

@@ -99,6 +99,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(wallets_list, wallets_add))
         .routes(routes!(wallets_remove))
         .routes(routes!(labels_set))
+        .routes(routes!(tax_defaults_set, tax_defaults_get))
         .routes(routes!(wallet_positions))
         .routes(routes!(wallet_value_history))
         .routes(routes!(wallet_flows))
@@ -516,6 +517,59 @@ pub async fn labels_set(
         .await
     };
     run.await
+        .map(Json)
+        .map_err(|err| account_refusal(&state, err))
+}
+
+/// Set your account's tax defaults for `get_report` (json) and
+/// `get_positions`: REST only, since the MCP tool list is the contract's
+/// (docs/contract/guide.txt); the tools read the defaults all the same.
+#[utoipa::path(
+    post,
+    path = routes::TAX_DEFAULTS.path,
+    tag = "account",
+    responses(
+        (status = 200, description = "The account's tax defaults as they now stand", body = account_api::TaxDefaults),
+        (status = 400, description = "Bad jurisdiction, currency or treatment", body = ErrorBody),
+        (status = 401, description = "No account: present an MCP token or API key", body = ErrorBody),
+    ),
+)]
+pub async fn tax_defaults_set(
+    State(state): State<AppState>,
+    Caller(principal, _): Caller,
+    JsonBody(body): JsonBody<Value>,
+) -> Result<Json<account_api::TaxDefaults>, Response> {
+    let run = async {
+        // No tool behind this route, so no tool schema: the arguments'
+        // own deserialiser checks the body (unknown fields refused).
+        if !body.is_object() {
+            return Err(AppError::invalid_params("body: must be a JSON object"));
+        }
+        let args: account_api::SetTaxDefaultsArgs = serde_json::from_value(body)
+            .map_err(|e| AppError::invalid_params(format!("body: {e}")))?;
+        account_api::set_tax_defaults(state.store(), state.now_ms(), &principal, args).await
+    };
+    run.await
+        .map(Json)
+        .map_err(|err| account_refusal(&state, err))
+}
+
+/// Your account's tax defaults as they stand.
+#[utoipa::path(
+    get,
+    path = routes::TAX_DEFAULTS_GET.path,
+    tag = "account",
+    responses(
+        (status = 200, description = "The account's tax defaults (jurisdiction null: none)", body = account_api::TaxDefaults),
+        (status = 401, description = "No account: present an MCP token or API key", body = ErrorBody),
+    ),
+)]
+pub async fn tax_defaults_get(
+    State(state): State<AppState>,
+    Caller(principal, _): Caller,
+) -> Result<Json<account_api::TaxDefaults>, Response> {
+    account_api::tax_defaults(state.store(), &principal)
+        .await
         .map(Json)
         .map_err(|err| account_refusal(&state, err))
 }

@@ -488,6 +488,61 @@ impl Store {
         .await?))
     }
 
+    /// An account's tax defaults: (jurisdiction, currency, unlabelled), as
+    /// stored; `None` when it has set none.
+    pub async fn tax_settings_of(
+        &self,
+        account_id: &str,
+    ) -> Result<Option<(String, Option<String>, Option<String>)>, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(
+            "SELECT jurisdiction, currency, unlabelled FROM account_tax_settings \
+             WHERE account_id = $1"
+        )
+        .bind(account_id)
+        .fetch_optional(pool)
+        .await?))
+    }
+
+    /// Store an account's tax defaults (one row per account, replaced).
+    pub async fn set_tax_settings(
+        &self,
+        account_id: &str,
+        jurisdiction: &str,
+        currency: Option<&str>,
+        unlabelled: Option<&str>,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        on_pool!(&self.pool, |pool| sqlx::query(
+            "INSERT INTO account_tax_settings \
+             (account_id, jurisdiction, currency, unlabelled, updated_at) \
+             VALUES ($1, $2, $3, $4, $5) \
+             ON CONFLICT (account_id) DO UPDATE \
+             SET jurisdiction = excluded.jurisdiction, currency = excluded.currency, \
+                 unlabelled = excluded.unlabelled, updated_at = excluded.updated_at"
+        )
+        .bind(account_id)
+        .bind(jurisdiction)
+        .bind(currency)
+        .bind(unlabelled)
+        .bind(now)
+        .execute(pool)
+        .await?
+        .rows_affected());
+        Ok(())
+    }
+
+    /// Forget an account's tax defaults; false when it had none.
+    pub async fn delete_tax_settings(&self, account_id: &str) -> Result<bool, StoreError> {
+        let removed = on_pool!(&self.pool, |pool| sqlx::query(
+            "DELETE FROM account_tax_settings WHERE account_id = $1"
+        )
+        .bind(account_id)
+        .execute(pool)
+        .await?
+        .rows_affected());
+        Ok(removed == 1)
+    }
+
     /// Give an unowned payment to `account_id`. False when the payment does
     /// not exist or belongs to another account; true when it is (now or
     /// already) this account's.

@@ -1154,3 +1154,243 @@ async fn a_leg_with_no_block_time_is_left_out_of_the_tax_section_and_listed() {
     assert_eq!(dec(&rows[0]["gain"]), d("200"));
     assert_eq!(dec(&tax["holdings"][0]["quantity"]), d("6"));
 }
+
+#[tokio::test]
+async fn get_positions_reads_the_accounts_other_wallets_so_a_send_between_them_is_a_move() {
+    let (app, _prices, _ecb) = app_with(Vec::new()).await;
+    two_wallets(&app).await;
+    let positions = |address: &'static str, bearer: Option<String>| {
+        let app = &app;
+        async move {
+            ok(&call(
+                app,
+                "get_positions",
+                json!({"address": address, "jurisdiction": "us"}),
+                bearer.as_deref(),
+            )
+            .await)["tax"]
+                .clone()
+        }
+    };
+    // Anonymous, B's receive from A is a purchase at market value: 4 SOL
+    // on 1 August 2024 at 150 = 600, sold on 1 March 2025 at 4 x 200 = 800,
+    // a short-term gain of 200 (held seven months).
+    let alone = positions(B, None).await;
+    assert!(alone.get("other_wallets").is_none(), "{alone}");
+    let rows = alone["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{alone}");
+    assert_eq!(rows[0]["acquired"], "2024-08-01T12:00:00Z");
+    assert_eq!(dec(&rows[0]["cost"]), d("600"));
+    assert_eq!(dec(&rows[0]["gain"]), d("200"));
+
+    // An account watching A only, and labelling B own_wallet: each wallet's
+    // positions read the other's legs, as a report naming both would.
+    let (account, bearer) = account(&app).await;
+    accounts::watchlist::add_wallet(
+        app.state.store(),
+        app.state.now_ms(),
+        &account,
+        WalletAddress::parse(A).unwrap(),
+        "",
+    )
+    .await
+    .unwrap();
+    label(&app, &account, B, AddressCategory::OwnWallet).await;
+
+    // B: the 4 SOL came from A, so they keep A's date (10 January 2024)
+    // and cost (4 x 100 = 400): the sale at 800 is a long-term gain of 400,
+    // the same row as in the report over [A, B].
+    let b = positions(B, Some(bearer.clone())).await;
+    assert_eq!(b["other_wallets"], json!([A]), "{b}");
+    let rows = b["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "only B's rows: {b}");
+    assert_eq!(rows[0]["wallet"], B);
+    assert_eq!(rows[0]["acquired"], "2024-01-10T12:00:00Z");
+    assert_eq!(dec(&rows[0]["proceeds"]), d("800"));
+    assert_eq!(dec(&rows[0]["cost"]), d("400"));
+    assert_eq!(dec(&rows[0]["gain"]), d("400"));
+    assert_eq!(b["moves"][0]["from"], A);
+    assert_eq!(b["moves"][0]["to"], B);
+    // B's year figures are its rows': 2025 long term 400, nothing short.
+    let years = b["years"].as_array().unwrap();
+    assert_eq!(years.len(), 1, "{b}");
+    assert_eq!(years[0]["tax_year"], "2025");
+    assert_eq!(dec(&years[0]["long_term_gain"]), d("400"));
+    assert_eq!(dec(&years[0]["short_term_gain"]), d("0"));
+    // Its transfers: the sale to the stranger only (the receive is the move).
+    let transfers = b["transfers"].as_array().unwrap();
+    assert_eq!(transfers.len(), 1, "{b}");
+    assert_eq!(transfers[0]["signature"], "b2");
+
+    // A: the send is a move, not a transfer out of the books; the only row
+    // is the fee (0.000005 SOL at 150 = 0.00075 against 0.000005 x 100 =
+    // 0.0005: gain 0.00025); A holds 10 - 4 - 0.000005 = 5.999995 SOL at
+    // 5.999995 x 100 = 599.9995, and nothing is at an exchange.
+    let a = positions(A, Some(bearer)).await;
+    assert_eq!(a["other_wallets"], json!([B]), "{a}");
+    assert_eq!(a["moves"].as_array().unwrap().len(), 1, "{a}");
+    assert_eq!(a["moves"][0]["signature"], "m1");
+    let rows = a["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{a}");
+    assert_eq!(dec(&rows[0]["quantity"]), d("0.000005"));
+    assert_eq!(dec(&rows[0]["gain"]), d("0.00025"));
+    assert!(
+        a["transfers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["signature"] != "m1"),
+        "{a}"
+    );
+    let holdings = a["holdings"].as_array().unwrap();
+    assert_eq!(holdings.len(), 1, "{a}");
+    assert_eq!(holdings[0]["holder"], A);
+    assert_eq!(dec(&holdings[0]["quantity"]), d("5.999995"));
+    assert_eq!(dec(&holdings[0]["cost"]), d("599.9995"));
+}
+
+/// `POST /v1/settings/tax` with `body`, answered 200.
+async fn set_defaults(app: &TestApp, bearer: &str, body: Value) -> Value {
+    let response = app
+        .client
+        .post(format!("{}/v1/settings/tax", app.base))
+        .bearer_auth(bearer)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+    body
+}
+
+#[tokio::test]
+async fn an_accounts_tax_defaults_ask_for_the_section_and_a_calls_arguments_win() {
+    let (app, _prices, _ecb) = app_with(vec![
+        day("2024-04-30", "1.2500", "0.85000"),
+        day("2024-07-01", "1.2000", "0.84000"),
+    ])
+    .await;
+    uk_wallet(&app).await;
+    let (_account, bearer) = account(&app).await;
+    // No defaults yet: a signed-in call without tax arguments is as it was.
+    let before = ok(&call(&app, "get_positions", json!({"address": A}), Some(&bearer)).await);
+    assert!(before.get("tax").is_none(), "{before}");
+
+    let set = set_defaults(&app, &bearer, json!({"jurisdiction": "uk"})).await;
+    assert_eq!(set["jurisdiction"], "uk");
+    assert_eq!(set["currency"], "GBP", "the jurisdiction's own");
+    assert_eq!(set["unlabelled"], "at_market_value");
+
+    // The defaults alone ask for the UK section in GBP: the same figures
+    // as get_positions_takes_the_same_tax_arguments (10 SOL at 1,000 USD x
+    // 0.68 = 680 GBP; 4 sold at 600 USD x 0.70 = 420 GBP against 4/10 of
+    // 680 = 272: a gain of 148; the pool keeps 680 - 272 = 408). The
+    // report's `method` (fifo by default) gives way to share matching.
+    let positions = ok(&call(&app, "get_positions", json!({"address": A}), Some(&bearer)).await);
+    assert_eq!(positions["tax"]["jurisdiction"], "uk");
+    assert_eq!(positions["tax"]["currency"], "GBP");
+    assert_eq!(dec(&positions["tax"]["years"][0]["gains"]), d("148"));
+    let report = ok(&call(
+        &app,
+        "get_report",
+        json!({"wallets": [A], "format": "json", "method": "fifo"}),
+        Some(&bearer),
+    )
+    .await);
+    assert_eq!(report["tax"]["matching"], "share_matching");
+    assert_eq!(dec(&report["tax"]["holdings"][0]["cost"]), d("408"));
+    // A format that does not carry the section is not refused for them.
+    let csv = call(
+        &app,
+        "get_report",
+        json!({"wallets": [A], "format": "csv"}),
+        Some(&bearer),
+    )
+    .await;
+    assert_eq!(csv["isError"], false, "{csv}");
+    // Anonymous callers have no defaults.
+    let anonymous = ok(&call(&app, "get_positions", json!({"address": A}), None).await);
+    assert!(anonymous.get("tax").is_none());
+    // A call's own jurisdiction wins, in its own currency (US: USD; the
+    // sale at 600 against 4 x 100 = 400: a short-term gain of 200).
+    let us = ok(&call(
+        &app,
+        "get_positions",
+        json!({"address": A, "jurisdiction": "us"}),
+        Some(&bearer),
+    )
+    .await);
+    assert_eq!(us["tax"]["currency"], "USD");
+    assert_eq!(dec(&us["tax"]["years"][0]["short_term_gain"]), d("200"));
+    // A tax year alone takes the stored jurisdiction.
+    let year = ok(&call(
+        &app,
+        "get_positions",
+        json!({"address": A, "tax_year": "2024-25"}),
+        Some(&bearer),
+    )
+    .await);
+    assert_eq!(year["tax"]["jurisdiction"], "uk");
+
+    // Over REST, with the unlabelled treatment: out of the books, so the
+    // 4 SOL sent to a stranger realize nothing and leave at basis.
+    let rest = set_defaults(
+        &app,
+        &bearer,
+        json!({"jurisdiction": "us", "unlabelled": "out_of_books"}),
+    )
+    .await;
+    assert_eq!(rest["currency"], "USD", "{rest}");
+    assert_eq!(rest["unlabelled"], "out_of_books");
+    let out = ok(&call(&app, "get_positions", json!({"address": A}), Some(&bearer)).await);
+    let sent = out["tax"]["transfers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["signature"] == "u2")
+        .cloned()
+        .unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(sent["treatment"], "out_of_books");
+    assert!(out["tax"]["rows"].as_array().unwrap().is_empty(), "{out}");
+
+    // A currency with no jurisdiction is refused; nothing at all removes
+    // the defaults, and calls read as before.
+    let bad = app
+        .client
+        .post(format!("{}/v1/settings/tax", app.base))
+        .bearer_auth(&bearer)
+        .json(&json!({"currency": "EUR"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), reqwest::StatusCode::BAD_REQUEST);
+    let bad: Value = bad.json().await.unwrap();
+    assert_eq!(bad["code"], "invalid_params");
+    let cleared = set_defaults(&app, &bearer, json!({})).await;
+    assert_eq!(cleared["jurisdiction"], Value::Null);
+    let read: Value = app
+        .client
+        .get(format!("{}/v1/settings/tax", app.base))
+        .bearer_auth(&bearer)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(read, cleared);
+    // Anonymous: no account to keep defaults for.
+    let anonymous = app
+        .client
+        .post(format!("{}/v1/settings/tax", app.base))
+        .json(&json!({"jurisdiction": "uk"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), reqwest::StatusCode::UNAUTHORIZED);
+    let after = ok(&call(&app, "get_positions", json!({"address": A}), Some(&bearer)).await);
+    assert!(after.get("tax").is_none(), "{after}");
+    assert_eq!(after, before);
+}

@@ -14,7 +14,8 @@ use rust_decimal::{Decimal, RoundingStrategy};
 use serde::{Deserialize, Serialize};
 
 use super::{Event, EventKind, engine::USD_DP};
-use crate::ledger::model::OperationType;
+use crate::ledger::model::{OperationType, SOL};
+use crate::ledger::tx::NATIVE_MINT;
 
 /// One ledger leg with its USD value, as [`events_from_legs`] reads it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -152,6 +153,12 @@ fn transaction_events(
             }
             OperationType::Swap => (acquire_or_dispose(incoming), swap_value),
             OperationType::Borrow | OperationType::Repay => continue,
+            // A position's receipt (the LP token or position NFT a pool
+            // mints for a deposit, handed back on withdrawal) is the
+            // position's key, not a holding: its lots are the pooled
+            // tokens' (ledger::protocols::liquidity).
+            OperationType::PositionDeposit if incoming => continue,
+            OperationType::PositionWithdraw if !incoming => continue,
             OperationType::PositionDeposit | OperationType::PositionWithdraw => {
                 let kind = if incoming {
                     EventKind::PositionRelease
@@ -187,7 +194,7 @@ fn transaction_events(
         out.push(Event {
             time: leg.block_time,
             seq: 0,
-            asset: leg.mint.clone(),
+            asset: cost_basis_asset(&leg.mint),
             kind,
             quantity,
             usd_value,
@@ -209,7 +216,7 @@ fn transaction_events(
             out.push(Event {
                 time: leg.block_time,
                 seq: 0,
-                asset: leg.mint.clone(),
+                asset: cost_basis_asset(&leg.mint),
                 kind: follow,
                 quantity,
                 usd_value: None,
@@ -226,6 +233,20 @@ fn transaction_events(
         .or_else(|| others().find(|&i| out[i].kind == EventKind::Acquire));
     if let Some(i) = bearer {
         out[i].fee_usd += fee;
+    }
+}
+
+/// The asset a leg's lots belong to: wrapped SOL is native SOL held in a
+/// token account, one asset for cost basis (SOL and wSOL are redeemable
+/// one for one by the token program's `SyncNative` and `CloseAccount`,
+/// https://spl.solana.com/token#wrapping-sol), so its lots are SOL's and
+/// wrapping or unwrapping moves none (the decoder reads it as a
+/// `position_deposit`/`position_withdraw` pair, docs/ledger.md).
+fn cost_basis_asset(mint: &str) -> String {
+    if mint == NATIVE_MINT {
+        SOL.to_owned()
+    } else {
+        mint.to_owned()
     }
 }
 

@@ -404,6 +404,49 @@ pub fn legs_with_stake_accounts(
         ));
     }
 
+    // Token-2022 transfer fees the wallet's transfers paid: withheld from
+    // the gross amount in the recipient's account for the mint's fee
+    // authority, a cost of the transfer and a leg of its own, so the
+    // transfer leg is what the recipient got and the two add up to what
+    // left the wallet (https://spl.solana.com/token-2022/extensions#transfer-fees).
+    let mut withheld: BTreeMap<String, i128> = BTreeMap::new();
+    if !tx.failed {
+        for op in &tx.ops {
+            let Op::TokenTransfer {
+                source,
+                destination,
+                withheld: fee,
+                ..
+            } = op
+            else {
+                continue;
+            };
+            if *fee == 0
+                || !ctx.owned_accounts.contains(source.as_str())
+                || ctx.owned_accounts.contains(destination.as_str())
+            {
+                continue;
+            }
+            let Some(mint) = ctx.mint_of(source).or_else(|| ctx.mint_of(destination)) else {
+                continue;
+            };
+            let decimals = tx
+                .pre_tokens
+                .iter()
+                .chain(&tx.post_tokens)
+                .find(|b| b.mint == mint)
+                .map_or(0, |b| b.decimals);
+            *withheld.entry(mint.to_owned()).or_insert(0) += i128::from(*fee);
+            out.push(Draft::new(
+                OperationType::PlatformFee,
+                mint.to_owned(),
+                -i128::from(*fee),
+                decimals,
+                vec![ctx.token_party(destination, Direction::Out)],
+            ));
+        }
+    }
+
     for leg in staking.legs {
         explained += leg.amount;
         out.push(Draft::new(
@@ -422,6 +465,7 @@ pub fn legs_with_stake_accounts(
         remaining.push((SOL.to_owned(), sol_rest, SOL_DECIMALS));
     }
     for (mint, (delta, decimals)) in token_changes(tx, wallet) {
+        let delta = delta + withheld.get(&mint).copied().unwrap_or(0);
         if delta != 0 {
             remaining.push((mint, delta, decimals));
         }
@@ -433,8 +477,17 @@ pub fn legs_with_stake_accounts(
     } else {
         let filled = positions(&ctx, &mut remaining, &mut out);
         lending(&ctx, &mut remaining, &mut out);
+        liquidity(&ctx, &mut remaining, &mut out);
         filled
     };
+    if !tx.failed {
+        wraps(&ctx, &mut remaining, &mut out);
+        // An order program's fill is read by `positions` (the keeper's
+        // surplus is no round trip of the keeper's own: docs/ledger.md).
+        if (venue.is_some() || router.is_some()) && protocols::escrow_actions(tx).is_empty() {
+            round_trips(&ctx, &mut remaining, &mut out, &venue, &router);
+        }
+    }
     remaining.retain(|(_, d, _)| *d != 0);
 
     let any_in = remaining.iter().any(|(_, d, _)| *d > 0);
@@ -744,6 +797,243 @@ fn lending(ctx: &Context<'_>, remaining: &mut [(String, i128, u8)], out: &mut Ve
             out.push(draft);
         }
     }
+}
+
+/// What AMM liquidity instructions did with the wallet's pool positions
+/// (`protocols::liquidity`). Adding: every asset that left the wallet is a
+/// `position_deposit` into the position, and a token that came in (the LP
+/// token or position NFT the pool mints for it) is the position's receipt,
+/// a `position_deposit` with a positive amount. Removing: what came back
+/// is a `position_withdraw`, a token that left (the LP token burned, the
+/// NFT closed) the receipt handed back, a `position_withdraw` with a
+/// negative amount. A transaction that both adds and removes reads every
+/// outflow as a deposit and every inflow as a withdrawal. Like lending,
+/// the whole remaining change of each asset is taken (a zap that also
+/// swaps in the same transaction is misread; docs/ledger.md).
+fn liquidity(ctx: &Context<'_>, remaining: &mut [(String, i128, u8)], out: &mut Vec<Draft>) {
+    use protocols::liquidity::Direction as Liq;
+    let actions: Vec<protocols::liquidity::LiquidityAction> = protocols::liquidity::actions(ctx.tx)
+        .into_iter()
+        .filter(|a| a.owner == ctx.wallet)
+        .collect();
+    let Some(first) = actions.first() else {
+        return;
+    };
+    let adds = actions.iter().any(|a| a.direction == Liq::Add);
+    let removes = actions.iter().any(|a| a.direction == Liq::Remove);
+    for (mint, delta, decimals) in remaining.iter_mut() {
+        if *delta == 0 {
+            continue;
+        }
+        let incoming = *delta > 0;
+        let token = mint != SOL;
+        let operation = match (adds, removes, incoming) {
+            (true, true, false) | (true, false, false) => OperationType::PositionDeposit,
+            (true, true, true) | (false, true, true) => OperationType::PositionWithdraw,
+            // The receipt: minted to the wallet on the way in, handed back
+            // on the way out. SOL is never one (a pool's receipt is a token).
+            (true, false, true) if token => OperationType::PositionDeposit,
+            (false, true, false) if token => OperationType::PositionWithdraw,
+            _ => continue,
+        };
+        let direction = if incoming {
+            Direction::In
+        } else {
+            Direction::Out
+        };
+        let mut draft = Draft::new(
+            operation,
+            mint.clone(),
+            *delta,
+            *decimals,
+            vec![ctx.account_party(&first.position, direction)],
+        );
+        draft.position = Some(first.position.clone());
+        draft.router = Some(first.program.name.to_owned());
+        out.push(draft);
+        *delta = 0;
+    }
+}
+
+/// An arbitrage route that sells an asset and buys it back in the same
+/// transaction (SOL -> USDC -> SOL) leaves only the net of the two in the
+/// wallet's balances, which would read as a one-way transfer of the
+/// profit. When what remains moves one way only and the transaction went
+/// through a known venue or router, the token transfers show the gross:
+/// for an asset whose transfers out of the wallet's accounts and back in
+/// net to exactly its remaining change, the sale and the purchase are two
+/// `swap` legs of their gross amounts, and an intermediate the wallet's own
+/// accounts received and passed on in full is a `swap` each way too. The
+/// wallet's accounts are its token accounts and the accounts it created in
+/// this transaction that no token balance shows (temporary wrapped-SOL
+/// accounts, whose flows are SOL's). Anything that does not net exactly
+/// keeps the usual reading.
+fn round_trips(
+    ctx: &Context<'_>,
+    remaining: &mut [(String, i128, u8)],
+    out: &mut Vec<Draft>,
+    venue: &Option<String>,
+    router: &Option<String>,
+) {
+    let live = remaining.iter().filter(|(_, d, _)| *d != 0);
+    let any_in = live.clone().any(|(_, d, _)| *d > 0);
+    let any_out = live.clone().any(|(_, d, _)| *d < 0);
+    if any_in && any_out {
+        return;
+    }
+    let shown = |account: &str| ctx.mint_of(account).is_some();
+    let temporary: BTreeSet<&str> = ctx
+        .tx
+        .ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::CreateAccount {
+                funder, account, ..
+            }
+            | Op::CreateTokenAccount { funder, account }
+                if funder == ctx.wallet && !shown(account) =>
+            {
+                Some(account.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    let asset_of = |account: &str| -> Option<String> {
+        if ctx.owned_accounts.contains(account) {
+            ctx.mint_of(account).map(str::to_owned)
+        } else if temporary.contains(account) {
+            Some(SOL.to_owned())
+        } else {
+            None
+        }
+    };
+    // Per asset: gross out of and into the wallet's accounts.
+    let mut gross: BTreeMap<String, (i128, i128)> = BTreeMap::new();
+    for op in &ctx.tx.ops {
+        let Op::TokenTransfer {
+            source,
+            destination,
+            amount,
+            withheld,
+        } = op
+        else {
+            continue;
+        };
+        match (asset_of(source), asset_of(destination)) {
+            (Some(asset), None) => gross.entry(asset).or_default().0 += i128::from(*amount),
+            (None, Some(asset)) => {
+                gross.entry(asset).or_default().1 += i128::from(*amount - *withheld)
+            }
+            _ => {}
+        }
+    }
+    let decimals_of = |mint: &str| {
+        ctx.tx
+            .pre_tokens
+            .iter()
+            .chain(&ctx.tx.post_tokens)
+            .find(|b| b.mint == mint)
+            .map_or(0, |b| b.decimals)
+    };
+    let mut swap = |mint: &str, amount: i128, decimals: u8| {
+        let direction = if amount > 0 {
+            Direction::In
+        } else {
+            Direction::Out
+        };
+        let mut draft = Draft::new(
+            OperationType::Swap,
+            mint.to_owned(),
+            amount,
+            decimals,
+            ctx.swap_programs(direction),
+        );
+        draft.venue = venue.clone();
+        draft.router = router.clone();
+        out.push(draft);
+    };
+    let mut found = false;
+    for (mint, delta, decimals) in remaining.iter_mut() {
+        let Some(&(sold, bought)) = gross.get(mint.as_str()) else {
+            continue;
+        };
+        if *delta == 0 || sold == 0 || bought == 0 || bought - sold != *delta {
+            continue;
+        }
+        swap(mint, -sold, *decimals);
+        swap(mint, bought, *decimals);
+        *delta = 0;
+        found = true;
+    }
+    if !found {
+        return;
+    }
+    // Intermediates that passed through the wallet's accounts in full.
+    for (mint, (sold, bought)) in &gross {
+        if *sold > 0 && sold == bought && remaining.iter().all(|(m, _, _)| m != mint) {
+            let decimals = if mint == SOL {
+                SOL_DECIMALS
+            } else {
+                decimals_of(mint)
+            };
+            swap(mint, *bought, decimals);
+            swap(mint, -sold, decimals);
+        }
+    }
+}
+
+/// Wrapping and unwrapping SOL: native SOL that went out while the
+/// wallet's wrapped-SOL balance went up by as much (or the reverse) moved
+/// between the wallet's SOL and its own wSOL token account, which the
+/// token program redeems one for one (`SyncNative`, `CloseAccount`:
+/// https://spl.solana.com/token#wrapping-sol). That is no trade: the
+/// overlap leaves `remaining` as a `position_deposit` of what went in and a
+/// `position_withdraw` of what came out, with no `position` (the wSOL
+/// account is the wallet's own), so cost basis, which counts SOL and wSOL
+/// as one asset, moves no lots. Whatever is left of either side (SOL that
+/// paid for a token as well) is read as usual.
+fn wraps(ctx: &Context<'_>, remaining: &mut [(String, i128, u8)], out: &mut Vec<Draft>) {
+    let Some(sol) = remaining.iter().position(|(m, _, _)| m == SOL) else {
+        return;
+    };
+    let Some(wsol) = remaining.iter().position(|(m, _, _)| m == NATIVE_MINT) else {
+        return;
+    };
+    let (a, b) = (remaining[sol].1, remaining[wsol].1);
+    if a.signum() * b.signum() >= 0 {
+        return;
+    }
+    let moved = a.abs().min(b.abs());
+    let account = ctx
+        .owned_accounts
+        .iter()
+        .find(|acc| ctx.mint_of(acc) == Some(NATIVE_MINT))
+        .map(|acc| (*acc).to_owned());
+    // Wrapping: SOL out of the wallet into its wSOL account; unwrapping:
+    // the reverse.
+    let (from, to) = if a < 0 { (sol, wsol) } else { (wsol, sol) };
+    let party = |direction| {
+        account
+            .iter()
+            .map(|acc| ctx.account_party(acc, direction))
+            .collect::<Vec<_>>()
+    };
+    remaining[from].1 += moved;
+    remaining[to].1 -= moved;
+    out.push(Draft::new(
+        OperationType::PositionDeposit,
+        remaining[from].0.clone(),
+        -moved,
+        remaining[from].2,
+        party(Direction::Out),
+    ));
+    out.push(Draft::new(
+        OperationType::PositionWithdraw,
+        remaining[to].0.clone(),
+        moved,
+        remaining[to].2,
+        party(Direction::In),
+    ));
 }
 
 /// Sum legs per asset, leaving out zeros: equal to [`balance_changes`]

@@ -59,11 +59,18 @@ pub enum Op {
     },
     /// Associated-token-account creation.
     CreateTokenAccount { funder: String, account: String },
-    /// SPL Token / Token-2022 transfer or transferChecked.
+    /// SPL Token / Token-2022 transfer or transferChecked, and Token-2022's
+    /// `transferCheckedWithFee`.
     TokenTransfer {
         source: String,
         destination: String,
+        /// What left the source (the gross amount).
         amount: u64,
+        /// Of `amount`, what the mint's transfer fee withheld in the
+        /// destination account (Token-2022 `TransferFeeConfig`): the
+        /// destination is credited `amount - withheld`. Zero for a plain
+        /// transfer.
+        withheld: u64,
     },
     /// SPL Token / Token-2022 closeAccount.
     CloseAccount {
@@ -379,6 +386,19 @@ fn parsed_op(program: &str, parsed: &Value) -> Op {
                 source: s(info, "source")?,
                 destination: s(info, "destination")?,
                 amount,
+                withheld: 0,
+            })
+        })(),
+        // Token-2022 TransferFeeExtension / TransferCheckedWithFee: the
+        // parser shows the gross `tokenAmount` and the withheld `feeAmount`
+        // (https://spl.solana.com/token-2022/extensions#transfer-fees).
+        (TOKEN_2022_PROGRAM, "transferCheckedWithFee") => (|| {
+            let amount = |key: &str| info[key]["amount"].as_str()?.parse().ok();
+            Some(Op::TokenTransfer {
+                source: s(info, "source")?,
+                destination: s(info, "destination")?,
+                amount: amount("tokenAmount")?,
+                withheld: amount("feeAmount")?,
             })
         })(),
         (TOKEN_PROGRAM | TOKEN_2022_PROGRAM, "closeAccount") => (|| {
@@ -458,6 +478,7 @@ fn raw_op(program: &str, accounts: &[String], data: &[u8]) -> Op {
                     source: account(0)?,
                     destination: account(1)?,
                     amount: u64_at(data, 1)?,
+                    withheld: 0,
                 })
             })(),
             // TransferChecked: [source, mint, destination, authority]
@@ -466,8 +487,22 @@ fn raw_op(program: &str, accounts: &[String], data: &[u8]) -> Op {
                     source: account(0)?,
                     destination: account(2)?,
                     amount: u64_at(data, 1)?,
+                    withheld: 0,
                 })
             })(),
+            // Token-2022 TransferFeeExtension (26) / TransferCheckedWithFee
+            // (1) { amount: u64, decimals: u8, fee: u64 }:
+            // [source, mint, destination, authority] (spl-token-2022
+            // `extension::transfer_fee::instruction`).
+            Some(26) if program == TOKEN_2022_PROGRAM && data.get(1) == Some(&1) => (|| {
+                Some(Op::TokenTransfer {
+                    source: account(0)?,
+                    destination: account(2)?,
+                    amount: u64_at(data, 2)?,
+                    withheld: u64_at(data, 11)?,
+                })
+            })(
+            ),
             // CloseAccount: [account, destination, owner]
             Some(9) => (|| {
                 Some(Op::CloseAccount {

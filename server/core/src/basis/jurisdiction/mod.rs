@@ -459,20 +459,7 @@ pub fn assess_in(
             (rows, pools, moves, transfers, Vec::new())
         }
     };
-    let mut years = match jurisdiction {
-        Jurisdiction::Us => us::summaries(&rows),
-        Jurisdiction::Uk => uk::summaries(&rows, zone),
-        Jurisdiction::Ca => ca::summaries(&rows),
-        Jurisdiction::De => de::summaries(&rows),
-        Jurisdiction::Au => au::summaries(&rows),
-    };
-    for year in &mut years {
-        let name = year.tax_year().to_owned();
-        let of_year = transfers
-            .iter()
-            .filter(|t| jurisdiction.tax_year_in(zone, t.time).to_string() == name);
-        *year.unlabelled_mut() = books::unlabelled_totals(of_year);
-    }
+    let years = summaries(jurisdiction, zone, &rows, &transfers);
     Ok(Assessment {
         jurisdiction,
         matching,
@@ -485,6 +472,33 @@ pub fn assess_in(
         method_from: taxpayer.choices.method_from,
         years,
     })
+}
+
+/// Each tax year's figures in `jurisdiction`'s terms over `rows`, with the
+/// year's unlabelled `transfers` as its warning. [`assess_in`] gives them
+/// over all of a taxpayer's rows; a caller showing one wallet's part of the
+/// books (its rows and transfers) gets that part's figures here.
+pub fn summaries(
+    jurisdiction: Jurisdiction,
+    zone: Zone,
+    rows: &[TaxRow],
+    transfers: &[TransferRecord],
+) -> Vec<YearSummary> {
+    let mut years = match jurisdiction {
+        Jurisdiction::Us => us::summaries(rows),
+        Jurisdiction::Uk => uk::summaries(rows, zone),
+        Jurisdiction::Ca => ca::summaries(rows),
+        Jurisdiction::De => de::summaries(rows),
+        Jurisdiction::Au => au::summaries(rows),
+    };
+    for year in &mut years {
+        let name = year.tax_year().to_owned();
+        let of_year = transfers
+            .iter()
+            .filter(|t| jurisdiction.tax_year_in(zone, t.time).to_string() == name);
+        *year.unlabelled_mut() = books::unlabelled_totals(of_year);
+    }
+    years
 }
 
 /// `input` with values and fees given in `from` converted into the

@@ -16,6 +16,7 @@ pub mod jupiter_dca;
 pub mod jupiter_lend;
 pub mod jupiter_limit;
 pub mod kamino_lend;
+pub mod liquidity;
 pub mod marginfi;
 pub mod stake;
 
@@ -131,6 +132,14 @@ pub const MARGINFI_V2: &str = "MFv2hWf31Z9kbCa1snEPYctwafyhdvnV7FZnsebVacA";
 pub const SPL_STAKE_POOL: &str = "SPoo1Ku8WFXoNDMHPsrGSTSG1Y47rzgn41SLUNakuHy";
 pub const MARINADE: &str = "MarBmsSgKXdrN1egZf5sqe1TMai9K1rChYNDJgjq7aD";
 pub const PUMP_FUN: &str = "6EF8rrecthR5Dkzon8Nwu78hRvfCKubJ14M5uBEwF6P";
+// AMMs whose liquidity instructions `liquidity` reads.
+pub const RAYDIUM_AMM_V4: &str = "675kPX9MHTjS2zt1qfr1NYHuzeLXfQM9H24wFSUt1Mp8";
+pub const RAYDIUM_CLMM: &str = "CAMMCzo5YL8w4VFF8KVHrK22GGUsp5VTaW7grrKgrWqK";
+pub const RAYDIUM_CPMM: &str = "CPMMoo8L3F4NbTegBCKVNunggL7H1ZpdTHKxQB5qKP1C";
+pub const ORCA_WHIRLPOOLS: &str = "whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc";
+pub const METEORA_DLMM: &str = "LBUZKhRxPF3XUpBCjp4YzTKgLccjZhTSDM9YuVaPwxo";
+pub const METEORA_DAMM_V1: &str = "Eo7WjKq67rjJQSZxS6z3YkapzY3eMj6Xy8X5EQVn5UaB";
+pub const METEORA_DAMM_V2: &str = "cpamdpZCGKUy5JxQXB4dcpGPiikHawvSWAd6mEn1sGG";
 
 /// Every program the ledger knows by name. docs/ledger.md lists the same
 /// entries with their sources.
@@ -267,6 +276,22 @@ pub const REGISTRY: &[Program] = &[
         "pump.fun",
         Kind::Amm,
         "https://github.com/pump-fun/pump-public-docs (docs/PUMP_PROGRAM_README.md: deployed at, Mainnet)",
+    ),
+    // Pools and liquidity positions (issue 22 items 1 and 2): Meteora's
+    // constant-product pools beside DLMM.
+    program(
+        METEORA_DAMM_V1,
+        "Meteora",
+        "Meteora Pools",
+        Kind::Amm,
+        "Meteora dynamic AMM SDK (ts-client src/amm/constants.ts: PROGRAM_ID); https://docs.meteora.ag (Dynamic AMM Overview)",
+    ),
+    program(
+        METEORA_DAMM_V2,
+        "Meteora",
+        "Meteora DAMM v2",
+        Kind::Amm,
+        "https://github.com/MeteoraAg/damm-v2 (CP-AMM program, mainnet); Meteora's DAMM v2 Go bindings gen/damm_v2/program-id.go (ProgramID)",
     ),
 ];
 
