@@ -471,7 +471,7 @@ async fn tax_of(
         })
         .collect();
     let events = super::tax::wallet_events(&wallets, &labels, exclude_spam);
-    super::tax::wallet_section(
+    let mut section = super::tax::wallet_section(
         store,
         reads.prices,
         reads.now_ms(),
@@ -480,7 +480,10 @@ async fn tax_of(
         address.as_str(),
         others.iter().map(|w| w.as_str().to_owned()).collect(),
     )
-    .await
+    .await?;
+    // This wallet's own legs with no time (the others' are theirs).
+    section.undated = super::tax::UndatedView::of(&wallets[..1]);
+    Ok(section)
 }
 
 /// Each leg's USD value at its time (absolute; `None` when unpriced).

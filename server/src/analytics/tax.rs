@@ -112,11 +112,24 @@ impl TaxChoice {
         jurisdiction
             .matching(method)
             .map_err(|refused| AppError::invalid_params(format!("method: {refused}")))?;
+        let currency = currency
+            .or(stored_currency)
+            .unwrap_or(jurisdiction.currency());
+        // Germany's Freigrenze (EStG §23 Abs. 3 S. 5: 1,000 EUR from 2024)
+        // is compared with the year's gain in euros; a gain converted to
+        // another currency would be compared with 1,000 of that currency,
+        // so `de` is assessed in EUR only. (The other jurisdictions' summaries
+        // hold no fixed amount: no UK annual exempt amount is applied.)
+        if jurisdiction == Jurisdiction::De && currency != Currency::Eur {
+            return Err(AppError::invalid_params(format!(
+                "currency: de is assessed in EUR only, not {}: the Freigrenze of EStG §23 \
+                 Abs. 3 S. 5 (1,000 EUR from 2024) is in euros",
+                currency.code()
+            )));
+        }
         Ok(Some(Self {
             jurisdiction,
-            currency: currency
-                .or(stored_currency)
-                .unwrap_or(jurisdiction.currency()),
+            currency,
             tax_year,
             method,
             unlabelled,
@@ -264,10 +277,15 @@ pub fn wallet_events(
             let Some(operation_type) = OperationType::parse(&leg.operation_type) else {
                 continue;
             };
+            // A leg with no block time has no date for a tax year, a
+            // holding period or a rate: left out, listed in `undated`.
+            let Some(block_time) = leg.block_time else {
+                continue;
+            };
             inputs.push(LegInput {
                 signature: leg.signature.clone(),
                 index: leg.index,
-                block_time: leg.block_time.unwrap_or(0),
+                block_time,
                 operation_type,
                 mint: leg.mint.clone(),
                 amount: leg.amount,
@@ -466,12 +484,39 @@ pub struct TaxSection {
     pub unlabelled: Vec<UnlabelledView>,
     /// What is held at the end, by holder.
     pub holdings: Vec<HoldingView>,
+    /// Legs with no block time, left out of this section (no date for a
+    /// tax year, a holding period or a rate).
+    pub undated: UndatedView,
     /// `get_positions` for a signed-in account: the account's other wallets
     /// (watched, or labelled own_wallet, and scanned) read into these books,
     /// so a transfer with one of them is a move. The rows, holdings and
     /// years are then this wallet's part; absent when none was read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_wallets: Vec<String>,
+}
+
+/// The legs a tax section leaves out for want of a block time.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct UndatedView {
+    pub count: u64,
+    /// Their transactions' signatures, each once, in the order read.
+    pub signatures: Vec<String>,
+}
+
+impl UndatedView {
+    /// The legs of `wallets` with no block time.
+    pub fn of(wallets: &[WalletLegs<'_>]) -> Self {
+        let mut out = Self::default();
+        for leg in wallets.iter().flat_map(|w| w.legs) {
+            if leg.block_time.is_none() {
+                out.count += 1;
+                if !out.signatures.contains(&leg.signature) {
+                    out.signatures.push(leg.signature.clone());
+                }
+            }
+        }
+        out
+    }
 }
 
 /// One realized row.
@@ -686,6 +731,7 @@ impl TaxSection {
             transfers,
             unlabelled,
             holdings,
+            undated: UndatedView::default(),
             other_wallets: Vec::new(),
         }
     }

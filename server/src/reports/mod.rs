@@ -468,6 +468,12 @@ pub async fn render(reads: &Reads<'_>, spec: &Spec) -> Result<ReportFile, AppErr
     })
 }
 
+/// A wallet's legs to a tax year's replay horizon, with their USD values.
+type LongerLegs = (
+    Vec<crate::analytics::Leg>,
+    Vec<Option<rust_decimal::Decimal>>,
+);
+
 /// The tax section of `spec` over `books`, when asked for.
 async fn tax_section(
     reads: &Reads<'_>,
@@ -477,12 +483,59 @@ async fn tax_section(
     let Some(choice) = &spec.tax else {
         return Ok(None);
     };
+    // One tax year is replayed to 30 days past its end even when the
+    // report's `to` is earlier: a buy-back in those days changes the year's
+    // matching (UK bed and breakfast, TCGA 1992 s.106A(5), CG51560 and
+    // CRYPTO22255; Canada's superficial loss, ITA s.54). Only that year's
+    // disposals are listed. The later legs are valued as the book's own.
+    let horizon = choice
+        .tax_year
+        .and_then(|y| choice.jurisdiction.last_day(y))
+        // 30 days, plus two for any zone's offset from UTC: a leg a day or
+        // two beyond changes nothing, the core dates the 30 days itself.
+        .and_then(|d| d.checked_add_days(chrono::Days::new(32)))
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|d| d.and_utc().timestamp());
+    let mut extended: Vec<Option<LongerLegs>> = Vec::with_capacity(books.len());
+    for (book, wallet) in books.iter().zip(&spec.wallets) {
+        let Some(horizon) = horizon.filter(|h| book.range.to.is_some_and(|to| to < *h)) else {
+            extended.push(None);
+            continue;
+        };
+        let all = crate::analytics::scanned_legs(reads, wallet).await?;
+        let legs: Vec<crate::analytics::Leg> = all
+            .iter()
+            .filter(|l| book::time_of(l) <= horizon)
+            .filter(|l| {
+                !(spec.exclude_spam
+                    && l.operation_type == crate::ledger::OperationType::AirdropSpam.as_str())
+            })
+            .cloned()
+            .collect();
+        let values = legs
+            .iter()
+            .map(|l| {
+                book.valuer
+                    .value(&l.mint, l.amount, l.decimals, l.block_time)
+                    .map(|v| v.abs())
+            })
+            .collect();
+        extended.push(Some((legs, values)));
+    }
     let wallets: Vec<tax::WalletLegs<'_>> = books
         .iter()
-        .map(|b| tax::WalletLegs {
-            wallet: &b.address,
-            legs: &b.legs,
-            values: &b.values,
+        .zip(&extended)
+        .map(|(b, longer)| match longer {
+            Some((legs, values)) => tax::WalletLegs {
+                wallet: &b.address,
+                legs,
+                values,
+            },
+            None => tax::WalletLegs {
+                wallet: &b.address,
+                legs: &b.legs,
+                values: &b.values,
+            },
         })
         .collect();
     let events = tax::events_for(
@@ -492,8 +545,9 @@ async fn tax_section(
         spec.exclude_spam,
     )
     .await?;
-    let section =
+    let mut section =
         tax::section(reads.store(), reads.prices, reads.now_ms(), &events, choice).await?;
+    section.undated = tax::UndatedView::of(&wallets);
     Ok(Some(section))
 }
 

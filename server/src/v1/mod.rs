@@ -1057,6 +1057,6 @@ mod tests {
             .collect();
         assert!(paths.contains(&routes::LEDGER.path), "{paths:?}");
         assert!(!paths.contains(&routes::OPENAPI.path), "{paths:?}");
-        assert_eq!(paths.len(), 22, "{paths:?}");
+        assert_eq!(paths.len(), 23, "{paths:?}");
     }
 }

@@ -60,7 +60,8 @@ fn sol_close(day: i64) -> &'static str {
     }
 }
 
-/// A transaction: signature, time, legs (operation, lamports, counterparty).
+/// A transaction: signature, time (0: none recorded), legs (operation,
+/// lamports, counterparty).
 type Tx<'a> = (&'a str, i64, Vec<(OperationType, i128, Option<&'a str>)>);
 
 /// Record a completed scan of `wallet` holding `txs` (SOL legs only).
@@ -106,7 +107,7 @@ async fn seed(app: &TestApp, wallet: &str, txs: Vec<Tx<'_>>) {
                 .map(|(index, (op, amount, other))| Leg {
                     signature: sig.to_owned(),
                     slot,
-                    block_time: Some(t),
+                    block_time: (t != 0).then_some(t),
                     index: index as u32,
                     operation_type: op,
                     mint: "sol".to_owned(),
@@ -138,7 +139,7 @@ async fn seed(app: &TestApp, wallet: &str, txs: Vec<Tx<'_>>) {
             |(signature, slot, t, legs)| server::store::TransactionLegs {
                 signature,
                 slot: *slot,
-                block_time: Some(*t),
+                block_time: (*t != 0).then_some(*t),
                 failed: false,
                 legs,
             },
@@ -775,6 +776,15 @@ async fn unknown_jurisdictions_currencies_and_tax_years_are_refused_naming_the_a
             json!({"jurisdiction":"uk","format":"csv"}),
             "json format only",
         ),
+        // The Freigrenze is 1,000 EUR (EStG §23 Abs. 3 S. 5): 10 SOL bought
+        // for 1,250 USD at 1.25 (1,000 EUR), sold for 2,316 USD at 1.20
+        // (1,930 EUR) gain 930 EUR, under the limit, tax-free; in USD the
+        // same gain is 1,066 and would wrongly reach "1,000": refused.
+        (
+            json!({"jurisdiction":"de","currency":"USD"}),
+            "Freigrenze of EStG §23 Abs. 3 S. 5",
+        ),
+        (json!({"jurisdiction":"de","currency":"GBP"}), "in euros"),
     ] {
         let mut full = json!({"wallets":[A],"format":"json"});
         for (k, v) in args.as_object().unwrap() {
@@ -1036,6 +1046,113 @@ async fn a_send_to_a_watched_wallet_outside_the_report_is_no_disposal() {
         .filter(|h| h["holder"] == "exchange")
         .collect();
     assert_eq!(dec(&away[0]["cost"]), d("400"), "{tax}");
+}
+
+#[tokio::test]
+async fn a_uk_tax_year_matches_a_buy_back_in_the_30_days_after_the_reports_end() {
+    use OperationType::*;
+    // 30 April 2024 (1 May is a TARGET holiday): 1 EUR = 1.25 USD =
+    // 1.25 GBP, so 1 USD = 1 GBP. 1 April 2025: 1 EUR = 1.00 USD = 1.50
+    // GBP, so 1 USD = 1.5 GBP. 10 April 2025: 1 EUR = 1.00 USD = 1.20 GBP,
+    // so 1 USD = 1.2 GBP.
+    let (app, _prices, _ecb) = app_with(vec![
+        day("2024-04-30", "1.2500", "1.25000"),
+        day("2025-04-01", "1.0000", "1.50000"),
+        day("2025-04-10", "1.0000", "1.20000"),
+    ])
+    .await;
+    // 10 SOL bought 1 May 2024 at 100 (1,000 USD = 1,000 GBP); 5 sold
+    // 1 April 2025 at 200 (1,000 USD = 1,500 GBP); 5 bought back
+    // 10 April 2025 at 200 (1,000 USD = 1,200 GBP), after the tax year's
+    // end (5 April) and the report's `to`.
+    seed(
+        &app,
+        A,
+        vec![
+            (
+                "k1",
+                noon("2024-05-01"),
+                vec![(TransferIn, 10 * SOL, Some(STRANGER))],
+            ),
+            (
+                "k2",
+                noon("2025-04-01"),
+                vec![(TransferOut, -5 * SOL, Some(STRANGER))],
+            ),
+            (
+                "k3",
+                noon("2025-04-10"),
+                vec![(TransferIn, 5 * SOL, Some(STRANGER))],
+            ),
+        ],
+    )
+    .await;
+    let tax = ok(&call(
+        &app,
+        "get_report",
+        json!({"wallets":[A],"format":"json","jurisdiction":"uk","tax_year":"2024-25",
+               "to":"2025-04-05"}),
+        None,
+    )
+    .await)["tax"]
+        .clone();
+    // The 5 bought within 30 days after the sale are matched first (TCGA
+    // 1992 s.106A(5), CG51560, CRYPTO22255): proceeds 1,500 GBP, cost
+    // 1,200 GBP, gain 300 GBP. (Stopping at `to`, the pool's 1,000 x 5/10
+    // = 500 GBP would be matched: a gain of 1,000 GBP.)
+    let rows = tax["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{tax}");
+    assert_eq!(rows[0]["rule"], "bed_and_breakfast");
+    assert_eq!(dec(&rows[0]["proceeds"]), d("1500"));
+    assert_eq!(dec(&rows[0]["cost"]), d("1200"));
+    assert_eq!(dec(&rows[0]["gain"]), d("300"));
+    let years = tax["years"].as_array().unwrap();
+    assert_eq!(years.len(), 1, "{tax}");
+    assert_eq!(dec(&years[0]["gains"]), d("300"));
+}
+
+#[tokio::test]
+async fn a_leg_with_no_block_time_is_left_out_of_the_tax_section_and_listed() {
+    use OperationType::*;
+    let (app, _prices, _ecb) = app_with(Vec::new()).await;
+    // The UK wallet's 10 SOL in on 1 May 2024 (at 100) and 4 out on 1 July
+    // (at 150), and 1 SOL in with no block time recorded.
+    seed(
+        &app,
+        A,
+        vec![
+            ("x0", 0, vec![(TransferIn, SOL, Some(STRANGER))]),
+            (
+                "u1",
+                noon("2024-05-01"),
+                vec![(TransferIn, 10 * SOL, Some(STRANGER))],
+            ),
+            (
+                "u2",
+                noon("2024-07-01"),
+                vec![(TransferOut, -4 * SOL, Some(STRANGER))],
+            ),
+        ],
+    )
+    .await;
+    let tax = ok(&call(
+        &app,
+        "get_report",
+        json!({"wallets":[A],"format":"json","jurisdiction":"us"}),
+        None,
+    )
+    .await)["tax"]
+        .clone();
+    assert_eq!(tax["undated"]["count"], 1, "{tax}");
+    assert_eq!(tax["undated"]["signatures"], json!(["x0"]));
+    // No 1970 lot first in FIFO: the 4 sold come from 1 May's lot, cost
+    // 4 x 100 = 400 USD, proceeds 4 x 150 = 600, gain 200; 6 SOL held.
+    let rows = tax["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{tax}");
+    assert_eq!(rows[0]["acquired"], "2024-05-01T12:00:00Z");
+    assert_eq!(dec(&rows[0]["quantity"]), d("4"));
+    assert_eq!(dec(&rows[0]["gain"]), d("200"));
+    assert_eq!(dec(&tax["holdings"][0]["quantity"]), d("6"));
 }
 
 #[tokio::test]

@@ -124,6 +124,20 @@ impl Jurisdiction {
         }
     }
 
+    /// The last civil day of tax year `year` (the sources as at
+    /// [`Self::tax_year_in`]): 31 December, 5 April in the UK, 30 June in
+    /// Australia. A replay for one tax year runs 30 days past it, for the
+    /// UK's bed-and-breakfast rule (TCGA 1992 s.106A(5), CG51560,
+    /// CRYPTO22255) and Canada's superficial loss (ITA s.54, 30 days after).
+    pub fn last_day(self, year: TaxYear) -> Option<chrono::NaiveDate> {
+        let (y, m, d) = match self {
+            Jurisdiction::Uk if year.split => (year.start + 1, 4, 5),
+            Jurisdiction::Au if year.split => (year.start + 1, 6, 30),
+            _ => (year.start, 12, 31),
+        };
+        chrono::NaiveDate::from_ymd_opt(y, m, d)
+    }
+
     /// The method used when none is chosen.
     pub fn default_matching(self) -> Matching {
         match self {

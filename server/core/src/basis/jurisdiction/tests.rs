@@ -190,6 +190,16 @@ fn tax_years_follow_each_jurisdiction_in_its_civil_time() {
     assert_eq!(year(Jurisdiction::Ca, "2025-01-01T04:59:59Z"), "2024");
     assert_eq!(year(Jurisdiction::Us, "2024-12-31T23:59:59Z"), "2024");
     assert_eq!(TaxYear::split(1999).to_string(), "1999-00");
+    // The last day of each year: the UK's 2024-25 ends on 5 April 2025
+    // (ITA 2007 s.4), Australia's on 30 June 2025, the calendar years on
+    // 31 December.
+    let last = |j: Jurisdiction, y: TaxYear| j.last_day(y).unwrap().to_string();
+    assert_eq!(last(Jurisdiction::Uk, TaxYear::split(2024)), "2025-04-05");
+    assert_eq!(last(Jurisdiction::Au, TaxYear::split(2024)), "2025-06-30");
+    assert_eq!(
+        last(Jurisdiction::Ca, TaxYear::calendar(2024)),
+        "2024-12-31"
+    );
 }
 
 // ---- UK: HMRC Cryptoassets Manual pooling examples ------------------------
@@ -1298,6 +1308,11 @@ fn us_stake_across_2025_keeps_the_staked_lots() {
             )],
             "{method}"
         );
+        // Acquired 1 March 2024, sold 1 March 2025: exactly one year, not
+        // more than one year, so short term (26 USC §1222(3); IRS Pub. 544:
+        // the period starts the day after acquisition and includes the day
+        // of sale, so the sale had to be on 2 March 2025 or later).
+        assert_eq!(a.rows[0].row.term, Some(Term::Short), "{method}");
         assert!(a.holdings.is_empty(), "{method}: {:?}", a.holdings);
         assert!(a.unallocated.is_empty(), "{method}");
     }
