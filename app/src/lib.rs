@@ -21,6 +21,7 @@ pub mod frame;
 mod pages;
 pub mod report;
 pub mod research;
+pub mod scan;
 pub mod scopes;
 pub mod snippets;
 pub mod views;
@@ -118,6 +119,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/authorize") view=account::ConsentPage ssr=SsrMode::Async/>
                     <Route path=path!("/credits") view=research::CreditsView ssr=SsrMode::Async/>
                     <Route path=path!("/wallets/:address/graph") view=research::GraphView ssr=SsrMode::Async/>
+                    <Route path=path!("/wallets/:address/scan") view=scan::ScanOfferPage ssr=SsrMode::Async/>
+                    <Route path=path!("/scans/:job") view=scan::ScanProgressPage ssr=SsrMode::Async/>
                     <Route path=path!("/wallets/:address") view=report::WalletReportPage ssr=SsrMode::Async/>
                 </Routes>
             </main>

@@ -761,8 +761,9 @@ async fn a_never_scanned_wallet_says_so_and_offers_no_downloads() {
     let html = page.text().await.unwrap();
     assert!(html.contains("id=\"not-scanned\""), "{html}");
     assert!(
-        html.contains("Once a scan of this wallet has finished"),
-        "{html}"
+        html.contains("This wallet has not been scanned yet")
+            && html.contains(&format!("href=\"/wallets/{other}/scan\"")),
+        "says what to do, in words, with the way to do it: {html}"
     );
     assert!(
         !html.contains("/report?format="),
