@@ -928,3 +928,58 @@ async fn the_portal_report_view_shares_and_revokes_behind_the_csrf_token() {
         .await;
     assert_eq!(other.status(), StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn the_report_view_s_tax_form_feeds_a_range_and_method_to_the_download() {
+    use crate::portal::{Browser, sign_in};
+    let (app, _clock, _s, _p) = scanned(|_| {}).await;
+    let mut browser = Browser::new();
+    let account = sign_in(&mut browser, &app).await;
+    let wallet = server::solana::WalletAddress::parse(WALLET).unwrap();
+    server::accounts::watchlist::add_wallet(app.state.store(), NOW_MS, &account, wallet, "main")
+        .await
+        .unwrap();
+    let html = browser
+        .get(&app.url(&format!("/wallets/{WALLET}")))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        html.contains(&format!(
+            "<form method=\"get\" action=\"/wallets/{WALLET}/report\" id=\"tax-download\""
+        )),
+        "{html}"
+    );
+    for field in [
+        "name=\"from\"",
+        "name=\"to\"",
+        "name=\"method\"",
+        "name=\"format\"",
+    ] {
+        assert!(html.contains(field), "{field}");
+    }
+    for method in ["fifo", "lifo", "hifo", "average"] {
+        assert!(html.contains(&format!("value=\"{method}\"")), "{method}");
+    }
+    // What the form sends with the dates left empty, and with a tax year.
+    for query in [
+        "from=&to=&method=lifo&format=json",
+        "from=2021-01-01&to=2021-12-31&method=hifo&format=csv",
+    ] {
+        let answer = browser
+            .get(&app.url(&format!("/wallets/{WALLET}/report?{query}")))
+            .await;
+        assert_eq!(answer.status(), StatusCode::OK, "{query}");
+    }
+    let json: Value = browser
+        .get(&app.url(&format!(
+            "/wallets/{WALLET}/report?from=&to=&method=average&format=json"
+        )))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(json["meta"]["method"], "average", "{json}");
+    app.stop().await;
+}
