@@ -86,13 +86,13 @@ pub fn WalletReportPage() -> impl IntoView {
                             <label for="tax-method">"Cost-basis method"</label>
                             <select id="tax-method" name="method">
                                 {METHODS.iter().map(|(method, name)| view! {
-                                    <option value=*method selected=(*method == "fifo")>{*name}</option>
+                                    <option value=*method selected={*method == "fifo"}>{*name}</option>
                                 }).collect_view()}
                             </select>
                             <label for="tax-format">"Format"</label>
                             <select id="tax-format" name="format">
                                 {FORMATS.iter().map(|(format, name)| view! {
-                                    <option value=*format selected=(*format == "pdf")>{*name}</option>
+                                    <option value=*format selected={*format == "pdf"}>{*name}</option>
                                 }).collect_view()}
                             </select>
                             <button type="submit" class="primary">"Download"</button>
