@@ -443,6 +443,8 @@ pub fn WalletsPage() -> impl IntoView {
                                             <dt>"Ledger"</dt><dd>{w.ledger_legs}" legs"</dd>
                                             <dt>"Added"</dt><dd>{w.added.clone()}</dd>
                                         </dl>
+                                        <p class="scan"><a href=format!("/wallets/{}/scan", w.address) rel="external" class="button primary scan-now">{format!("Scan {name} now")}</a>
+                                            " (see its price first)"</p>
                                         <p class="reads"><a href=format!("/wallets/{}", w.address) rel="external" class="report-link">"Report, downloads and share links"</a></p>
                                         <p class="reads">"Read it: "
                                             <a href=format!("/v1/wallets/{}/ledger", w.address)>"ledger"</a>" · "

@@ -62,6 +62,10 @@ pub enum PortalPage {
     Graph(GraphPage),
     /// The report view of one watched wallet (`/wallets/{address}`).
     Report(ReportView),
+    /// What a scan of a watched wallet costs, asked before it starts.
+    ScanOffer(crate::scan::ScanOffer),
+    /// A scan's progress (`/scans/{job_id}`).
+    ScanProgress(crate::scan::ScanProgress),
     /// A form was refused (CSRF); nothing changed.
     Refused(String),
     /// A destructive action, asked about before it is done.

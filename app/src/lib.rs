@@ -21,6 +21,7 @@ pub mod frame;
 mod pages;
 pub mod report;
 pub mod research;
+pub mod scan;
 pub mod scopes;
 pub mod snippets;
 pub mod views;
@@ -38,7 +39,7 @@ pub use frame::Portal;
 
 /// The portal's account pages, which the server renders itself (their
 /// forms POST to the same paths); its route list leaves them out.
-pub const ACCOUNT_PATHS: [&str; 12] = [
+pub const ACCOUNT_PATHS: [&str; 14] = [
     "/signin",
     "/keys",
     "/keys/revoke",
@@ -50,6 +51,8 @@ pub const ACCOUNT_PATHS: [&str; 12] = [
     "/authorize",
     "/credits",
     "/wallets/{address}/graph",
+    "/wallets/{address}/scan",
+    "/scans/{job_id}",
     "/wallets/{address}",
 ];
 
@@ -118,6 +121,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/authorize") view=account::ConsentPage ssr=SsrMode::Async/>
                     <Route path=path!("/credits") view=research::CreditsView ssr=SsrMode::Async/>
                     <Route path=path!("/wallets/:address/graph") view=research::GraphView ssr=SsrMode::Async/>
+                    <Route path=path!("/wallets/:address/scan") view=scan::ScanOfferPage ssr=SsrMode::Async/>
+                    <Route path=path!("/scans/:job_id") view=scan::ScanProgressPage ssr=SsrMode::Async/>
                     <Route path=path!("/wallets/:address") view=report::WalletReportPage ssr=SsrMode::Async/>
                 </Routes>
             </main>

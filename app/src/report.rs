@@ -26,6 +26,15 @@ pub const FORMATS: [(&str, &str); 7] = [
     ("pdf", "PDF"),
 ];
 
+/// The cost-basis methods the download form offers (`?method=`), the
+/// ones `get_report` serves.
+pub const METHODS: [(&str, &str); 4] = [
+    ("fifo", "FIFO (first in, first out)"),
+    ("lifo", "LIFO (last in, first out)"),
+    ("hifo", "HIFO (highest cost first out)"),
+    ("average", "Average cost"),
+];
+
 #[component]
 pub fn WalletReportPage() -> impl IntoView {
     with_portal(|portal| {
@@ -63,6 +72,31 @@ pub fn WalletReportPage() -> impl IntoView {
                                 }).collect_view()}
                             </ul>
                         </details>
+                        // The tax-ready download: a tax year (or any range)
+                        // and the cost-basis method feed the same endpoint
+                        // as the links above; a plain GET form, so it works
+                        // with JavaScript off.
+                        <form method="get" action=format!("/wallets/{address}/report") class="stack" id="tax-download">
+                            <h3>"For a tax year"</h3>
+                            <p class="meta">"Pick the dates of the tax year (1 Jan to 31 Dec in the US, 6 Apr to 5 Apr in the UK) or any range; leave both empty for the whole history. Form 8949 covers one calendar year."</p>
+                            <label for="tax-from">"From"</label>
+                            <input type="date" id="tax-from" name="from"/>
+                            <label for="tax-to">"To (inclusive)"</label>
+                            <input type="date" id="tax-to" name="to"/>
+                            <label for="tax-method">"Cost-basis method"</label>
+                            <select id="tax-method" name="method">
+                                {METHODS.iter().map(|(method, name)| view! {
+                                    <option value=*method selected={*method == "fifo"}>{*name}</option>
+                                }).collect_view()}
+                            </select>
+                            <label for="tax-format">"Format"</label>
+                            <select id="tax-format" name="format">
+                                {FORMATS.iter().map(|(format, name)| view! {
+                                    <option value=*format selected={*format == "pdf"}>{*name}</option>
+                                }).collect_view()}
+                            </select>
+                            <button type="submit" class="primary">"Download"</button>
+                        </form>
                     </section>
                 })}
                 <section id="share-links" aria-labelledby="share-heading">

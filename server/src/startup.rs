@@ -505,6 +505,12 @@ fn portal_router(
             "/wallets/remove",
             get(portal::pages::confirm_remove_wallet).post(portal::pages::remove_wallet),
         )
+        .route(
+            "/wallets/{address}/scan",
+            get(portal::scan::offer_page).post(portal::scan::start),
+        )
+        .route("/scans/{job_id}", get(portal::scan::progress_page))
+        .route("/scans/{job_id}/progress", get(portal::scan::progress_json))
         .route("/wallets/{address}/report", get(portal::reports::download))
         .route("/wallets/{address}", get(portal::report::page))
         .route("/wallets/{address}/share", post(portal::report::create))

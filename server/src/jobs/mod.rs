@@ -282,6 +282,94 @@ pub async fn start_scan(
     }
 }
 
+/// The scan a signed-in account starts from the portal (`Scan now` on
+/// `/wallets`), on a quote [`payments::quote`] made for the page. The
+/// portal takes no x402 payment (a browser form cannot sign one), so it
+/// starts only what is free: every scan when payments are off. With
+/// payments on it answers `payment_required` and the page says the price
+/// and how to pay with `scan_wallet`. The job carries the account, so
+/// [`job_of_account`] reads it back for the progress page.
+pub async fn start_portal_scan(
+    pw: &Paywall<'_>,
+    account: &AccountId,
+    quote_id: &str,
+) -> Result<JobView, AppError> {
+    let quote = pw.store.quote(quote_id.trim()).await?.ok_or_else(|| {
+        AppError::new(
+            Code::QuoteNotFound,
+            "this price is no longer known; ask again",
+        )
+    })?;
+    let now = pw.now_ms();
+    if quote.expires_at <= now {
+        return Err(AppError::new(
+            Code::QuoteExpired,
+            "the price shown expired (a price holds fifteen minutes); ask again",
+        ));
+    }
+    let scope = match Scope::parse(&quote.scope) {
+        Some(scope) if scope.is_scan() => scope,
+        _ => {
+            return Err(AppError::new(
+                Code::WrongQuote,
+                "this price is not a scan's; ask again",
+            ));
+        }
+    };
+    if pw.mode != PaymentsMode::Off {
+        return Err(AppError::new(
+            Code::PaymentRequired,
+            "this scan is paid: the portal takes no payment yet, so pay with scan_wallet \
+             (x402) from an MCP client or POST /v1/scans",
+        ));
+    }
+    if let Some(job) = pw.store.running_job_for(&quote.address).await? {
+        return Err(already_running(&job));
+    }
+    let stop_at = match scope {
+        Scope::Incremental => pw.store.newest_known_signature(&quote.address).await?,
+        _ => None,
+    };
+    let id = ids::new_id("job_", now);
+    match pw
+        .store
+        .create_scan_job(&NewScanJob {
+            id: &id,
+            address: &quote.address,
+            scope: &quote.scope,
+            quote_id: &quote.id,
+            stop_at: stop_at.as_deref(),
+            account_id: Some(account.as_str()),
+            now,
+        })
+        .await?
+    {
+        Created::Job(job) => {
+            tracing::info!(job = %job.id, address = %job.address, scope = %job.scope, "portal scan queued");
+            view(pw, job).await
+        }
+        Created::AlreadyRunning(job) => Err(already_running(&job)),
+    }
+}
+
+/// A job as its own account reads it in the portal: `not_found` for any
+/// other job (an id alone reads nothing there, payments off or not).
+pub async fn job_of_account(
+    pw: &Paywall<'_>,
+    account: &AccountId,
+    job_id: &str,
+) -> Result<JobView, AppError> {
+    let not_found = || AppError::not_found("no such scan");
+    if !ids::is_id("job_", job_id.trim()) {
+        return Err(not_found());
+    }
+    let job = pw.store.job(job_id.trim()).await?.ok_or_else(not_found)?;
+    if job.account_id.as_deref() != Some(account.as_str()) {
+        return Err(not_found());
+    }
+    view(pw, job).await
+}
+
 fn already_running(job: &JobRecord) -> AppError {
     AppError::new(
         Code::JobAlreadyRunning,

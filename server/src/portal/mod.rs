@@ -17,6 +17,7 @@ pub mod pages;
 pub mod report;
 pub mod reports;
 pub mod research;
+pub mod scan;
 pub mod sessions;
 pub mod signin;
 

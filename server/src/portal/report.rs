@@ -104,10 +104,11 @@ async fn view_response(
         // Nothing scanned yet: say so in words, and offer no downloads.
         Err(err) if err.code() == crate::error::Code::NotFound => (
             format!(
-                "<p class=\"empty\" id=\"not-scanned\">{} Once a scan of this wallet has \
-                 finished, its value, positions and transactions show here, with downloads \
-                 of the report.</p>",
-                share::html::esc(err.message())
+                "<p class=\"empty\" id=\"not-scanned\">This wallet has not been scanned \
+                 yet, so there is nothing to report. Scan it: its value, positions and \
+                 transactions show here once the scan has finished, with downloads of the \
+                 report.</p><p><a class=\"button primary\" id=\"scan-now\" rel=\"external\" \
+                 href=\"/wallets/{wallet}/scan\">Scan now</a> (you see its price first)</p>"
             ),
             false,
         ),

@@ -1395,3 +1395,232 @@ async fn removing_a_wallet_not_on_the_list_says_not_found_and_changes_nothing() 
     assert_eq!(tokens(&app, &alices).await, 1);
     app.stop().await;
 }
+
+// ---- The scan flow -----------------------------------------------------
+
+/// The scans suite's app (the RPC stand-in serving the recorded wallet),
+/// the worker in process when `worker`.
+async fn scan_app(worker: bool) -> (TestApp, crate::standin::StandIn) {
+    use crate::scans::{WALLET, shared};
+    let stand_in = crate::standin::start(shared(0, std::time::Duration::ZERO)).await;
+    let url = stand_in.url.clone();
+    let app = spawn_with(Options {
+        configure: Box::new(move |c| {
+            relaxed_limits(c);
+            c.solana.rpc_url = url;
+            c.solana.retry_base_ms = 1;
+            c.solana.batch_size = 4;
+            c.worker.in_process = worker;
+            c.worker.poll_ms = 20;
+        }),
+        ..Options::default()
+    })
+    .await;
+    let _ = WALLET;
+    (app, stand_in)
+}
+
+/// Sign in, watch the recorded wallet, open its offer page and press
+/// "Start the scan": the 303's target.
+async fn scan_from_the_portal(app: &TestApp, browser: &mut Browser) -> (AccountId, String) {
+    use crate::scans::WALLET;
+    let account = sign_in(browser, app).await;
+    let wallet = server::solana::WalletAddress::parse(WALLET).unwrap();
+    accounts::watchlist::add_wallet(app.state.store(), now_ms(), &account, wallet, "main")
+        .await
+        .unwrap();
+    let list = browser
+        .get(&app.url("/wallets"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        list.contains(&format!("href=\"/wallets/{WALLET}/scan\"")),
+        "Scan now on the watched wallet: {list}"
+    );
+    let offer = browser
+        .get(&app.url(&format!("/wallets/{WALLET}/scan")))
+        .await;
+    assert_eq!(offer.status(), StatusCode::OK);
+    let offer = offer.text().await.unwrap();
+    assert!(
+        offer.contains("Free: payments are off on this service."),
+        "the price, from the quote: {offer}"
+    );
+    assert!(offer.contains("A full scan of the wallet"), "{offer}");
+    let at = offer
+        .find("name=\"quote_id\" value=\"")
+        .expect("the quote in the form")
+        + "name=\"quote_id\" value=\"".len();
+    let quote_id = offer[at..at + offer[at..].find('"').unwrap()].to_owned();
+    assert!(quote_id.starts_with("q_"), "{quote_id}");
+    let csrf = hidden_csrf_of(&offer);
+    let started = browser
+        .post_form(
+            &app.url(&format!("/wallets/{WALLET}/scan")),
+            &[("csrf", &csrf), ("quote_id", &quote_id)],
+        )
+        .await;
+    assert_eq!(started.status(), StatusCode::SEE_OTHER, "PRG");
+    let location = started.headers()[header::LOCATION]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(location.starts_with("/scans/job_"), "{location}");
+    (account, location)
+}
+
+#[tokio::test]
+async fn scan_now_starts_a_scan_whose_progress_page_follows_it_to_the_report() {
+    let (app, _stand_in) = scan_app(true).await;
+    let mut browser = Browser::new();
+    let (_, progress) = scan_from_the_portal(&app, &mut browser).await;
+    let page = browser.get(&app.url(&progress)).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let html = page.text().await.unwrap();
+    assert!(html.contains("id=\"scan-bar\""), "{html}");
+    // Poll the JSON twin the script reads until the job ends.
+    let mut last = Value::Null;
+    for _ in 0..400 {
+        let answer = browser.get(&app.url(&format!("{progress}/progress"))).await;
+        assert_eq!(answer.status(), StatusCode::OK);
+        last = answer.json().await.unwrap();
+        if last["state"] != "running" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert_eq!(last["state"], "done", "{last}");
+    // The recorded wallet's own history: every listed signature read.
+    let listed = crate::scans::fixtures().len() as i64;
+    assert_eq!(last["done"], listed, "{last}");
+    assert_eq!(last["total"], listed, "{last}");
+    let html = browser.get(&app.url(&progress)).await.text().await.unwrap();
+    let html = crate::pages::unescape(&html);
+    assert!(
+        html.contains(&format!("Done: {listed} transactions read")),
+        "{html}"
+    );
+    assert!(html.contains("id=\"scan-report\""), "{html}");
+    assert!(
+        !html.contains("http-equiv=\"refresh\""),
+        "an ended scan stops reloading"
+    );
+    assert!(!html.contains("/scan.js"), "{html}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_running_scan_refreshes_without_javascript_and_a_failed_one_says_why_with_a_retry() {
+    let (app, _stand_in) = scan_app(false).await;
+    let mut browser = Browser::new();
+    let (_, progress) = scan_from_the_portal(&app, &mut browser).await;
+    let html = browser.get(&app.url(&progress)).await.text().await.unwrap();
+    assert!(
+        html.contains("<noscript><meta http-equiv=\"refresh\" content=\"5\"/></noscript>")
+            || html.contains("<noscript><meta http-equiv=\"refresh\" content=\"5\"></noscript>"),
+        "{html}"
+    );
+    assert!(html.contains("<script src=\"/scan.js\" defer"), "{html}");
+    assert!(
+        crate::pages::unescape(&html).contains("Waiting for a worker to start the scan."),
+        "{html}"
+    );
+    // Reloading the progress page starts nothing more (PRG).
+    let again = browser.get(&app.url(&progress)).await;
+    assert_eq!(again.status(), StatusCode::OK);
+    let job_id = progress.trim_start_matches("/scans/");
+    let store = app.state.store();
+    let claimed = store
+        .claim_job("test", now_ms(), 60_000)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(claimed.id, job_id, "the one job the form started");
+    assert!(
+        store
+            .claim_job("test", now_ms(), 60_000)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let reason = "the Solana RPC endpoint failed; the scan can be run again";
+    assert!(
+        store
+            .finish_job(job_id, "test", "failed", Some(reason), now_ms())
+            .await
+            .unwrap()
+    );
+    let html = browser.get(&app.url(&progress)).await.text().await.unwrap();
+    let html = crate::pages::unescape(&html);
+    assert!(html.contains(&format!("Why: {reason}.")), "{html}");
+    assert!(
+        html.contains(&format!(
+            "action=\"/wallets/{}/scan\"",
+            crate::scans::WALLET
+        )) && html.contains(">Retry</button>"),
+        "{html}"
+    );
+    assert!(!html.contains("http-equiv=\"refresh\""), "{html}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn another_accounts_scan_and_a_signed_out_script_read_nothing() {
+    let (app, _stand_in) = scan_app(false).await;
+    let mut owner = Browser::new();
+    let (_, progress) = scan_from_the_portal(&app, &mut owner).await;
+    let mut other = Browser::new();
+    sign_in(&mut other, &app).await;
+    let page = other.get(&app.url(&progress)).await;
+    assert_eq!(page.status(), StatusCode::NOT_FOUND);
+    let json = other.get(&app.url(&format!("{progress}/progress"))).await;
+    assert_eq!(json.status(), StatusCode::NOT_FOUND);
+    let mut nobody = Browser::new();
+    let json = nobody.get(&app.url(&format!("{progress}/progress"))).await;
+    assert_eq!(json.status(), StatusCode::UNAUTHORIZED);
+    let page = nobody.get(&app.url(&progress)).await;
+    assert_eq!(page.status(), StatusCode::SEE_OTHER, "to sign-in first");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn with_payments_on_the_offer_names_the_price_and_how_to_pay_and_starts_nothing() {
+    use crate::scans::WALLET;
+    let stand_in = crate::standin::start(crate::scans::shared(0, std::time::Duration::ZERO)).await;
+    let url = stand_in.url.clone();
+    let app = spawn_with(Options {
+        configure: Box::new(move |c| {
+            relaxed_limits(c);
+            c.solana.rpc_url = url;
+            c.payments = server::config::PaymentsMode::X402;
+        }),
+        ..Options::default()
+    })
+    .await;
+    let mut browser = Browser::new();
+    let account = sign_in(&mut browser, &app).await;
+    let wallet = server::solana::WalletAddress::parse(WALLET).unwrap();
+    accounts::watchlist::add_wallet(app.state.store(), now_ms(), &account, wallet, "")
+        .await
+        .unwrap();
+    let offer = browser
+        .get(&app.url(&format!("/wallets/{WALLET}/scan")))
+        .await
+        .text()
+        .await
+        .unwrap();
+    let offer = crate::pages::unescape(&offer);
+    let small = server::config::Config::default().pricing.tiers[0].price_usd;
+    let micros = small.micros();
+    let price = format!(
+        "{}.{:02} USD",
+        micros / 1_000_000,
+        (micros % 1_000_000) / 10_000
+    );
+    assert!(offer.contains(&price), "{price} in {offer}");
+    assert!(offer.contains("scan_wallet"), "{offer}");
+    assert!(!offer.contains("id=\"scan-form\""), "{offer}");
+    app.stop().await;
+}

@@ -761,8 +761,9 @@ async fn a_never_scanned_wallet_says_so_and_offers_no_downloads() {
     let html = page.text().await.unwrap();
     assert!(html.contains("id=\"not-scanned\""), "{html}");
     assert!(
-        html.contains("Once a scan of this wallet has finished"),
-        "{html}"
+        html.contains("This wallet has not been scanned yet")
+            && html.contains(&format!("href=\"/wallets/{other}/scan\"")),
+        "says what to do, in words, with the way to do it: {html}"
     );
     assert!(
         !html.contains("/report?format="),
@@ -926,4 +927,59 @@ async fn the_portal_report_view_shares_and_revokes_behind_the_csrf_token() {
         .get(&app.url("/wallets/11111111111111111111111111111112"))
         .await;
     assert_eq!(other.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn the_report_view_s_tax_form_feeds_a_range_and_method_to_the_download() {
+    use crate::portal::{Browser, sign_in};
+    let (app, _clock, _s, _p) = scanned(|_| {}).await;
+    let mut browser = Browser::new();
+    let account = sign_in(&mut browser, &app).await;
+    let wallet = server::solana::WalletAddress::parse(WALLET).unwrap();
+    server::accounts::watchlist::add_wallet(app.state.store(), NOW_MS, &account, wallet, "main")
+        .await
+        .unwrap();
+    let html = browser
+        .get(&app.url(&format!("/wallets/{WALLET}")))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        html.contains(&format!(
+            "<form method=\"get\" action=\"/wallets/{WALLET}/report\" id=\"tax-download\""
+        )),
+        "{html}"
+    );
+    for field in [
+        "name=\"from\"",
+        "name=\"to\"",
+        "name=\"method\"",
+        "name=\"format\"",
+    ] {
+        assert!(html.contains(field), "{field}");
+    }
+    for method in ["fifo", "lifo", "hifo", "average"] {
+        assert!(html.contains(&format!("value=\"{method}\"")), "{method}");
+    }
+    // What the form sends with the dates left empty, and with a tax year.
+    for query in [
+        "from=&to=&method=lifo&format=json",
+        "from=2021-01-01&to=2021-12-31&method=hifo&format=csv",
+    ] {
+        let answer = browser
+            .get(&app.url(&format!("/wallets/{WALLET}/report?{query}")))
+            .await;
+        assert_eq!(answer.status(), StatusCode::OK, "{query}");
+    }
+    let json: Value = browser
+        .get(&app.url(&format!(
+            "/wallets/{WALLET}/report?from=&to=&method=average&format=json"
+        )))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(json["meta"]["method"], "average", "{json}");
+    app.stop().await;
 }

@@ -1,0 +1,147 @@
+//! The scan flow of a watched wallet: the offer (`/wallets/{address}/scan`:
+//! what a scan costs, from the same quote the tools use, and a "Start the
+//! scan" form) and the progress view (`/scans/{job_id}`: a bar from the
+//! job's own counters, the failure's reason in words, a retry).
+//!
+//! The progress page works without JavaScript: while the job runs it
+//! carries a `<meta http-equiv=refresh>` inside `<noscript>`, so only a
+//! browser without scripts reloads it. With scripts, `public/scan.js`
+//! (a file, as the page's CSP allows no inline script) reads
+//! `/scans/{job_id}/progress` (this same [`ScanProgress`] as JSON) every
+//! two seconds and moves the bar; when the job ends it reloads the page
+//! once to show the outcome.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use serde::{Deserialize, Serialize};
+
+use crate::frame::{PortalPage, csrf_field, refused, with_portal};
+
+/// What a scan of a watched wallet would cost, asked before it starts.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScanOffer {
+    pub address: String,
+    /// The label, or the address shortened.
+    pub name: String,
+    /// The quote the form starts; none when the portal cannot start it
+    /// (the scan is paid and the portal takes no payment).
+    pub quote_id: Option<String>,
+    /// "Free: payments are off on this service." or "0.50 USD".
+    pub price: String,
+    /// "A full scan of about 1,234 transactions (tier small)."
+    pub what: String,
+    /// How to pay when the portal cannot start it.
+    pub paid_note: Option<String>,
+    /// Why the last attempt did not start.
+    pub error: Option<String>,
+}
+
+/// Where a scan is, as the page and its JSON twin show it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScanState {
+    #[default]
+    Running,
+    /// Completed, or partial (some transactions missing).
+    Done,
+    /// Failed or cancelled: the reason is in `error`.
+    Failed,
+}
+
+/// A scan's progress, from the job's own counters (`get_job`'s fields).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScanProgress {
+    pub job_id: String,
+    pub address: String,
+    pub name: String,
+    pub state: ScanState,
+    /// Transactions read so far (fetched and missing).
+    pub done: i64,
+    /// Transactions listed so far (the bar's end).
+    pub total: i64,
+    /// "Reading transactions: 1,350 of 4,200." in words.
+    pub summary: String,
+    /// Why it failed, in words.
+    pub error: Option<String>,
+}
+
+#[component]
+pub fn ScanOfferPage() -> impl IntoView {
+    with_portal(|portal| {
+        let offer = match portal.page {
+            PortalPage::ScanOffer(offer) => offer,
+            PortalPage::Refused(message) => return refused(message),
+            _ => ScanOffer::default(),
+        };
+        let viewer = portal.viewer;
+        let action = format!("/wallets/{}/scan", offer.address);
+        view! {
+            <Title text="Ledger: scan a wallet"/>
+            <h1>{format!("Scan {}", offer.name)}</h1>
+            <section class="card" aria-labelledby="scan-price-heading">
+                <h2 id="scan-price-heading">"Price"</h2>
+                <p id="scan-price"><strong>{offer.price.clone()}</strong></p>
+                <p id="scan-what">{offer.what.clone()}</p>
+                {offer.error.map(|e| view! { <p class="error" role="alert" id="scan-error">{e}</p> })}
+                {offer.paid_note.map(|n| view! { <p id="scan-paid-note">{n}</p> })}
+                {offer.quote_id.map(|quote_id| view! {
+                    <form method="post" action=action.clone() class="stack" id="scan-form">
+                        {csrf_field(&viewer)}
+                        <input type="hidden" name="quote_id" value=quote_id/>
+                        <button type="submit" class="primary" id="scan-start">"Start the scan"</button>
+                    </form>
+                })}
+                <p><a href="/wallets" rel="external">"Back to your wallets"</a></p>
+            </section>
+        }
+        .into_any()
+    })
+}
+
+#[component]
+pub fn ScanProgressPage() -> impl IntoView {
+    with_portal(|portal| {
+        let progress = match portal.page {
+            PortalPage::ScanProgress(progress) => progress,
+            PortalPage::Refused(message) => return refused(message),
+            _ => ScanProgress::default(),
+        };
+        let running = progress.state == ScanState::Running;
+        let report = format!("/wallets/{}", progress.address);
+        let retry = format!("/wallets/{}/scan", progress.address);
+        let heading = match progress.state {
+            ScanState::Running => format!("Scanning {}", progress.name),
+            ScanState::Done => format!("Scanned {}", progress.name),
+            ScanState::Failed => format!("The scan of {} failed", progress.name),
+        };
+        view! {
+            <Title text="Ledger: scan progress"/>
+            <h1 id="scan-heading">{heading}</h1>
+            <section class="card" aria-labelledby="scan-heading" id="scan-progress"
+                data-job=progress.job_id.clone() data-state=if running { "running" } else { "ended" }>
+                <progress id="scan-bar" max=progress.total.max(1).to_string()
+                    value=if progress.state == ScanState::Done { progress.total.max(1) } else { progress.done }.to_string()
+                    aria-describedby="scan-summary"></progress>
+                <p id="scan-summary" role="status" aria-live="polite">{progress.summary.clone()}</p>
+                {progress.error.map(|e| view! { <p class="error" role="alert" id="scan-reason">{e}</p> })}
+                {match progress.state {
+                    ScanState::Running => view! {
+                        <noscript><meta http-equiv="refresh" content="5"/></noscript>
+                        <p class="empty">"This page follows the scan; you can leave it and come back from your wallets."</p>
+                    }.into_any(),
+                    ScanState::Done => view! {
+                        <p><a href=report rel="external" class="button primary" id="scan-report">"Open the report"</a></p>
+                    }.into_any(),
+                    ScanState::Failed => view! {
+                        <form method="get" action=retry id="scan-retry">
+                            <button type="submit" class="primary">"Retry"</button>
+                        </form>
+                    }.into_any(),
+                }}
+                <p><a href="/wallets" rel="external">"Back to your wallets"</a></p>
+            </section>
+            {running.then(|| view! { <script src="/scan.js" defer></script> })}
+        }
+        .into_any()
+    })
+}
