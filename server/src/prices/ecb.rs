@@ -254,7 +254,10 @@ pub async fn rates(
     let back = i64::try_from(crate::values::fx::MAX_GAP_DAYS).unwrap_or(7) * step;
     let from = day_start(first) - back;
     let to = (day_start(last) + step).min(today);
-    let probe = series(Currency::Usd);
+    // The series written last by a fetch (they are stored one after
+    // another): once its range is recorded, every other one's is too, so a
+    // caller never reads a half-stored fetch.
+    let probe = series(QUOTED[QUOTED.len() - 1]);
     if from < to {
         let covered = store.price_ranges(&probe, step, from, to).await?;
         if !super::series::gaps(from, to, &covered).is_empty() {
