@@ -63,9 +63,9 @@ pub enum PortalPage {
     /// The report view of one watched wallet (`/wallets/{address}`).
     Report(ReportView),
     /// What a scan of a watched wallet costs, asked before it starts.
-    ScanOffer(crate::scan::ScanOffer),
+    ScanOffer(crate::views::ScanOffer),
     /// A scan's progress (`/scans/{job_id}`).
-    ScanProgress(crate::scan::ScanProgress),
+    ScanProgress(crate::views::ScanProgress),
     /// A form was refused (CSRF); nothing changed.
     Refused(String),
     /// A destructive action, asked about before it is done.

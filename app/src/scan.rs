@@ -11,59 +11,12 @@
 //! two seconds and moves the bar; when the job ends it reloads the page
 //! once to show the outcome.
 
+use crate::frame::{PortalPage, csrf_field, refused, with_portal};
 use leptos::prelude::*;
 use leptos_meta::Title;
-use serde::{Deserialize, Serialize};
-
-use crate::frame::{PortalPage, csrf_field, refused, with_portal};
-
-/// What a scan of a watched wallet would cost, asked before it starts.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ScanOffer {
-    pub address: String,
-    /// The label, or the address shortened.
-    pub name: String,
-    /// The quote the form starts; none when the portal cannot start it
-    /// (the scan is paid and the portal takes no payment).
-    pub quote_id: Option<String>,
-    /// "Free: payments are off on this service." or "0.50 USD".
-    pub price: String,
-    /// "A full scan of about 1,234 transactions (tier small)."
-    pub what: String,
-    /// How to pay when the portal cannot start it.
-    pub paid_note: Option<String>,
-    /// Why the last attempt did not start.
-    pub error: Option<String>,
-}
-
-/// Where a scan is, as the page and its JSON twin show it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ScanState {
-    #[default]
-    Running,
-    /// Completed, or partial (some transactions missing).
-    Done,
-    /// Failed or cancelled: the reason is in `error`.
-    Failed,
-}
-
-/// A scan's progress, from the job's own counters (`get_job`'s fields).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ScanProgress {
-    pub job_id: String,
-    pub address: String,
-    pub name: String,
-    pub state: ScanState,
-    /// Transactions read so far (fetched and missing).
-    pub done: i64,
-    /// Transactions listed so far (the bar's end).
-    pub total: i64,
-    /// "Reading transactions: 1,350 of 4,200." in words.
-    pub summary: String,
-    /// Why it failed, in words.
-    pub error: Option<String>,
-}
+// The page data lives with the other views (the frame's `PortalPage`
+// carries it), so the frame does not import this page.
+pub use crate::views::{ScanOffer, ScanProgress, ScanState};
 
 #[component]
 pub fn ScanOfferPage() -> impl IntoView {
