@@ -808,6 +808,15 @@ fn complete(doc: &mut Value) {
             }
         }
     }
+    // A route without a tool states its body from its arguments' own
+    // schema, as a tool route does from its tool's.
+    if let Some(op) = doc["paths"][routes::TAX_DEFAULTS.path]["post"].as_object_mut() {
+        let schema = crate::mcp::registry::input_schema::<account_api::SetTaxDefaultsArgs>();
+        op.insert(
+            "requestBody".to_owned(),
+            json!({"required": true, "content": {"application/json": {"schema": schema}}}),
+        );
+    }
     let error = json!({"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}});
     if let Some(paths) = doc["paths"].as_object_mut() {
         for (path, item) in paths.iter_mut() {
