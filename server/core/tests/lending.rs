@@ -18,6 +18,9 @@ use ledger_core::ledger::{
 };
 use serde_json::{Value, json};
 
+mod support;
+use support::{Build, FEE};
+
 const W: &str = "Wa11et1111111111111111111111111111111111111";
 const OTHER: &str = "0ther11111111111111111111111111111111111111";
 const TMP: &str = "WsoLTmp111111111111111111111111111111111111";
@@ -35,86 +38,9 @@ const TOKEN: &str = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
 const NATIVE_MINT: &str = "So11111111111111111111111111111111111111112";
 const USDC: &str = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
 const JUPSOL: &str = "jupSoLaHXQiZZTSfEWMTRRgpnyFm8f6sZdosWBjx93v";
-const FEE: u64 = 5_000;
 const TOKEN_RENT: u64 = 2_039_280;
 const MINT_RENT: u64 = 1_461_600;
 const POSITION_RENT: u64 = 2_500_000;
-
-/// A transaction under construction: accounts with their lamports before
-/// and after, token balances, top-level instructions and their inner ones.
-#[derive(Default)]
-struct Build {
-    keys: Vec<(String, bool)>,
-    pre: Vec<u64>,
-    post: Vec<u64>,
-    pre_tokens: Vec<Value>,
-    post_tokens: Vec<Value>,
-    ixs: Vec<Value>,
-    inner: Vec<Value>,
-}
-
-impl Build {
-    fn account(mut self, key: &str, signer: bool, pre: u64, post: u64) -> Self {
-        self.keys.push((key.to_owned(), signer));
-        self.pre.push(pre);
-        self.post.push(post);
-        self
-    }
-
-    fn index(&self, key: &str) -> usize {
-        self.keys.iter().position(|(k, _)| k == key).unwrap()
-    }
-
-    /// A token account's balance on each side (`None`: absent there).
-    fn token(
-        mut self,
-        account: &str,
-        mint: &str,
-        owner: &str,
-        decimals: u8,
-        pre: Option<u64>,
-        post: Option<u64>,
-    ) -> Self {
-        let i = self.index(account);
-        let balance = |amount: u64| {
-            json!({"accountIndex": i, "mint": mint, "owner": owner,
-                   "uiTokenAmount": {"amount": amount.to_string(), "decimals": decimals}})
-        };
-        if let Some(a) = pre {
-            self.pre_tokens.push(balance(a));
-        }
-        if let Some(a) = post {
-            self.post_tokens.push(balance(a));
-        }
-        self
-    }
-
-    /// A top-level instruction and the inner instructions it ran.
-    fn ix(mut self, ix: Value, inner: Vec<Value>) -> Self {
-        if !inner.is_empty() {
-            self.inner
-                .push(json!({"index": self.ixs.len(), "instructions": inner}));
-        }
-        self.ixs.push(ix);
-        self
-    }
-
-    fn build(self) -> TxView {
-        let keys: Vec<Value> = self
-            .keys
-            .iter()
-            .map(|(k, s)| json!({"pubkey": k, "signer": s, "writable": true, "source": "transaction"}))
-            .collect();
-        TxView::parse(&json!({
-            "slot": 300_000_000, "blockTime": 1_760_000_000,
-            "transaction": {"signatures": ["sig"], "message": {"accountKeys": keys, "instructions": self.ixs}},
-            "meta": {"err": null, "fee": FEE, "preBalances": self.pre, "postBalances": self.post,
-                     "preTokenBalances": self.pre_tokens, "postTokenBalances": self.post_tokens,
-                     "innerInstructions": self.inner}
-        }))
-        .unwrap()
-    }
-}
 
 fn create_account(funder: &str, account: &str, lamports: u64) -> Value {
     json!({"program": "system", "programId": SYSTEM, "parsed": {"type": "createAccount",

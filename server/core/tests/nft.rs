@@ -17,6 +17,9 @@ use ledger_core::ledger::{
 };
 use serde_json::{Value, json};
 
+mod support;
+use support::{Build, FEE};
+
 const W: &str = "Wa11et1111111111111111111111111111111111111";
 const SELLER: &str = "Se11er1111111111111111111111111111111111111";
 const BUYER: &str = "Buyer11111111111111111111111111111111111111";
@@ -34,73 +37,11 @@ const DESTINATION: &str = "Destination11111111111111111111111111111111";
 const SYSTEM: &str = "11111111111111111111111111111111";
 const TOKEN: &str = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
 const ATA: &str = "ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL";
-const FEE: u64 = 5_000;
 const TOKEN_RENT: u64 = 2_039_280;
 const MINT_RENT: u64 = 1_461_600;
 const METADATA_RENT: u64 = 5_616_720;
 const EDITION_RENT: u64 = 2_853_600;
 const SOL_1: u64 = 1_000_000_000;
-
-/// A transaction under construction (as in tests/lending.rs).
-#[derive(Default)]
-struct Build {
-    keys: Vec<(String, bool)>,
-    pre: Vec<u64>,
-    post: Vec<u64>,
-    pre_tokens: Vec<Value>,
-    post_tokens: Vec<Value>,
-    ixs: Vec<Value>,
-    inner: Vec<Value>,
-}
-
-impl Build {
-    fn account(mut self, key: &str, signer: bool, pre: u64, post: u64) -> Self {
-        self.keys.push((key.to_owned(), signer));
-        self.pre.push(pre);
-        self.post.push(post);
-        self
-    }
-
-    fn token(mut self, account: &str, owner: &str, pre: Option<u64>, post: Option<u64>) -> Self {
-        let i = self.keys.iter().position(|(k, _)| k == account).unwrap();
-        let balance = |amount: u64| {
-            json!({"accountIndex": i, "mint": NFT, "owner": owner,
-                   "uiTokenAmount": {"amount": amount.to_string(), "decimals": 0}})
-        };
-        if let Some(a) = pre {
-            self.pre_tokens.push(balance(a));
-        }
-        if let Some(a) = post {
-            self.post_tokens.push(balance(a));
-        }
-        self
-    }
-
-    fn ix(mut self, ix: Value, inner: Vec<Value>) -> Self {
-        if !inner.is_empty() {
-            self.inner
-                .push(json!({"index": self.ixs.len(), "instructions": inner}));
-        }
-        self.ixs.push(ix);
-        self
-    }
-
-    fn build(self) -> TxView {
-        let keys: Vec<Value> = self
-            .keys
-            .iter()
-            .map(|(k, s)| json!({"pubkey": k, "signer": s, "writable": true, "source": "transaction"}))
-            .collect();
-        TxView::parse(&json!({
-            "slot": 300_000_000, "blockTime": 1_760_000_000,
-            "transaction": {"signatures": ["sig"], "message": {"accountKeys": keys, "instructions": self.ixs}},
-            "meta": {"err": null, "fee": FEE, "preBalances": self.pre, "postBalances": self.post,
-                     "preTokenBalances": self.pre_tokens, "postTokenBalances": self.post_tokens,
-                     "innerInstructions": self.inner}
-        }))
-        .unwrap()
-    }
-}
 
 fn sol_transfer(from: &str, to: &str, lamports: u64) -> Value {
     json!({"program": "system", "programId": SYSTEM, "parsed": {"type": "transfer",
@@ -248,8 +189,8 @@ fn magic_eden_sale(wallet_is_buyer: bool, seller_pays: bool) -> TxView {
         .account(ESCROW, false, 0, 0)
         .account(SELLER_NFT_ATA, false, TOKEN_RENT, TOKEN_RENT)
         .account(BUYER_NFT_ATA, false, 0, TOKEN_RENT)
-        .token(SELLER_NFT_ATA, seller, Some(1), Some(0))
-        .token(BUYER_NFT_ATA, buyer, None, Some(1))
+        .token(SELLER_NFT_ATA, NFT, seller, 0, Some(1), Some(0))
+        .token(BUYER_NFT_ATA, NFT, buyer, 0, None, Some(1))
         .ix(sol_transfer(buyer, ESCROW, from_escrow), vec![])
         .ix(
             anchor_ix(MAGIC_EDEN_M2, "mip1_execute_sale_v2", 29, &accounts),
@@ -374,8 +315,8 @@ fn taking_a_tensor_bid_is_a_sale_at_the_bid_with_the_fees_the_seller_pays() {
         .account(CREATOR_A, false, SOL_1, SOL_1 + royalty)
         .account(SELLER_NFT_ATA, false, TOKEN_RENT, TOKEN_RENT)
         .account(BUYER_NFT_ATA, false, 0, TOKEN_RENT)
-        .token(SELLER_NFT_ATA, W, Some(1), Some(0))
-        .token(BUYER_NFT_ATA, BUYER, None, Some(1))
+        .token(SELLER_NFT_ATA, NFT, W, 0, Some(1), Some(0))
+        .token(BUYER_NFT_ATA, NFT, BUYER, 0, None, Some(1))
         .ix(
             anchor_ix(TENSOR_MARKETPLACE, "take_bid_legacy", 30, &accounts),
             vec![
@@ -439,11 +380,13 @@ fn buying_a_tensor_listing_pays_fees_and_royalty_on_top_of_the_price() {
         .account(BUYER_NFT_ATA, false, 0, TOKEN_RENT)
         .token(
             SELLER_NFT_ATA,
+            NFT,
             "ListState11111111111111111111111111111111111",
+            0,
             Some(1),
             None,
         )
-        .token(BUYER_NFT_ATA, W, None, Some(1))
+        .token(BUYER_NFT_ATA, NFT, W, 0, None, Some(1))
         .ix(
             anchor_ix(TENSOR_MARKETPLACE, "buy_legacy", 25, &accounts),
             vec![
@@ -494,7 +437,7 @@ fn a_candy_machine_mint_paid_in_sol_is_a_purchase_at_the_candy_machine_and_rent_
         .account(METADATA, false, 0, METADATA_RENT)
         .account(EDITION, false, 0, EDITION_RENT)
         .account(DESTINATION, false, SOL_1, SOL_1 + price)
-        .token(BUYER_NFT_ATA, W, None, Some(1))
+        .token(BUYER_NFT_ATA, NFT, W, 0, None, Some(1))
         .ix(
             anchor_ix(
                 CANDY_GUARD,
