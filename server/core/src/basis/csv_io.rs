@@ -59,9 +59,8 @@ fn invalid(line: u64, message: impl Into<String>) -> InputError {
     }
 }
 
-/// Parse the input CSV (header required; columns in any order; fields are
-/// trimmed; blank lines skipped).
-pub fn read_events(mut input: impl io::Read) -> Result<Vec<Event>, InputError> {
+/// The whole input as text; a file that is not UTF-8 is said so.
+fn read_text(input: &mut impl io::Read) -> Result<String, InputError> {
     let mut text = String::new();
     input
         .read_to_string(&mut text)
@@ -71,6 +70,38 @@ pub fn read_events(mut input: impl io::Read) -> Result<Vec<Event>, InputError> {
             }
             _ => InputError::Read(err.to_string()),
         })?;
+    Ok(text)
+}
+
+/// Where each of `names` stands in the header (`None`: absent); a column
+/// not among them, or one named twice, is refused at the header's line.
+fn map_columns<const N: usize>(
+    headers: &csv::StringRecord,
+    names: &[&str; N],
+    header_line: u64,
+) -> Result<[Option<usize>; N], InputError> {
+    let mut column = [None; N];
+    for (i, name) in headers.iter().enumerate() {
+        let Some(at) = names.iter().position(|c| *c == name) else {
+            return Err(invalid(
+                header_line,
+                format!("unknown column `{name}` (expected {})", names.join(", ")),
+            ));
+        };
+        if column[at].replace(i).is_some() {
+            return Err(invalid(
+                header_line,
+                format!("column `{name}` appears twice"),
+            ));
+        }
+    }
+    Ok(column)
+}
+
+/// Parse the input CSV (header required; columns in any order; fields are
+/// trimmed; blank lines skipped).
+pub fn read_events(mut input: impl io::Read) -> Result<Vec<Event>, InputError> {
+    let text = read_text(&mut input)?;
     // The csv crate does not count blank lines in its line numbers, so
     // lines are counted here from byte offsets.
     let mut lines = LineCounter::new(&text);
@@ -82,24 +113,7 @@ pub fn read_events(mut input: impl io::Read) -> Result<Vec<Event>, InputError> {
         .map_err(|err| csv_error(err, &mut lines))?
         .clone();
     let header_line = headers.position().map_or(1, |p| lines.line_at(p.byte()));
-    let mut column = [None; 6];
-    for (i, name) in headers.iter().enumerate() {
-        let Some(at) = INPUT_COLUMNS.iter().position(|c| *c == name) else {
-            return Err(invalid(
-                header_line,
-                format!(
-                    "unknown column `{name}` (expected {})",
-                    INPUT_COLUMNS.join(", ")
-                ),
-            ));
-        };
-        if column[at].replace(i).is_some() {
-            return Err(invalid(
-                header_line,
-                format!("column `{name}` appears twice"),
-            ));
-        }
-    }
+    let column = map_columns(&headers, &INPUT_COLUMNS, header_line)?;
     for (at, name) in INPUT_COLUMNS.iter().enumerate().take(5) {
         if column[at].is_none() {
             return Err(invalid(header_line, format!("missing column `{name}`")));
@@ -167,15 +181,7 @@ pub struct BooksInput {
 /// no value: its network fee is its own `dispose` row. A move becomes a
 /// send and a receive paired by a signature made from its line.
 pub fn read_books(mut input: impl io::Read) -> Result<BooksInput, InputError> {
-    let mut text = String::new();
-    input
-        .read_to_string(&mut text)
-        .map_err(|err| match err.kind() {
-            io::ErrorKind::InvalidData => {
-                InputError::Read("the file is not valid UTF-8".to_owned())
-            }
-            _ => InputError::Read(err.to_string()),
-        })?;
+    let text = read_text(&mut input)?;
     let mut lines = LineCounter::new(&text);
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
@@ -185,24 +191,7 @@ pub fn read_books(mut input: impl io::Read) -> Result<BooksInput, InputError> {
         .map_err(|err| csv_error(err, &mut lines))?
         .clone();
     let header_line = headers.position().map_or(1, |p| lines.line_at(p.byte()));
-    let mut column = [None; 10];
-    for (i, name) in headers.iter().enumerate() {
-        let Some(at) = BOOKS_COLUMNS.iter().position(|c| *c == name) else {
-            return Err(invalid(
-                header_line,
-                format!(
-                    "unknown column `{name}` (expected {})",
-                    BOOKS_COLUMNS.join(", ")
-                ),
-            ));
-        };
-        if column[at].replace(i).is_some() {
-            return Err(invalid(
-                header_line,
-                format!("column `{name}` appears twice"),
-            ));
-        }
-    }
+    let column = map_columns(&headers, &BOOKS_COLUMNS, header_line)?;
     for (at, name) in BOOKS_COLUMNS.iter().enumerate().take(4) {
         if column[at].is_none() {
             return Err(invalid(header_line, format!("missing column `{name}`")));
