@@ -337,3 +337,62 @@ pub fn sample(scrape: &str, series: &str) -> Option<f64> {
             .and_then(|value| value.trim().parse().ok())
     })
 }
+
+/// One transaction of a seeded scan: signature, slot, block time (none:
+/// not recorded), legs.
+pub type SeededTx = (String, u64, Option<i64>, Vec<server::ledger::Leg>);
+
+/// Record a completed scan of `wallet` holding `txs`, as a scan leaves it:
+/// its quote, its job (created, claimed, finished) and its legs. Only on a
+/// server without in-process workers, which would race this for the job.
+pub async fn seed_completed_scan(app: &TestApp, wallet: &str, txs: &[SeededTx]) {
+    let store = app.state.store();
+    let now = app.state.now_ms();
+    let (quote, job) = (format!("q_seed_{wallet}"), format!("job_seed_{wallet}"));
+    store
+        .insert_quote(&server::store::QuoteRecord {
+            id: quote.clone(),
+            address: wallet.into(),
+            scope: "full".into(),
+            tier: "small".into(),
+            price_micros: 0,
+            signatures: None,
+            created_at: now,
+            expires_at: now + 60_000,
+        })
+        .await
+        .unwrap();
+    store
+        .create_scan_job(&server::store::NewScanJob {
+            id: &job,
+            address: wallet,
+            scope: "full",
+            quote_id: &quote,
+            stop_at: None,
+            account_id: None,
+            now,
+        })
+        .await
+        .unwrap();
+    let claimed = store.claim_job("seed", now, 60_000).await.unwrap().unwrap();
+    assert_eq!(claimed.id, job, "no other job may be waiting");
+    let rows: Vec<server::store::TransactionLegs<'_>> = txs
+        .iter()
+        .map(
+            |(signature, slot, block_time, legs)| server::store::TransactionLegs {
+                signature,
+                slot: *slot,
+                block_time: *block_time,
+                failed: false,
+                legs,
+            },
+        )
+        .collect();
+    store.write_legs(wallet, &rows).await.unwrap();
+    assert!(
+        store
+            .finish_job(&job, "seed", "completed", None, now)
+            .await
+            .unwrap()
+    );
+}

@@ -99,37 +99,7 @@ type Plan<'a> = Vec<(&'a str, i64, Vec<(OperationType, &'a str, i128)>)>;
 /// legs. Only on a server without in-process workers, which would race
 /// this for the job.
 async fn seed_wallet(app: &TestApp, wallet: &str, plan: Plan<'_>) {
-    let store = app.state.store();
-    let now = app.state.now_ms();
-    let (quote, job) = (format!("q_seed_{wallet}"), format!("job_seed_{wallet}"));
-    store
-        .insert_quote(&server::store::QuoteRecord {
-            id: quote.clone(),
-            address: wallet.into(),
-            scope: "full".into(),
-            tier: "small".into(),
-            price_micros: 0,
-            signatures: None,
-            created_at: now,
-            expires_at: now + 60_000,
-        })
-        .await
-        .unwrap();
-    store
-        .create_scan_job(&server::store::NewScanJob {
-            id: &job,
-            address: wallet,
-            scope: "full",
-            quote_id: &quote,
-            stop_at: None,
-            account_id: None,
-            now,
-        })
-        .await
-        .unwrap();
-    let claimed = store.claim_job("seed", now, 60_000).await.unwrap().unwrap();
-    assert_eq!(claimed.id, job, "no other job may be waiting");
-    let legs: Vec<(String, u64, i64, Vec<Leg>)> = plan
+    let legs: Vec<crate::helpers::SeededTx> = plan
         .into_iter()
         .enumerate()
         .map(|(i, (sig, t, legs))| {
@@ -152,28 +122,10 @@ async fn seed_wallet(app: &TestApp, wallet: &str, plan: Plan<'_>) {
                     router: None,
                 })
                 .collect();
-            (sig.to_owned(), slot, t, legs)
+            (sig.to_owned(), slot, Some(t), legs)
         })
         .collect();
-    let txs: Vec<server::store::TransactionLegs<'_>> = legs
-        .iter()
-        .map(
-            |(signature, slot, t, legs)| server::store::TransactionLegs {
-                signature,
-                slot: *slot,
-                block_time: Some(*t),
-                failed: false,
-                legs,
-            },
-        )
-        .collect();
-    store.write_legs(wallet, &txs).await.unwrap();
-    assert!(
-        store
-            .finish_job(&job, "seed", "completed", None, now)
-            .await
-            .unwrap()
-    );
+    crate::helpers::seed_completed_scan(app, wallet, &legs).await;
 }
 
 /// `OTHER`: SOL bought in January 2024 and swapped for USDC in June 2025

@@ -66,37 +66,7 @@ type Tx<'a> = (&'a str, i64, Vec<(OperationType, i128, Option<&'a str>)>);
 
 /// Record a completed scan of `wallet` holding `txs` (SOL legs only).
 async fn seed(app: &TestApp, wallet: &str, txs: Vec<Tx<'_>>) {
-    let store = app.state.store();
-    let now = app.state.now_ms();
-    let (quote, job) = (format!("q_seed_{wallet}"), format!("job_seed_{wallet}"));
-    store
-        .insert_quote(&server::store::QuoteRecord {
-            id: quote.clone(),
-            address: wallet.into(),
-            scope: "full".into(),
-            tier: "small".into(),
-            price_micros: 0,
-            signatures: None,
-            created_at: now,
-            expires_at: now + 60_000,
-        })
-        .await
-        .unwrap();
-    store
-        .create_scan_job(&server::store::NewScanJob {
-            id: &job,
-            address: wallet,
-            scope: "full",
-            quote_id: &quote,
-            stop_at: None,
-            account_id: None,
-            now,
-        })
-        .await
-        .unwrap();
-    let claimed = store.claim_job("seed", now, 60_000).await.unwrap().unwrap();
-    assert_eq!(claimed.id, job);
-    let legs: Vec<(String, u64, i64, Vec<Leg>)> = txs
+    let legs: Vec<crate::helpers::SeededTx> = txs
         .into_iter()
         .enumerate()
         .map(|(i, (sig, t, legs))| {
@@ -130,28 +100,10 @@ async fn seed(app: &TestApp, wallet: &str, txs: Vec<Tx<'_>>) {
                     router: None,
                 })
                 .collect();
-            (sig.to_owned(), slot, t, legs)
+            (sig.to_owned(), slot, (t != 0).then_some(t), legs)
         })
         .collect();
-    let txs: Vec<server::store::TransactionLegs<'_>> = legs
-        .iter()
-        .map(
-            |(signature, slot, t, legs)| server::store::TransactionLegs {
-                signature,
-                slot: *slot,
-                block_time: (*t != 0).then_some(*t),
-                failed: false,
-                legs,
-            },
-        )
-        .collect();
-    store.write_legs(wallet, &txs).await.unwrap();
-    assert!(
-        store
-            .finish_job(&job, "seed", "completed", None, now)
-            .await
-            .unwrap()
-    );
+    crate::helpers::seed_completed_scan(app, wallet, &legs).await;
 }
 
 const SOL: i128 = 1_000_000_000;
