@@ -808,7 +808,8 @@ fn lending(ctx: &Context<'_>, remaining: &mut [(String, i128, u8)], out: &mut Ve
 /// is a `position_withdraw`, a token that left (the LP token burned, the
 /// NFT closed) the receipt handed back, a `position_withdraw` with a
 /// negative amount. A transaction that both adds and removes reads every
-/// outflow as a deposit and every inflow as a withdrawal. Like lending,
+/// outflow as a deposit and every inflow as a withdrawal; a fee or reward
+/// claim alone reads every inflow as `interest`. Like lending,
 /// the whole remaining change of each asset is taken (a zap that also
 /// swaps in the same transaction is misread; docs/ledger.md).
 fn liquidity(ctx: &Context<'_>, remaining: &mut [(String, i128, u8)], out: &mut Vec<Draft>) {
@@ -822,6 +823,10 @@ fn liquidity(ctx: &Context<'_>, remaining: &mut [(String, i128, u8)], out: &mut 
     };
     let adds = actions.iter().any(|a| a.direction == Liq::Add);
     let removes = actions.iter().any(|a| a.direction == Liq::Remove);
+    // A claim alone (fees, rewards): what came in is the position's yield,
+    // income when received. Beside an add or remove it cannot be told
+    // apart from the liquidity in the balances and joins that move.
+    let claim_only = !adds && !removes;
     for (mint, delta, decimals) in remaining.iter_mut() {
         if *delta == 0 {
             continue;
@@ -829,6 +834,8 @@ fn liquidity(ctx: &Context<'_>, remaining: &mut [(String, i128, u8)], out: &mut 
         let incoming = *delta > 0;
         let token = mint != SOL;
         let operation = match (adds, removes, incoming) {
+            _ if claim_only && incoming => OperationType::Interest,
+            _ if claim_only => continue,
             (true, true, false) | (true, false, false) => OperationType::PositionDeposit,
             (true, true, true) | (false, true, true) => OperationType::PositionWithdraw,
             // The receipt: minted to the wallet on the way in, handed back
