@@ -89,7 +89,8 @@ use super::{
     Discriminator, METEORA_DAMM_V1, METEORA_DLMM, ORCA_WHIRLPOOLS, Program, RAYDIUM_AMM_V4,
     RAYDIUM_CLMM, RAYDIUM_CPMM, lookup,
 };
-use crate::ledger::tx::{Invocation, TxView};
+use crate::ledger::tx::{Invocation, Op, TxView};
+use std::collections::BTreeMap;
 
 /// Which way an instruction moved liquidity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -454,6 +455,73 @@ pub fn read(invocation: &Invocation) -> Option<LiquidityAction> {
 /// Every liquidity instruction in `tx` this module reads, in execution order.
 pub fn actions(tx: &TxView) -> Vec<LiquidityAction> {
     tx.invocations.iter().filter_map(read).collect()
+}
+
+/// What the wallet's own liquidity instructions moved by token transfer,
+/// per asset (a mint, or `sol` for a wrapped-SOL account the transaction
+/// created and closed): gross into the pool and gross out of it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Moved {
+    pub into_pool: BTreeMap<String, i128>,
+    pub out_of_pool: BTreeMap<String, i128>,
+}
+
+/// The token transfers `wallet`'s own add and remove instructions made,
+/// told apart from the rest of the transaction (a swap beside them, as in
+/// a zap) by where they run: an instruction's inner instructions follow it
+/// in `tx.ops`, so the transfers after a liquidity instruction and before
+/// the next program's instruction are the ones it made. `wallet_account`
+/// names the wallet's token accounts and the temporary wrapped-SOL
+/// accounts it funded, with their asset.
+pub fn moved(tx: &TxView, wallet: &str, wallet_account: impl Fn(&str) -> Option<String>) -> Moved {
+    let mut out = Moved::default();
+    let mut cursor = 0;
+    let mut inside: Option<Direction> = None;
+    for op in &tx.ops {
+        match op {
+            Op::Other { program } if !super::is_infrastructure(program) => {
+                // The invocation this op is: the next one of its program
+                // (raw instructions of other programs are kept in
+                // `invocations` in the same execution order).
+                let found = tx.invocations[cursor.min(tx.invocations.len())..]
+                    .iter()
+                    .position(|i| &i.program == program);
+                inside = found.and_then(|at| {
+                    let invocation = &tx.invocations[cursor + at];
+                    cursor += at + 1;
+                    read(invocation)
+                        .filter(|a| a.owner == wallet && a.direction != Direction::Claim)
+                        .map(|a| a.direction)
+                });
+            }
+            Op::TokenTransfer {
+                source,
+                destination,
+                amount,
+                withheld,
+            } => {
+                let Some(direction) = inside else {
+                    continue;
+                };
+                match (
+                    direction,
+                    wallet_account(source),
+                    wallet_account(destination),
+                ) {
+                    (Direction::Add, Some(asset), None) => {
+                        *out.into_pool.entry(asset).or_insert(0) += i128::from(*amount);
+                    }
+                    (Direction::Remove, None, Some(asset)) => {
+                        *out.out_of_pool.entry(asset).or_insert(0) +=
+                            i128::from(amount.saturating_sub(*withheld));
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 #[cfg(test)]
