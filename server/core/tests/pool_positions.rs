@@ -765,3 +765,380 @@ fn jupiter_earn_shares_are_a_holding_minted_and_redeemed_by_swaps_at_the_venue()
         .collect();
     assert_eq!(jl_gain, [Some(Decimal::new(999, 3))]);
 }
+
+// Zaps ---------------------------------------------------------------------
+
+const SWAP_AUTH: &str = "SwapAuth11111111111111111111111111111111111";
+const SWAP_VAULT_RAY: &str = "SwVauRay111111111111111111111111111111111111";
+const SWAP_VAULT_USDC: &str = "SwVauUsdc11111111111111111111111111111111111";
+const TOKEN: &str = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
+
+/// A parsed SPL Token `transfer`, as `jsonParsed` shows an inner one.
+fn transfer(source: &str, destination: &str, authority: &str, amount: u64) -> Value {
+    json!({"program": "spl-token", "programId": TOKEN, "parsed": {"type": "transfer",
+           "info": {"source": source, "destination": destination, "authority": authority,
+                    "amount": amount.to_string()}}})
+}
+
+/// A zap's accounts: the wallet's USDC, RAY and LP accounts, the Meteora
+/// pool's vaults (owned by POOL_AUTH) and a Raydium AMM v4 pool's vaults
+/// (owned by SWAP_AUTH) the swap part goes through.
+#[allow(clippy::too_many_arguments)]
+fn zap_tx(
+    usdc: Side,
+    ray: Side,
+    lp: Side,
+    vaults: (Side, Side),
+    swap_vaults: (Side, Side),
+    first: (Value, Vec<Value>),
+    second: (Value, Vec<Value>),
+) -> TxView {
+    Build::default()
+        .account(W, true, START, START - FEE)
+        .account(USDC_ATA, false, TOKEN_RENT, TOKEN_RENT)
+        .account(RAY_ATA, false, TOKEN_RENT, TOKEN_RENT)
+        .account(LP_ATA, false, TOKEN_RENT, TOKEN_RENT)
+        .account(VAULT_USDC, false, TOKEN_RENT, TOKEN_RENT)
+        .account(VAULT_RAY, false, TOKEN_RENT, TOKEN_RENT)
+        .account(SWAP_VAULT_USDC, false, TOKEN_RENT, TOKEN_RENT)
+        .account(SWAP_VAULT_RAY, false, TOKEN_RENT, TOKEN_RENT)
+        .token(USDC_ATA, USDC, W, 6, Some(usdc.0), Some(usdc.1))
+        .token(RAY_ATA, RAY, W, 6, Some(ray.0), Some(ray.1))
+        .token(LP_ATA, LP_MINT, W, 6, Some(lp.0), Some(lp.1))
+        .token(
+            VAULT_USDC,
+            USDC,
+            POOL_AUTH,
+            6,
+            Some(vaults.0.0),
+            Some(vaults.0.1),
+        )
+        .token(
+            VAULT_RAY,
+            RAY,
+            POOL_AUTH,
+            6,
+            Some(vaults.1.0),
+            Some(vaults.1.1),
+        )
+        .token(
+            SWAP_VAULT_USDC,
+            USDC,
+            SWAP_AUTH,
+            6,
+            Some(swap_vaults.0.0),
+            Some(swap_vaults.0.1),
+        )
+        .token(
+            SWAP_VAULT_RAY,
+            RAY,
+            SWAP_AUTH,
+            6,
+            Some(swap_vaults.1.0),
+            Some(swap_vaults.1.1),
+        )
+        .ix(first.0, first.1)
+        .ix(second.0, second.1)
+        .build()
+}
+
+/// Raydium AMM v4 `SwapBaseInV2` (tag 16): `[token_program, amm, authority,
+/// coin_vault, pc_vault, user_source, user_destination, user_owner]`.
+fn amm_v4_swap(source: &str, destination: &str) -> Value {
+    native_ix(
+        AMM_V4,
+        16,
+        &[
+            TOKEN,
+            "SwapPoo111111111111111111111111111111111111",
+            SWAP_AUTH,
+            SWAP_VAULT_RAY,
+            SWAP_VAULT_USDC,
+            source,
+            destination,
+            W,
+        ],
+    )
+}
+
+#[test]
+fn a_zap_in_is_a_swap_of_half_and_a_deposit_of_both() {
+    // The wallet puts 80 RAY in: 40 RAY are swapped for 40 USDC at a
+    // Raydium AMM v4 pool (RAY_ATA -> its RAY vault, its USDC vault ->
+    // USDC_ATA), then `add_balance_liquidity` deposits 40 RAY and the 40
+    // USDC (RAY_ATA, USDC_ATA -> the Meteora pool's vaults) and mints 30 LP.
+    // Wallet: RAY 80 -> 0, USDC 100 -> 100, LP 0 -> 30.
+    let add = layout(
+        16,
+        &[
+            (0, POOL),
+            (1, LP_MINT),
+            (2, LP_ATA),
+            (11, USDC_ATA),
+            (12, RAY_ATA),
+            (13, W),
+        ],
+    );
+    let tx = zap_tx(
+        (100_000_000, 100_000_000),
+        (80_000_000, 0),
+        (0, 30_000_000),
+        ((1_000_000_000, 1_040_000_000), (500_000_000, 540_000_000)),
+        ((900_000_000, 860_000_000), (700_000_000, 740_000_000)),
+        (
+            amm_v4_swap(RAY_ATA, USDC_ATA),
+            vec![
+                transfer(RAY_ATA, SWAP_VAULT_RAY, W, 40_000_000),
+                transfer(SWAP_VAULT_USDC, USDC_ATA, SWAP_AUTH, 40_000_000),
+            ],
+        ),
+        (
+            anchor_ix(METEORA_POOLS, "add_balance_liquidity", &refs(&add)),
+            vec![
+                transfer(USDC_ATA, VAULT_USDC, W, 40_000_000),
+                transfer(RAY_ATA, VAULT_RAY, W, 40_000_000),
+            ],
+        ),
+    );
+    let legs = conserves(&tx, Some(LP_MINT));
+    // The deposit is what `add_balance_liquidity` moved (40 RAY, 40 USDC)
+    // and the LP it minted; what is left of the change (RAY -80 + 40 = -40,
+    // USDC 0 + 40 = +40) is the swap.
+    assert_eq!(
+        with_position(&legs),
+        [
+            (OperationType::NetworkFee, SOL, -5_000, None),
+            (OperationType::PositionDeposit, RAY, -40_000_000, Some(POOL)),
+            (
+                OperationType::PositionDeposit,
+                USDC,
+                -40_000_000,
+                Some(POOL)
+            ),
+            (
+                OperationType::PositionDeposit,
+                LP_MINT,
+                30_000_000,
+                Some(POOL)
+            ),
+            (OperationType::Swap, RAY, -40_000_000, None),
+            (OperationType::Swap, USDC, 40_000_000, None),
+        ]
+    );
+    assert!(
+        legs[4..].iter().all(|l| l
+            .venue
+            .as_deref()
+            .is_some_and(|v| v.contains("Raydium AMM v4"))),
+        "{legs:#?}"
+    );
+    // Cost basis: the 40 RAY swapped are disposed of ($40 of proceeds at
+    // $1 a unit) and 40 USDC acquired; the deposited RAY and USDC are
+    // locked, not sold.
+    let events = events(&legs);
+    let disposed: Vec<(&str, Decimal)> = events
+        .iter()
+        .filter(|e| e.kind == EventKind::Dispose)
+        .map(|e| (e.asset.as_str(), e.quantity))
+        .collect();
+    assert_eq!(
+        disposed,
+        [(SOL, Decimal::new(5_000, 9)), (RAY, Decimal::new(40, 0))]
+    );
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e.kind == EventKind::PositionLock)
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn a_zap_out_is_a_withdrawal_of_both_and_a_swap_of_one() {
+    // `remove_balance_liquidity` burns 30 LP and pays 50 USDC and 25 RAY
+    // out of the Meteora pool's vaults; then the 25 RAY are swapped for 24
+    // USDC at a Raydium AMM v4 pool. Wallet: USDC 100 -> 174, RAY 0 -> 0,
+    // LP 30 -> 0.
+    let remove = layout(
+        16,
+        &[
+            (0, POOL),
+            (1, LP_MINT),
+            (2, LP_ATA),
+            (11, USDC_ATA),
+            (12, RAY_ATA),
+            (13, W),
+        ],
+    );
+    let tx = zap_tx(
+        (100_000_000, 174_000_000),
+        (0, 0),
+        (30_000_000, 0),
+        ((1_040_000_000, 990_000_000), (540_000_000, 515_000_000)),
+        ((860_000_000, 836_000_000), (740_000_000, 765_000_000)),
+        (
+            anchor_ix(METEORA_POOLS, "remove_balance_liquidity", &refs(&remove)),
+            vec![
+                transfer(VAULT_USDC, USDC_ATA, POOL_AUTH, 50_000_000),
+                transfer(VAULT_RAY, RAY_ATA, POOL_AUTH, 25_000_000),
+            ],
+        ),
+        (
+            amm_v4_swap(RAY_ATA, USDC_ATA),
+            vec![
+                transfer(RAY_ATA, SWAP_VAULT_RAY, W, 25_000_000),
+                transfer(SWAP_VAULT_USDC, USDC_ATA, SWAP_AUTH, 24_000_000),
+            ],
+        ),
+    );
+    let legs = conserves(&tx, Some(LP_MINT));
+    // Withdrawn: 25 RAY and 50 USDC, the LP handed back; left: RAY 0 - 25
+    // = -25 and USDC 74 - 50 = +24, the swap.
+    assert_eq!(
+        with_position(&legs),
+        [
+            (OperationType::NetworkFee, SOL, -5_000, None),
+            (OperationType::PositionWithdraw, RAY, 25_000_000, Some(POOL)),
+            (
+                OperationType::PositionWithdraw,
+                USDC,
+                50_000_000,
+                Some(POOL)
+            ),
+            (
+                OperationType::PositionWithdraw,
+                LP_MINT,
+                -30_000_000,
+                Some(POOL)
+            ),
+            (OperationType::Swap, RAY, -25_000_000, None),
+            (OperationType::Swap, USDC, 24_000_000, None),
+        ]
+    );
+}
+
+#[test]
+fn liquidity_transfers_that_match_the_whole_change_are_no_zap() {
+    // The same deposit with no swap beside it: its transfers are the
+    // wallet's whole change, so the plain reading stands.
+    let add = layout(
+        16,
+        &[
+            (0, POOL),
+            (1, LP_MINT),
+            (2, LP_ATA),
+            (11, USDC_ATA),
+            (12, RAY_ATA),
+            (13, W),
+        ],
+    );
+    let tx = zap_tx(
+        (100_000_000, 60_000_000),
+        (80_000_000, 40_000_000),
+        (0, 30_000_000),
+        ((1_000_000_000, 1_040_000_000), (500_000_000, 540_000_000)),
+        ((900_000_000, 900_000_000), (700_000_000, 700_000_000)),
+        (
+            anchor_ix(METEORA_POOLS, "add_balance_liquidity", &refs(&add)),
+            vec![
+                transfer(USDC_ATA, VAULT_USDC, W, 40_000_000),
+                transfer(RAY_ATA, VAULT_RAY, W, 40_000_000),
+            ],
+        ),
+        (
+            json!({"programId": "ComputeBudget111111111111111111111111111111", "accounts": [], "data": "3"}),
+            vec![],
+        ),
+    );
+    let legs = conserves(&tx, Some(LP_MINT));
+    assert_eq!(
+        with_position(&legs),
+        [
+            (OperationType::NetworkFee, SOL, -5_000, None),
+            (OperationType::PositionDeposit, RAY, -40_000_000, Some(POOL)),
+            (
+                OperationType::PositionDeposit,
+                USDC,
+                -40_000_000,
+                Some(POOL)
+            ),
+            (
+                OperationType::PositionDeposit,
+                LP_MINT,
+                30_000_000,
+                Some(POOL)
+            ),
+        ]
+    );
+}
+
+#[test]
+fn closing_a_clmm_position_returns_its_rent_as_a_rent_refund() {
+    // `decrease_liquidity_v2` then `close_position`; the personal position
+    // account (2,000,000 lamports -> 0) is closed to the wallet by the
+    // program: the wallet's SOL goes START -> START - 5,000 + 2,000,000.
+    // That SOL is the account's rent coming back, not SOL out of the pool.
+    let decrease = layout(16, &[(0, W), (1, LP_ATA), (2, POSITION), (3, POOL)]);
+    let close = layout(6, &[(0, W), (1, NFT_MINT), (2, LP_ATA), (3, POSITION)]);
+    let tx = Build::default()
+        .account(W, true, START, START - FEE + 2_000_000)
+        .account(USDC_ATA, false, TOKEN_RENT, TOKEN_RENT)
+        .account(RAY_ATA, false, TOKEN_RENT, TOKEN_RENT)
+        .account(LP_ATA, false, TOKEN_RENT, TOKEN_RENT)
+        .account(VAULT_USDC, false, TOKEN_RENT, TOKEN_RENT)
+        .account(VAULT_RAY, false, TOKEN_RENT, TOKEN_RENT)
+        .account(POSITION, false, 2_000_000, 0)
+        .token(USDC_ATA, USDC, W, 6, Some(250_000_000), Some(512_000_000))
+        .token(RAY_ATA, RAY, W, 6, Some(20_000_000), Some(121_000_000))
+        .token(LP_ATA, NFT_MINT, W, 0, Some(1), Some(0))
+        .token(
+            VAULT_USDC,
+            USDC,
+            POOL_AUTH,
+            6,
+            Some(1_250_000_000),
+            Some(988_000_000),
+        )
+        .token(
+            VAULT_RAY,
+            RAY,
+            POOL_AUTH,
+            6,
+            Some(600_000_000),
+            Some(499_000_000),
+        )
+        .ix(
+            anchor_ix(CLMM, "decrease_liquidity_v2", &refs(&decrease)),
+            vec![],
+        )
+        .ix(anchor_ix(CLMM, "close_position", &refs(&close)), vec![])
+        .build();
+    let legs = conserves(&tx, Some(NFT_MINT));
+    assert_eq!(
+        with_position(&legs),
+        [
+            (OperationType::NetworkFee, SOL, -5_000, None),
+            (OperationType::RentRefund, SOL, 2_000_000, None),
+            (
+                OperationType::PositionWithdraw,
+                RAY,
+                101_000_000,
+                Some(POSITION)
+            ),
+            (
+                OperationType::PositionWithdraw,
+                USDC,
+                262_000_000,
+                Some(POSITION)
+            ),
+            (
+                OperationType::PositionWithdraw,
+                NFT_MINT,
+                -1,
+                Some(POSITION)
+            ),
+        ]
+    );
+    assert_eq!(legs[1].counterparties[0].address, POSITION);
+}
