@@ -993,8 +993,9 @@ fn a_zap_out_is_a_withdrawal_of_both_and_a_swap_of_one() {
         ),
     );
     let legs = conserves(&tx, Some(LP_MINT));
-    // Withdrawn: 25 RAY and 50 USDC, the LP handed back; left: RAY 0 - 25
-    // = -25 and USDC 74 - 50 = +24, the swap.
+    // Withdrawn: 25 RAY and 50 USDC, the LP handed back; left: USDC 74 -
+    // 50 = +24 and RAY 0 - 25 = -25 (RAY, unchanged in the balances, joins
+    // the remaining changes last), the swap.
     assert_eq!(
         with_position(&legs),
         [
@@ -1012,8 +1013,8 @@ fn a_zap_out_is_a_withdrawal_of_both_and_a_swap_of_one() {
                 -30_000_000,
                 Some(POOL)
             ),
-            (OperationType::Swap, RAY, -25_000_000, None),
             (OperationType::Swap, USDC, 24_000_000, None),
+            (OperationType::Swap, RAY, -25_000_000, None),
         ]
     );
 }
