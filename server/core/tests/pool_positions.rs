@@ -1143,3 +1143,86 @@ fn closing_a_clmm_position_returns_its_rent_as_a_rent_refund() {
     );
     assert_eq!(legs[1].counterparties[0].address, POSITION);
 }
+
+#[test]
+fn fees_collected_while_removing_liquidity_are_interest_apart_from_the_withdrawal() {
+    // Orca's way to empty a position: `decrease_liquidity` (authority 2,
+    // position 3) pays 100 USDC and 50 RAY of liquidity out of the vaults,
+    // then `collect_fees` (authority 1, position 2) pays 2 USDC and 1 RAY
+    // of fees. Wallet: USDC 0 -> 102, RAY 0 -> 51. Each instruction's own
+    // transfers tell the fees apart from the liquidity.
+    let decrease = layout(11, &[(0, POOL), (2, W), (3, POSITION)]);
+    let collect = layout(9, &[(0, POOL), (1, W), (2, POSITION)]);
+    let tx = Build::default()
+        .account(W, true, START, START - FEE)
+        .account(USDC_ATA, false, TOKEN_RENT, TOKEN_RENT)
+        .account(RAY_ATA, false, TOKEN_RENT, TOKEN_RENT)
+        .account(VAULT_USDC, false, TOKEN_RENT, TOKEN_RENT)
+        .account(VAULT_RAY, false, TOKEN_RENT, TOKEN_RENT)
+        .token(USDC_ATA, USDC, W, 6, Some(0), Some(102_000_000))
+        .token(RAY_ATA, RAY, W, 6, Some(0), Some(51_000_000))
+        .token(
+            VAULT_USDC,
+            USDC,
+            POOL_AUTH,
+            6,
+            Some(1_000_000_000),
+            Some(898_000_000),
+        )
+        .token(
+            VAULT_RAY,
+            RAY,
+            POOL_AUTH,
+            6,
+            Some(500_000_000),
+            Some(449_000_000),
+        )
+        .ix(
+            anchor_ix(WHIRLPOOLS, "decrease_liquidity", &refs(&decrease)),
+            vec![
+                transfer(VAULT_USDC, USDC_ATA, POOL_AUTH, 100_000_000),
+                transfer(VAULT_RAY, RAY_ATA, POOL_AUTH, 50_000_000),
+            ],
+        )
+        .ix(
+            anchor_ix(WHIRLPOOLS, "collect_fees", &refs(&collect)),
+            vec![
+                transfer(VAULT_USDC, USDC_ATA, POOL_AUTH, 2_000_000),
+                transfer(VAULT_RAY, RAY_ATA, POOL_AUTH, 1_000_000),
+            ],
+        )
+        .build();
+    let legs = ledger::legs(&tx, W);
+    assert_eq!(ledger::sum_by_asset(&legs), ledger::balance_changes(&tx, W));
+    assert_eq!(
+        with_position(&legs),
+        [
+            (OperationType::NetworkFee, SOL, -5_000, None),
+            (OperationType::Interest, RAY, 1_000_000, Some(POSITION)),
+            (OperationType::Interest, USDC, 2_000_000, Some(POSITION)),
+            (
+                OperationType::PositionWithdraw,
+                RAY,
+                50_000_000,
+                Some(POSITION)
+            ),
+            (
+                OperationType::PositionWithdraw,
+                USDC,
+                100_000_000,
+                Some(POSITION)
+            ),
+        ]
+    );
+    // Together with the position: the liquidity only changed hands; what
+    // the wallet and the position gained is the fee income, 1 RAY and 2
+    // USDC, and the network fee went out.
+    assert_eq!(
+        ledger::sum_with_positions(&legs),
+        BTreeMap::from([
+            (RAY.to_owned(), 1_000_000),
+            (USDC.to_owned(), 2_000_000),
+            (SOL.to_owned(), -5_000),
+        ])
+    );
+}

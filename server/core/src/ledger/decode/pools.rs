@@ -62,12 +62,35 @@ pub(super) fn liquidity(
     if removes {
         closed_position_rent(ctx, &actions, remaining, out);
     }
-    if adds != removes && zap(ctx, adds, remaining, out, &leg) {
+    let temporary = temporary_accounts(ctx);
+    let moved = protocols::liquidity::moved(ctx.tx, ctx.wallet, |account| {
+        if ctx.owned_accounts.contains(account) {
+            ctx.mint_of(account).map(str::to_owned)
+        } else if temporary.contains(account) {
+            Some(SOL.to_owned())
+        } else {
+            None
+        }
+    });
+    // Fees and rewards a claim paid (its own transfers into the wallet):
+    // the position's yield, income when received, also when the same
+    // transaction removes liquidity (Orca's close: decrease, collect
+    // fees, collect rewards, close) or adds what was claimed back in.
+    for (asset, amount) in &moved.claimed {
+        let decimals = decimals_of(ctx, asset);
+        out.push(leg(OperationType::Interest, asset, *amount, decimals));
+        match remaining.iter_mut().find(|(m, _, _)| m == asset) {
+            Some(entry) => entry.1 -= amount,
+            None => remaining.push((asset.clone(), -amount, decimals)),
+        }
+    }
+    if adds != removes && zap(ctx, adds, &moved, remaining, out, &leg) {
         return;
     }
-    // A claim alone (fees, rewards): what came in is the position's yield,
-    // income when received. Beside an add or remove it cannot be told
-    // apart from the liquidity in the balances and joins that move.
+    // A claim alone (fees, rewards) whose transfers the transaction does
+    // not show: what came in is the position's yield. Beside an add or
+    // remove it cannot be told apart from the liquidity in the balances
+    // and joins that move.
     let claim_only = !adds && !removes;
     for (mint, delta, decimals) in remaining.iter_mut() {
         if *delta == 0 {
@@ -104,20 +127,11 @@ pub(super) fn liquidity(
 fn zap(
     ctx: &Context<'_>,
     adds: bool,
+    moved: &protocols::liquidity::Moved,
     remaining: &mut Vec<(String, i128, u8)>,
     out: &mut Vec<Draft>,
     leg: &dyn Fn(OperationType, &str, i128, u8) -> Draft,
 ) -> bool {
-    let temporary = temporary_accounts(ctx);
-    let moved = protocols::liquidity::moved(ctx.tx, ctx.wallet, |account| {
-        if ctx.owned_accounts.contains(account) {
-            ctx.mint_of(account).map(str::to_owned)
-        } else if temporary.contains(account) {
-            Some(SOL.to_owned())
-        } else {
-            None
-        }
-    });
     let (by_pool, sign, operation) = if adds {
         (&moved.into_pool, -1, OperationType::PositionDeposit)
     } else {

@@ -457,13 +457,15 @@ pub fn actions(tx: &TxView) -> Vec<LiquidityAction> {
     tx.invocations.iter().filter_map(read).collect()
 }
 
-/// What the wallet's own liquidity instructions moved by token transfer,
+/// What the wallet's own liquidity instructions (and claims) moved by token transfer,
 /// per asset (a mint, or `sol` for a wrapped-SOL account the transaction
 /// created and closed): gross into the pool and gross out of it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Moved {
     pub into_pool: BTreeMap<String, i128>,
     pub out_of_pool: BTreeMap<String, i128>,
+    /// Paid to the wallet by its fee and reward claims.
+    pub claimed: BTreeMap<String, i128>,
 }
 
 /// The token transfers `wallet`'s own add and remove instructions made,
@@ -490,7 +492,7 @@ pub fn moved(tx: &TxView, wallet: &str, wallet_account: impl Fn(&str) -> Option<
                     let invocation = &tx.invocations[cursor + at];
                     cursor += at + 1;
                     read(invocation)
-                        .filter(|a| a.owner == wallet && a.direction != Direction::Claim)
+                        .filter(|a| a.owner == wallet)
                         .map(|a| a.direction)
                 });
             }
@@ -513,6 +515,10 @@ pub fn moved(tx: &TxView, wallet: &str, wallet_account: impl Fn(&str) -> Option<
                     }
                     (Direction::Remove, None, Some(asset)) => {
                         *out.out_of_pool.entry(asset).or_insert(0) +=
+                            i128::from(amount.saturating_sub(*withheld));
+                    }
+                    (Direction::Claim, None, Some(asset)) => {
+                        *out.claimed.entry(asset).or_insert(0) +=
                             i128::from(amount.saturating_sub(*withheld));
                     }
                     _ => {}
