@@ -1226,3 +1226,29 @@ fn fees_collected_while_removing_liquidity_are_interest_apart_from_the_withdrawa
         ])
     );
 }
+
+#[test]
+fn a_dlmm_claim_fee_names_its_sender_in_either_published_layout() {
+    // `claim_fee` `[lb_pair, position, bin_array_lower, bin_array_upper,
+    // sender (4), …]`, and the later `[lb_pair, position, sender (2), …]`:
+    // 3 USDC of fees (100 -> 103) out of the pool's USDC vault, either way.
+    for at in [4, 2] {
+        let accounts = layout(14, &[(0, POOL), (1, POSITION), (at, W)]);
+        let tx = pool_tx(
+            (100_000_000, 103_000_000),
+            (10_000_000, 10_000_000),
+            None,
+            ((1_000_000_000, 997_000_000), (500_000_000, 500_000_000)),
+            anchor_ix(DLMM, "claim_fee", &refs(&accounts)),
+        );
+        let legs = claim_conserves(&tx);
+        assert_eq!(
+            with_position(&legs),
+            [
+                (OperationType::NetworkFee, SOL, -5_000, None),
+                (OperationType::Interest, USDC, 3_000_000, Some(POSITION)),
+            ],
+            "sender at {at}"
+        );
+    }
+}

@@ -33,7 +33,7 @@ pub(super) fn liquidity(
 ) {
     let actions: Vec<protocols::liquidity::LiquidityAction> = protocols::liquidity::actions(ctx.tx)
         .into_iter()
-        .filter(|a| a.owner == ctx.wallet)
+        .filter(|a| a.owned_by(ctx.wallet))
         .collect();
     let Some(first) = actions.first() else {
         return;

@@ -77,9 +77,9 @@
 //!   (orca-so/whirlpools `programs/whirlpool/src/instructions/
 //!   collect_fees.rs`).
 //! - Meteora DLMM `claim_fee2` / `claim_reward2` `[lb_pair, position (1),
-//!   sender (2), …]` (the `lb_clmm` IDL's `ClaimFee2`), and the first
-//!   `claim_fee` / `claim_reward` `[lb_pair, position (1), bin_array_lower,
-//!   bin_array_upper, sender (4), …]`.
+//!   sender (2), …]` (the `lb_clmm` IDL's `ClaimFee2`), and `claim_fee` /
+//!   `claim_reward`, whose sender is at 4 or 2 (two published layouts, see
+//!   the rows).
 //!
 //! Raydium CLMM has no claim of its own: `decrease_liquidity` pays the
 //! fees owed and the rewards with whatever liquidity it removes (a harvest
@@ -111,7 +111,18 @@ pub struct LiquidityAction {
     /// The position account, or the pool for a pool whose shares are a
     /// fungible LP token.
     pub position: String,
-    pub owner: String,
+    /// Where the instruction names its owner: one account, or each place
+    /// a published layout of the same instruction puts it (Meteora DLMM's
+    /// `claim_fee` moved its sender from 4 to 2 when the bin arrays became
+    /// remaining accounts).
+    pub owners: Vec<String>,
+}
+
+impl LiquidityAction {
+    /// Whether the instruction is `wallet`'s own.
+    pub fn owned_by(&self, wallet: &str) -> bool {
+        self.owners.iter().any(|o| o == wallet)
+    }
 }
 
 /// How a program tells its instructions apart.
@@ -139,15 +150,23 @@ enum At {
     /// By how many accounts the instruction passes: `(count, index)`
     /// (Raydium AMM v4 takes optional market accounts before the owner).
     ByCount(&'static [(usize, usize)]),
+    /// At any of these, one per published layout of the instruction.
+    AnyOf(&'static [usize]),
 }
 
 impl At {
-    fn get(self, accounts: &[String]) -> Option<&String> {
-        let i = match self {
-            At::Index(i) => i,
-            At::ByCount(table) => table.iter().find(|(n, _)| *n == accounts.len())?.1,
+    fn get(self, accounts: &[String]) -> Vec<String> {
+        let at: &[usize] = match self {
+            At::Index(ref i) => std::slice::from_ref(i),
+            At::ByCount(table) => match table.iter().find(|(n, _)| *n == accounts.len()) {
+                Some((_, i)) => std::slice::from_ref(i),
+                None => &[],
+            },
+            At::AnyOf(list) => list,
         };
-        accounts.get(i)
+        at.iter()
+            .filter_map(|&i| accounts.get(i).cloned())
+            .collect()
     }
 }
 
@@ -287,20 +306,28 @@ const DLMM: &[Row] = &[
         0,
         11,
     ),
-    row(
-        "claim_fee",
-        [169, 32, 79, 137, 136, 232, 70, 137],
-        Direction::Claim,
-        1,
-        4,
-    ),
-    row(
-        "claim_reward",
-        [149, 95, 181, 242, 94, 90, 158, 162],
-        Direction::Claim,
-        1,
-        4,
-    ),
+    // `claim_fee` / `claim_reward` keep their names across two layouts:
+    // `[lb_pair, position, bin_array_lower, bin_array_upper, sender (4),
+    // …]` (sevenlabs-hq/carbon's meteora-dlmm decoder,
+    // `ClaimFeeInstructionAccounts`) and, once the bin arrays became
+    // remaining accounts, `[lb_pair, position, sender (2), …]` (the
+    // `lb_clmm` TypeScript codegen's `ClaimFeeAccounts` with `minBinId`,
+    // `maxBinId`): the data that tells them apart is past the 8 bytes the
+    // view keeps, so either place names the owner.
+    Row {
+        name: "claim_fee",
+        tag: Tag::Anchor([169, 32, 79, 137, 136, 232, 70, 137]),
+        direction: Direction::Claim,
+        position: 1,
+        owner: At::AnyOf(&[4, 2]),
+    },
+    Row {
+        name: "claim_reward",
+        tag: Tag::Anchor([149, 95, 181, 242, 94, 90, 158, 162]),
+        direction: Direction::Claim,
+        position: 1,
+        owner: At::AnyOf(&[4, 2]),
+    },
     row(
         "claim_fee2",
         [112, 191, 101, 171, 28, 144, 127, 187],
@@ -448,7 +475,7 @@ pub fn read(invocation: &Invocation) -> Option<LiquidityAction> {
         direction: row.direction,
         program: lookup(&invocation.program)?,
         position: invocation.accounts.get(row.position)?.clone(),
-        owner: row.owner.get(&invocation.accounts)?.clone(),
+        owners: Some(row.owner.get(&invocation.accounts)).filter(|o| !o.is_empty())?,
     })
 }
 
@@ -492,7 +519,7 @@ pub fn moved(tx: &TxView, wallet: &str, wallet_account: impl Fn(&str) -> Option<
                     let invocation = &tx.invocations[cursor + at];
                     cursor += at + 1;
                     read(invocation)
-                        .filter(|a| a.owner == wallet)
+                        .filter(|a| a.owned_by(wallet))
                         .map(|a| a.direction)
                 });
             }
@@ -558,17 +585,11 @@ mod tests {
         assert!(!AMM_V4[0].tag.matches(&[9, 3]));
         assert!(!AMM_V4[1].tag.matches(&[]));
         let accounts: Vec<String> = (0..11).map(|i| i.to_string()).collect();
-        assert_eq!(
-            AMM_V4[1].owner.get(&accounts).map(String::as_str),
-            Some("10")
-        );
+        assert_eq!(AMM_V4[1].owner.get(&accounts), ["10"]);
         let accounts: Vec<String> = (0..20).map(|i| i.to_string()).collect();
-        assert_eq!(
-            AMM_V4[1].owner.get(&accounts).map(String::as_str),
-            Some("16")
-        );
+        assert_eq!(AMM_V4[1].owner.get(&accounts), ["16"]);
         // A count the program refuses names no owner.
         let accounts: Vec<String> = (0..12).map(|i| i.to_string()).collect();
-        assert_eq!(AMM_V4[1].owner.get(&accounts), None);
+        assert!(AMM_V4[1].owner.get(&accounts).is_empty());
     }
 }
