@@ -537,8 +537,11 @@ pub fn moved(tx: &TxView, wallet: &str, wallet_account: impl Fn(&str) -> Option<
                     wallet_account(source),
                     wallet_account(destination),
                 ) {
+                    // What the pool was credited: a Token-2022 transfer
+                    // fee withheld on the way is a leg of its own already.
                     (Direction::Add, Some(asset), None) => {
-                        *out.into_pool.entry(asset).or_insert(0) += i128::from(*amount);
+                        *out.into_pool.entry(asset).or_insert(0) +=
+                            i128::from(amount.saturating_sub(*withheld));
                     }
                     (Direction::Remove, None, Some(asset)) => {
                         *out.out_of_pool.entry(asset).or_insert(0) +=
