@@ -743,4 +743,37 @@ mod tests {
         assert_eq!(view[0].interest["usdc"], "25500000");
         assert!(view[0].held.is_empty());
     }
+
+    #[test]
+    fn a_clmm_pool_position_holds_what_went_in_less_what_came_back_not_its_nft() {
+        // The legs `ledger::decode` gives a Raydium CLMM position
+        // (server/core/tests/pool_positions.rs): 80 RAY and 200 USDC in with
+        // the position NFT minted; later 262 USDC and 101 RAY back with the
+        // NFT burned, and 2.5 USDC of fees claimed on the way. The NFT is
+        // the position's key, never held; what came back beyond what went in
+        // is shown as withdrawn, the claim as interest.
+        let router = "Raydium CLMM";
+        let legs = [
+            leg(OperationType::PositionDeposit, "ray", -80_000_000, router),
+            leg(OperationType::PositionDeposit, "usdc", -200_000_000, router),
+            leg(OperationType::PositionDeposit, "nft", 1, router),
+            leg(OperationType::Interest, "usdc", 2_500_000, router),
+            leg(OperationType::PositionWithdraw, "ray", 101_000_000, router),
+            leg(OperationType::PositionWithdraw, "usdc", 262_000_000, router),
+            leg(OperationType::PositionWithdraw, "nft", -1, router),
+        ];
+        let view = program_positions(&legs);
+        assert_eq!(view.len(), 1);
+        let p = &view[0];
+        assert_eq!(p.program.as_deref(), Some("Raydium CLMM"));
+        assert_eq!(p.protocol.as_deref(), Some("Raydium"));
+        assert_eq!(p.deposited.get("nft"), None);
+        assert_eq!(p.withdrawn.get("nft"), None);
+        assert_eq!(p.deposited["ray"], "80000000");
+        assert_eq!(p.withdrawn["usdc"], "262000000");
+        assert_eq!(p.interest["usdc"], "2500000");
+        // 80 - 101 RAY and 200 - 262 USDC: more came back than went in.
+        assert_eq!(p.held["ray"], "-21000000");
+        assert_eq!(p.held["usdc"], "-62000000");
+    }
 }

@@ -29,6 +29,8 @@ use super::{
     tx::{NATIVE_MINT, Op, TxView},
 };
 
+mod pools;
+
 /// An inbound token the wallet did not sign for is `airdrop_spam` when the
 /// same transaction credits that mint to at least this many owners.
 pub const SPAM_MIN_RECIPIENTS: usize = 3;
@@ -477,7 +479,7 @@ pub fn legs_with_stake_accounts(
     } else {
         let filled = positions(&ctx, &mut remaining, &mut out);
         lending(&ctx, &mut remaining, &mut out);
-        liquidity(&ctx, &mut remaining, &mut out);
+        pools::liquidity(&ctx, &mut remaining, &mut out);
         nft_trade_fees(&ctx, &mut remaining, &mut out);
         filled
     };
@@ -797,62 +799,6 @@ fn lending(ctx: &Context<'_>, remaining: &mut [(String, i128, u8)], out: &mut Ve
             draft.router = Some(action.program.name.to_owned());
             out.push(draft);
         }
-    }
-}
-
-/// What AMM liquidity instructions did with the wallet's pool positions
-/// (`protocols::liquidity`). Adding: every asset that left the wallet is a
-/// `position_deposit` into the position, and a token that came in (the LP
-/// token or position NFT the pool mints for it) is the position's receipt,
-/// a `position_deposit` with a positive amount. Removing: what came back
-/// is a `position_withdraw`, a token that left (the LP token burned, the
-/// NFT closed) the receipt handed back, a `position_withdraw` with a
-/// negative amount. A transaction that both adds and removes reads every
-/// outflow as a deposit and every inflow as a withdrawal. Like lending,
-/// the whole remaining change of each asset is taken (a zap that also
-/// swaps in the same transaction is misread; docs/ledger.md).
-fn liquidity(ctx: &Context<'_>, remaining: &mut [(String, i128, u8)], out: &mut Vec<Draft>) {
-    use protocols::liquidity::Direction as Liq;
-    let actions: Vec<protocols::liquidity::LiquidityAction> = protocols::liquidity::actions(ctx.tx)
-        .into_iter()
-        .filter(|a| a.owner == ctx.wallet)
-        .collect();
-    let Some(first) = actions.first() else {
-        return;
-    };
-    let adds = actions.iter().any(|a| a.direction == Liq::Add);
-    let removes = actions.iter().any(|a| a.direction == Liq::Remove);
-    for (mint, delta, decimals) in remaining.iter_mut() {
-        if *delta == 0 {
-            continue;
-        }
-        let incoming = *delta > 0;
-        let token = mint != SOL;
-        let operation = match (adds, removes, incoming) {
-            (true, true, false) | (true, false, false) => OperationType::PositionDeposit,
-            (true, true, true) | (false, true, true) => OperationType::PositionWithdraw,
-            // The receipt: minted to the wallet on the way in, handed back
-            // on the way out. SOL is never one (a pool's receipt is a token).
-            (true, false, true) if token => OperationType::PositionDeposit,
-            (false, true, false) if token => OperationType::PositionWithdraw,
-            _ => continue,
-        };
-        let direction = if incoming {
-            Direction::In
-        } else {
-            Direction::Out
-        };
-        let mut draft = Draft::new(
-            operation,
-            mint.clone(),
-            *delta,
-            *decimals,
-            vec![ctx.account_party(&first.position, direction)],
-        );
-        draft.position = Some(first.position.clone());
-        draft.router = Some(first.program.name.to_owned());
-        out.push(draft);
-        *delta = 0;
     }
 }
 
