@@ -186,3 +186,22 @@ impl Store {
         Ok(written)
     }
 }
+
+impl Store {
+    /// Forget the stored views of `signatures` (an operator pruning what
+    /// rescans keep; a test standing in a wallet scanned before views were
+    /// kept): the next rescan of a wallet holding them fetches them again.
+    pub async fn forget_views(&self, signatures: &[String]) -> Result<u64, StoreError> {
+        let mut forgotten = 0;
+        for signature in signatures {
+            forgotten += on_pool!(&self.pool, |pool| sqlx::query(
+                "DELETE FROM transaction_views WHERE signature = $1"
+            )
+            .bind(signature)
+            .execute(pool)
+            .await?
+            .rows_affected());
+        }
+        Ok(forgotten)
+    }
+}
