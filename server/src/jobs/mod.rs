@@ -6,6 +6,7 @@
 //! them, and drives the claim-run-finish loop, dispatching on the job's kind.
 
 mod context;
+mod rescan;
 pub mod scan;
 pub mod staking;
 

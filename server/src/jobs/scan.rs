@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 
 pub use super::context::{ScanContext, ScanError, ScanSettings};
-use super::{context::record, staking};
+use super::{context::record, rescan, staking};
 use crate::{
     ledger::{self, TxView},
     payments::Scope,
@@ -129,9 +129,17 @@ async fn fetch_and_write(
     let fetched = ctx.rpc.transactions(chunk, cost).await?;
     let mut views = Vec::with_capacity(chunk.len());
     let mut read = Vec::with_capacity(chunk.len());
+    let mut kept = Vec::with_capacity(chunk.len());
     for (signature, tx) in chunk.iter().zip(&fetched) {
         match tx.as_ref().map(|tx| (tx, TxView::parse(tx))) {
             Some((tx, Ok(view))) => {
+                // The compact view a later decoder derives the legs from
+                // again (ledger::stored); one it cannot keep is fetched
+                // again by that rescan.
+                match ledger::stored::encode(tx) {
+                    Ok(bytes) => kept.push((signature.as_str(), bytes)),
+                    Err(error) => tracing::warn!(%signature, %error, "transaction view not kept"),
+                }
                 views.push(view);
                 read.push(tx);
             }
@@ -152,10 +160,31 @@ async fn fetch_and_write(
         known = ctx.store.stake_accounts(address).await?;
         staking::note_flows(ctx, address, &views, &known).await?;
     }
-    // The stake accounts the scan knows to be the wallet's at a slot: SOL
-    // sent to one of them is a stake deposit even when the transaction has
-    // no stake instruction saying so (docs/ledger.md, Staking).
-    let legs: Vec<Vec<ledger::Leg>> = views
+    let views_kept: Vec<(&str, &[u8])> = kept.iter().map(|(s, b)| (*s, b.as_slice())).collect();
+    ctx.store.write_views(&views_kept).await?;
+    let legs = legs_of(&views, address, &known);
+    let batch: Vec<TransactionLegs<'_>> = views
+        .iter()
+        .zip(&legs)
+        .map(|(v, legs)| TransactionLegs::new(v, legs))
+        .collect();
+    let written = ctx.store.write_legs(address, &batch).await?;
+    note_unknown_programs(ctx, job, &views).await?;
+    progress.transactions_fetched += views.len() as i64;
+    progress.legs_written += i64::try_from(written).unwrap_or(i64::MAX);
+    record(ctx, job, cost, progress).await
+}
+
+/// The wallet's legs of each transaction. The stake accounts the scan
+/// knows to be the wallet's at a slot count: SOL sent to one of them is a
+/// stake deposit even when the transaction has no stake instruction saying
+/// so (docs/ledger.md, Staking).
+pub(super) fn legs_of(
+    views: &[TxView],
+    address: &str,
+    known: &[crate::store::StakeAccountRow],
+) -> Vec<Vec<ledger::Leg>> {
+    views
         .iter()
         .map(|v| {
             let own: BTreeSet<String> = known
@@ -165,26 +194,25 @@ async fn fetch_and_write(
                 .collect();
             ledger::legs_with_stake_accounts(v, address, &own)
         })
-        .collect();
-    let batch: Vec<TransactionLegs<'_>> = views
-        .iter()
-        .zip(&legs)
-        .map(|(v, legs)| TransactionLegs::new(v, legs))
-        .collect();
-    let written = ctx.store.write_legs(address, &batch).await?;
-    // Programs read the conservative way, listed on the job (get_job's
-    // unknown_programs): how many of these transactions ran each.
+        .collect()
+}
+
+/// Programs read the conservative way, listed on the job (get_job's
+/// unknown_programs): how many of these transactions ran each.
+pub(super) async fn note_unknown_programs(
+    ctx: &ScanContext<'_>,
+    job: &JobRecord,
+    views: &[TxView],
+) -> Result<(), ScanError> {
     let mut unknown: std::collections::BTreeMap<String, i64> = std::collections::BTreeMap::new();
-    for view in &views {
+    for view in views {
         for program in ledger::protocols::unknown_programs(view) {
             *unknown.entry(program).or_insert(0) += 1;
         }
     }
     let unknown: Vec<(String, i64)> = unknown.into_iter().collect();
     ctx.store.add_unknown_programs(&job.id, &unknown).await?;
-    progress.transactions_fetched += views.len() as i64;
-    progress.legs_written += i64::try_from(written).unwrap_or(i64::MAX);
-    record(ctx, job, cost, progress).await
+    Ok(())
 }
 
 /// Run `job` until it ends, the lease is lost, or a stop is asked for.
@@ -209,6 +237,11 @@ pub async fn run(ctx: &ScanContext<'_>, job: &JobRecord) -> Result<Outcome, Scan
     };
     record(ctx, job, &cost, &progress).await?;
     let staking = scope != Scope::Preview;
+    // Every scan but a preview first derives again the legs an older
+    // decoder read (docs/ledger.md, "Decoder versions").
+    if scope != Scope::Preview {
+        rescan::rederive(ctx, job, &cost, &mut progress).await?;
+    }
     let mut sources = sources(ctx, job, scope, &cost).await?;
     let mut index = usize::try_from(job.source_index).unwrap_or(0);
     while let Some(source) = sources.get(index).cloned() {

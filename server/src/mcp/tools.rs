@@ -447,8 +447,19 @@ fn quote_wallet() -> ToolDef {
             } else {
                 format!("{} scan", q.scope.as_str())
             };
+            // Said only when the scan derives stored legs again.
+            let rederive = q
+                .rederive
+                .map(|r| {
+                    format!(
+                        " It derives again the legs of {} transactions an older decoder read: \
+                         {} from stored views, {} fetched again ({} getTransaction requests).",
+                        r.transactions, r.from_stored_views, r.refetched, r.rpc_credits
+                    )
+                })
+                .unwrap_or_default();
             format!(
-                "Quote {} for a {what} of {}: tier {}, {} USD ({} atomic USDC){}; expires {}. \
+                "Quote {} for a {what} of {}: tier {}, {} USD ({} atomic USDC){}; expires {}.{rederive} \
                  {next}.",
                 q.quote_id,
                 q.address.short(),

@@ -154,6 +154,23 @@ pub struct SignatureEstimate {
     pub complete: bool,
 }
 
+/// What a scan of a wallet whose stored legs an older decoder read does
+/// besides listing: it derives those transactions' legs again with the
+/// current decoder (docs/ledger.md, "Decoder versions"), from their stored
+/// views where kept, otherwise fetching them again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct RederiveEstimate {
+    /// Transactions whose legs are derived again.
+    pub transactions: u64,
+    /// Of those, read from their stored views: no RPC request.
+    pub from_stored_views: u64,
+    /// Of those, fetched again (no view was kept): one getTransaction each.
+    pub refetched: u64,
+    /// The RPC requests (credits) the refetch costs: getTransaction, one
+    /// per refetched transaction.
+    pub rpc_credits: u64,
+}
+
 /// One row of the tier table.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct TierRow {
@@ -179,6 +196,10 @@ pub struct Quote {
     /// The size estimate behind the tier (absent for read quotes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signatures: Option<SignatureEstimate>,
+    /// Transactions the scan derives again because an older decoder read
+    /// them, and what that costs in RPC requests (absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rederive: Option<RederiveEstimate>,
     /// The whole tier table for scans.
     pub tiers: Vec<TierRow>,
     pub preview_usd: Usd,
@@ -291,6 +312,26 @@ pub async fn quote_wallet(
             (name, price, Some(estimate))
         }
     };
+    // Every scan but a preview derives again what an older decoder read.
+    // The tier already counts every signature of the history, those among
+    // them, so the price covers the refetch; the quote shows its cost.
+    let rederive = match scope {
+        Scope::Full | Scope::Refresh | Scope::Incremental => {
+            let stale = q
+                .store
+                .stale_counts(address.as_str(), crate::ledger::DECODER_VERSION)
+                .await?;
+            let transactions = u64::try_from(stale.transactions).unwrap_or(0);
+            let refetched = u64::try_from(stale.without_view).unwrap_or(0);
+            (transactions > 0).then_some(RederiveEstimate {
+                transactions,
+                from_stored_views: transactions - refetched,
+                refetched,
+                rpc_credits: refetched,
+            })
+        }
+        _ => None,
+    };
     let expires_ms =
         q.now_ms + i64::try_from(pricing.quote_ttl_secs * 1000).unwrap_or(i64::MAX / 2);
     let record = QuoteRecord {
@@ -314,6 +355,7 @@ pub async fn quote_wallet(
         amount_atomic: price.usdc_atomic().to_string(),
         expires_at: rfc3339(expires_ms),
         signatures,
+        rederive,
         tiers: pricing
             .tiers
             .iter()

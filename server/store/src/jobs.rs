@@ -143,7 +143,7 @@ impl<'a> TransactionLegs<'a> {
     }
 }
 
-fn to_i64(v: u64) -> i64 {
+pub(super) fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
@@ -403,26 +403,40 @@ impl Store {
         .await?))
     }
 
-    /// Write a batch of transactions' legs for a wallet, atomically. Rows
-    /// already present are left as they are. Returns the legs written.
+    /// Write a batch of transactions' legs for a wallet, atomically, read
+    /// by the current decoder (`ledger::DECODER_VERSION`). Rows already
+    /// present are left as they are. Returns the legs written.
     pub async fn write_legs(
         &self,
         wallet: &str,
         batch: &[TransactionLegs<'_>],
+    ) -> Result<u64, StoreError> {
+        self.write_legs_read_by(wallet, batch, ledger_core::ledger::DECODER_VERSION)
+            .await
+    }
+
+    /// [`Store::write_legs`], recording that decoder version `version` read
+    /// them (a test stands in an older decoder's legs with it).
+    pub async fn write_legs_read_by(
+        &self,
+        wallet: &str,
+        batch: &[TransactionLegs<'_>],
+        version: i32,
     ) -> Result<u64, StoreError> {
         let written = on_pool!(&self.pool, |pool| {
             let mut tx = pool.begin().await?;
             let mut written = 0u64;
             for t in batch {
                 let fresh = sqlx::query(
-                    "INSERT INTO wallet_transactions (wallet, signature, slot, block_time, failed) \
-                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+                    "INSERT INTO wallet_transactions (wallet, signature, slot, block_time, failed, decoder_version) \
+                     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
                 )
                 .bind(wallet)
                 .bind(t.signature)
                 .bind(to_i64(t.slot))
                 .bind(t.block_time)
                 .bind(t.failed)
+                .bind(version)
                 .execute(&mut *tx)
                 .await?
                 .rows_affected();

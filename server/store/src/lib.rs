@@ -78,6 +78,7 @@ mod sessions;
 mod share_links;
 mod signin;
 mod stake;
+mod views;
 
 use std::{str::FromStr, sync::Arc, time::Duration};
 
@@ -104,6 +105,7 @@ pub use sessions::{NewSession, SessionClass, SessionOpened, SessionQuota, Sessio
 pub use share_links::ShareLinkRecord;
 pub use signin::{NewOidcFlow, NewSiwsNonce, NonceUse, OidcFlowRecord};
 pub use stake::{StakeAccountRow, StakeAccountSeen, StakeFlowRow};
+pub use views::{StaleCounts, StaleTransaction};
 
 /// The database pool's settings (`[database]` in the configuration; the
 /// server's `config` re-exports this type).

@@ -37,6 +37,7 @@ mod quotes;
 mod recorded;
 mod reports;
 mod reports_tax;
+mod rescan;
 mod research;
 mod scans;
 mod schemas;

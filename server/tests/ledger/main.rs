@@ -8,6 +8,7 @@ mod encoding;
 mod encoding_support;
 #[path = "../support/recorded.rs"]
 mod recorded;
+mod stored;
 mod synthetic;
 
 use std::path::PathBuf;

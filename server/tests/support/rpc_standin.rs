@@ -43,6 +43,8 @@ pub struct Shared {
     /// Signature entries, newest first, per address.
     pub history: HashMap<String, Vec<Value>>,
     pub transactions: HashMap<String, Value>,
+    /// Transactions answered `null` from now on (a node that lost them).
+    pub unserved_transactions: Mutex<HashSet<String>>,
     /// Token accounts per owner (getTokenAccountsByOwner); none by default.
     pub token_accounts: HashMap<String, Vec<String>>,
     pub refuse_batches: bool,
@@ -369,8 +371,12 @@ fn one(shared: &Shared, request: &Value) -> Value {
                 .unwrap()
                 .push(params[1]["encoding"].as_str().unwrap_or("?").to_owned());
             let sig = params[0].as_str().unwrap_or_default();
+            let served = !shared.unserved_transactions.lock().unwrap().contains(sig);
             // Recorded answers are jsonParsed; re-encode them on request.
-            match (shared.transactions.get(sig), params[1]["encoding"].as_str()) {
+            match (
+                shared.transactions.get(sig).filter(|_| served),
+                params[1]["encoding"].as_str(),
+            ) {
                 (Some(t), Some("json")) => {
                     crate::encoding_support::to_json_encoding(t)["result"].clone()
                 }

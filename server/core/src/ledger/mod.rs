@@ -20,7 +20,22 @@ pub mod protocols;
 pub mod spam;
 pub mod stake_accounts;
 pub mod stake_ix;
+pub mod stored;
 pub mod tx;
+
+/// The version of the readings [`decode`] gives. Bump it in the same
+/// commit as any change that makes the decoder read a transaction
+/// differently (another operation type, amount, counterparty, position,
+/// venue or router for some transaction; a protocol decoder added or
+/// changed): a wallet whose stored legs carry an older version has them
+/// derived again, from its stored views ([`stored`]), on its next scan
+/// (docs/ledger.md, "Decoder versions"). A change that leaves every
+/// reading as it was (speed, refactoring) keeps it.
+///
+/// 1: the readings of issue 22 (positions, lending, pools, NFT fees,
+/// venues and routers), the first version stored with legs. Legs written
+/// before versions existed read as version 0.
+pub const DECODER_VERSION: i32 = 1;
 
 pub use decode::{
     balance_changes, balance_changes_with_positions, legs, legs_with_stake_accounts, sum_by_asset,

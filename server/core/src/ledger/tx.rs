@@ -213,7 +213,10 @@ fn u64_list(value: &Value) -> Result<Vec<u64>, TxError> {
 /// account as `{pubkey, signer, …}` (lookup-table accounts included);
 /// `json` lists static keys as strings, the signer count in the header and
 /// the lookup-table accounts in `meta.loadedAddresses`.
-fn account_keys(message: &Value, meta: &Value) -> Result<(Vec<String>, Vec<bool>), TxError> {
+pub(super) fn account_keys(
+    message: &Value,
+    meta: &Value,
+) -> Result<(Vec<String>, Vec<bool>), TxError> {
     let list = message["accountKeys"]
         .as_array()
         .ok_or_else(|| shape("no accountKeys"))?;
@@ -356,8 +359,16 @@ fn s(info: &Value, key: &str) -> Option<String> {
 }
 
 fn parsed_op(program: &str, parsed: &Value) -> Op {
-    let info = &parsed["info"];
-    let kind = parsed["type"].as_str().unwrap_or_default();
+    parsed_kind_op(
+        program,
+        parsed["type"].as_str().unwrap_or_default(),
+        &parsed["info"],
+    )
+}
+
+/// A `jsonParsed` instruction, from its `type` and `info`, as [`Op`]: the
+/// stored view ([`super::stored`]) keeps the two and reads them here.
+pub(super) fn parsed_kind_op(program: &str, kind: &str, info: &Value) -> Op {
     let other = || Op::Other {
         program: program.to_owned(),
     };
@@ -425,7 +436,7 @@ fn u64_at(data: &[u8], at: usize) -> Option<u64> {
         .map(u64::from_le_bytes)
 }
 
-fn raw_op(program: &str, accounts: &[String], data: &[u8]) -> Op {
+pub(super) fn raw_op(program: &str, accounts: &[String], data: &[u8]) -> Op {
     let account = |i: usize| accounts.get(i).cloned();
     let op = match program {
         SYSTEM_PROGRAM => {
