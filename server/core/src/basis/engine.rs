@@ -72,11 +72,19 @@ impl<'a> Engine<'a> {
     /// Apply one event to `pool`. Callers feed events in `(time, seq)`
     /// order; a non-positive quantity is ignored.
     pub fn apply(&mut self, pool: PoolId, event: &'a Event) {
+        self.apply_as(pool, event.asset.as_str(), event);
+    }
+
+    /// [`Engine::apply`] with the asset named apart from the event, so a
+    /// caller that interns assets ([`super::stream`]) can feed events that
+    /// live only for the call: the book is `asset`'s, and the event's own
+    /// `asset` is only copied into its realized rows (empty there).
+    pub fn apply_as(&mut self, pool: PoolId, asset: &'a str, event: &Event) {
         if event.quantity <= Decimal::ZERO {
             return;
         }
         let mut rows = std::mem::take(&mut self.disposals);
-        let book = self.book(pool, event.asset.as_str());
+        let book = self.book(pool, asset);
         match event.kind {
             EventKind::Acquire => book.acquire(
                 event.quantity,
@@ -181,6 +189,13 @@ impl<'a> Engine<'a> {
         target.rent_locked += rent;
         target.staked += staked;
         target.in_positions += positions;
+    }
+
+    /// The realized rows made since the last call, in replay order: a
+    /// caller that writes rows as they are made ([`super::stream`]) takes
+    /// them after each event, so they are never all held at once.
+    pub fn drain_disposals(&mut self) -> std::vec::Drain<'_, Disposal> {
+        self.disposals.drain(..)
     }
 
     /// Quantity of `asset` open in `pool` (rent deposits included).
