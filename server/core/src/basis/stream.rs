@@ -25,7 +25,12 @@
 //! need each asset's whole history (the 30-day rules look ahead), so they
 //! run on the books' events made from the compact rows.
 
-use std::{collections::HashMap, io};
+use std::{
+    collections::HashMap,
+    io::{self, Write},
+};
+
+use chrono::NaiveDate;
 
 use rust_decimal::Decimal;
 
@@ -35,14 +40,10 @@ use super::{
         self, Allocation, Balance, EXCHANGE, PoolScope, UNIVERSAL, Unallocated,
         UnlabelledTransfers,
     },
-    csv_io::{
-        self, BOOKS_OUTPUT_COLUMNS, BooksInput, InputError, OpenRow, RowKind, write_holding,
-        write_tax_row,
-    },
+    csv_io::{self, BOOKS_OUTPUT_COLUMNS, BooksInput, InputError, RowKind},
     engine::{Engine, PoolId},
     jurisdiction::{
-        Jurisdiction, Matching, MethodRefused, TaxYear, Taxpayer, Zone, assess_in, au, de,
-        held_over_a_year, us,
+        Jurisdiction, Matching, MethodRefused, TaxYear, Taxpayer, Zone, assess_in, au, de, us,
     },
 };
 
@@ -326,17 +327,7 @@ impl CompactBooks {
         let mut current: Option<PoolScope> = None;
         let mut outcome = Outcome::default();
 
-        let mut writer = csv::Writer::from_writer(output);
-        writer.write_record(BOOKS_OUTPUT_COLUMNS)?;
-        let mut dates = DateMemo::new(zone);
-        let mut years = YearMemo::new(jurisdiction, zone);
-        let line_of = |seq: u64| {
-            if seq == u64::MAX {
-                String::new()
-            } else {
-                (seq / 2).to_string()
-            }
-        };
+        let mut out = Out::new(output, &assets.names, &wallets.names, zone)?;
         for r in &rows {
             if pending_method.is_some_and(|from| r.time >= from) {
                 engine.set_method(method);
@@ -404,112 +395,326 @@ impl CompactBooks {
                 balances[wallet * n_assets + a].apply(&staked);
             }
             for mut d in engine.drain_disposals() {
-                d.asset.push_str(asset);
-                d.rule = match jurisdiction {
-                    Jurisdiction::De => de::rule(&d, zone),
-                    Jurisdiction::Au => au::rule(&d, zone),
-                    _ => d.rule,
-                };
-                if jurisdiction == Jurisdiction::Us
-                    && let Some(acquired) = d.acquired
-                {
+                let held_over = d.acquired.is_some_and(|acquired| {
+                    over_a_year(out.dates.date(acquired), out.dates.date(d.disposed))
+                });
+                match jurisdiction {
+                    Jurisdiction::De => d.rule = de::rule_held(held_over),
+                    Jurisdiction::Au => d.rule = au::rule_held(&d, held_over),
                     // 26 USC §1222 in the taxpayer's dates (Rev. Rul. 66-7),
                     // as jurisdiction::assess_in does.
-                    d.term = Some(if held_over_a_year(acquired, d.disposed, zone) {
-                        super::Term::Long
-                    } else {
-                        super::Term::Short
-                    });
+                    Jurisdiction::Us if d.acquired.is_some() => {
+                        d.term = Some(if held_over {
+                            super::Term::Long
+                        } else {
+                            super::Term::Short
+                        });
+                    }
+                    _ => {}
                 }
                 outcome.count(&d);
-                write_tax_row(
-                    &mut writer,
-                    &d,
-                    years.of(d.disposed),
-                    &wallets.names[wallet],
-                    line_of,
-                    |t| dates.text(t),
-                )?;
+                let year = jurisdiction.tax_year_of(out.dates.date(d.disposed));
+                out.disposal(&d, r.asset, r.wallet, year)?;
             }
         }
         let (replay, pools) = engine.finish();
+        let asset_ids: HashMap<&str, u32> = asset_names
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (*a, i as u32))
+            .collect();
         for (lot, pool) in replay.open_lots.iter().zip(pools) {
             let wallet = match pool {
-                UNIVERSAL => "",
-                EXCHANGE => "exchange",
-                p => sorted.get((p - 2) as usize).copied().unwrap_or_default(),
+                UNIVERSAL => Holder::AllWallets,
+                EXCHANGE => Holder::Exchange,
+                p => sorted
+                    .get((p - 2) as usize)
+                    .and_then(|w| wallets.ids.get(*w))
+                    .map_or(Holder::AllWallets, |&id| Holder::Wallet(id)),
             };
-            write_holding(
-                &mut writer,
-                OpenRow {
-                    asset: &lot.asset,
-                    quantity: lot.quantity,
-                    acquired: Some(lot.acquired),
-                    cost: lot.basis,
-                    seq: Some(lot.seq),
-                    wallet,
-                },
-                line_of,
-                |t| dates.text(t),
-            )?;
+            let asset = asset_ids.get(lot.asset.as_str()).copied().unwrap_or(0);
+            out.open(lot, asset, wallet)?;
         }
-        writer.flush()?;
+        out.flush()?;
         Ok(outcome)
     }
 }
 
-/// Civil dates as text, `zone`'s conversion done once per second seen
-/// last (a disposal's rows share its time).
-struct DateMemo {
-    zone: Zone,
-    last: Option<(i64, String)>,
+/// Who holds an open lot, by wallet id.
+enum Holder {
+    AllWallets,
+    Exchange,
+    Wallet(u32),
 }
 
-impl DateMemo {
+/// Whether a lot acquired on `acquired` and disposed of on `disposed`
+/// (civil dates) was held over a year: `jurisdiction::held_over_a_year` on dates
+/// already at hand.
+fn over_a_year(acquired: Option<NaiveDate>, disposed: Option<NaiveDate>) -> bool {
+    let (Some(a), Some(d)) = (acquired, disposed) else {
+        return false;
+    };
+    a.checked_add_months(chrono::Months::new(12))
+        .is_some_and(|anniversary| d > anniversary)
+}
+
+/// The output, written as [`csv_io::write_assessment`] writes it (the csv
+/// crate's quoting, `\n` line ends) but formatted here without an
+/// allocation per field: names are quoted once, numbers and dates written
+/// straight into the line.
+struct Out<W: io::Write> {
+    output: io::BufWriter<W>,
+    line: Vec<u8>,
+    /// Each asset's and wallet's name as a CSV field.
+    assets: Vec<Vec<u8>>,
+    wallets: Vec<Vec<u8>>,
+    dates: Dates,
+    /// The last tax year written and its text.
+    year: Option<(TaxYear, String)>,
+}
+
+impl<W: io::Write> Out<W> {
+    fn new(output: W, assets: &[String], wallets: &[String], zone: Zone) -> Result<Self, csv::Error> {
+        let mut out = Out {
+            output: io::BufWriter::with_capacity(1 << 16, output),
+            line: Vec::with_capacity(256),
+            assets: assets.iter().map(|n| field(n)).collect::<Result<_, _>>()?,
+            wallets: wallets.iter().map(|n| field(n)).collect::<Result<_, _>>()?,
+            dates: Dates::new(zone),
+            year: None,
+        };
+        let header = BOOKS_OUTPUT_COLUMNS.join(",");
+        out.output.write_all(header.as_bytes())?;
+        out.output.write_all(b"\n")?;
+        Ok(out)
+    }
+
+    fn disposal(
+        &mut self,
+        d: &super::Disposal,
+        asset: u32,
+        wallet: u32,
+        year: TaxYear,
+    ) -> Result<(), csv::Error> {
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        line.extend_from_slice(b"disposal,");
+        line.extend_from_slice(&self.assets[asset as usize]);
+        line.push(b',');
+        push_number(&mut line, Some(d.quantity));
+        line.push(b',');
+        match (d.acquired, d.rule) {
+            (Some(t), _) => self.dates.push(&mut line, t),
+            (None, super::Rule::Section104) => line.extend_from_slice(b"pool"),
+            (None, _) => {}
+        }
+        line.push(b',');
+        self.dates.push(&mut line, d.disposed);
+        line.push(b',');
+        push_number(&mut line, d.proceeds);
+        line.push(b',');
+        push_number(&mut line, d.basis);
+        line.push(b',');
+        push_number(&mut line, d.gain);
+        line.push(b',');
+        line.extend_from_slice(d.term.map(|t| t.as_str()).unwrap_or_default().as_bytes());
+        line.push(b',');
+        if let Some(seq) = d.lot_seq {
+            push_line_of(&mut line, seq);
+        }
+        line.push(b',');
+        push_line_of(&mut line, d.disposal_seq);
+        line.push(b',');
+        let note = if d.uncovered {
+            "uncovered"
+        } else if d.proceeds.is_none() || d.basis.is_none() {
+            "unpriced"
+        } else {
+            ""
+        };
+        line.extend_from_slice(note.as_bytes());
+        line.push(b',');
+        if self.year.as_ref().is_none_or(|(y, _)| *y != year) {
+            self.year = Some((year, year.to_string()));
+        }
+        if let Some((_, text)) = &self.year {
+            line.extend_from_slice(text.as_bytes());
+        }
+        line.push(b',');
+        line.extend_from_slice(d.rule.as_str().as_bytes());
+        line.push(b',');
+        line.extend_from_slice(&self.wallets[wallet as usize]);
+        line.push(b'\n');
+        self.output.write_all(&line)?;
+        self.line = line;
+        Ok(())
+    }
+
+    fn open(&mut self, lot: &super::Lot, asset: u32, holder: Holder) -> Result<(), csv::Error> {
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        line.extend_from_slice(b"open,");
+        line.extend_from_slice(&self.assets[asset as usize]);
+        line.push(b',');
+        push_number(&mut line, Some(lot.quantity));
+        line.push(b',');
+        self.dates.push(&mut line, lot.acquired);
+        line.extend_from_slice(b",,,");
+        push_number(&mut line, lot.basis);
+        line.extend_from_slice(b",,,");
+        push_line_of(&mut line, lot.seq);
+        line.extend_from_slice(b",,");
+        if lot.basis.is_none() {
+            line.extend_from_slice(b"unpriced");
+        }
+        line.extend_from_slice(b",,,");
+        match holder {
+            Holder::AllWallets => {}
+            Holder::Exchange => line.extend_from_slice(b"exchange"),
+            Holder::Wallet(id) => line.extend_from_slice(&self.wallets[id as usize]),
+        }
+        line.push(b'\n');
+        self.output.write_all(&line)?;
+        self.line = line;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), csv::Error> {
+        self.output.flush()?;
+        Ok(())
+    }
+}
+
+/// `name` as one field of a CSV record, quoted by the csv crate's rule.
+fn field(name: &str) -> Result<Vec<u8>, csv::Error> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    // Two fields: a lone empty field would be written `""`.
+    writer.write_record([name, ""])?;
+    let mut bytes = writer
+        .into_inner()
+        .map_err(|err| csv::Error::from(io::Error::other(err.to_string())))?;
+    bytes.truncate(bytes.len().saturating_sub(2));
+    Ok(bytes)
+}
+
+/// An event's input line from its number (`2 × line + k`); nothing for
+/// the allocation's lots (numbered `u64::MAX`), as the books write them.
+fn push_line_of(line: &mut Vec<u8>, seq: u64) {
+    if seq != u64::MAX {
+        push_u128(line, u128::from(seq / 2));
+    }
+}
+
+fn push_u128(line: &mut Vec<u8>, mut n: u128) {
+    let mut digits = [0u8; 40];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    line.extend_from_slice(&digits[at..]);
+}
+
+/// `value.normalize().to_string()` (csv_io's `number`) without the
+/// allocation: digits of the mantissa, trailing zeros of the fraction
+/// dropped, no sign on zero; nothing when unknown.
+fn push_number(line: &mut Vec<u8>, value: Option<Decimal>) {
+    let Some(value) = value else { return };
+    let mut mantissa = value.mantissa();
+    let mut scale = value.scale();
+    if mantissa == 0 {
+        line.push(b'0');
+        return;
+    }
+    while scale > 0 && mantissa % 10 == 0 {
+        mantissa /= 10;
+        scale -= 1;
+    }
+    if mantissa < 0 {
+        line.push(b'-');
+    }
+    let magnitude = mantissa.unsigned_abs();
+    let mut digits = Vec::with_capacity(0);
+    let start = line.len();
+    push_u128(line, magnitude);
+    let len = line.len() - start;
+    let scale = scale as usize;
+    if scale > 0 {
+        if len <= scale {
+            // 0.000ddd: the integer part and leading zeros of the fraction.
+            digits.extend_from_slice(&line[start..]);
+            line.truncate(start);
+            line.extend_from_slice(b"0.");
+            line.resize(line.len() + scale - len, b'0');
+            line.extend_from_slice(&digits);
+        } else {
+            line.insert(line.len() - scale, b'.');
+        }
+    }
+}
+
+/// Civil dates in `zone`, remembered by UTC hour: every zone but a fixed
+/// offset changes date and offset only on whole UTC hours (civil.rs), so
+/// one hour has one date.
+struct Dates {
+    zone: Zone,
+    cache: Vec<(i64, Option<NaiveDate>)>,
+}
+
+const DATE_SLOTS: usize = 4096;
+
+impl Dates {
     fn new(zone: Zone) -> Self {
-        DateMemo { zone, last: None }
-    }
-
-    fn text(&mut self, unix: i64) -> String {
-        if let Some((t, text)) = &self.last
-            && *t == unix
-        {
-            return text.clone();
-        }
-        let text = self
-            .zone
-            .date(unix)
-            .map(|d| d.to_string())
-            .unwrap_or_else(|| unix.to_string());
-        self.last = Some((unix, text.clone()));
-        text
-    }
-}
-
-/// The tax year of a time, remembered for the last time asked.
-struct YearMemo {
-    jurisdiction: Jurisdiction,
-    zone: Zone,
-    last: Option<(i64, TaxYear)>,
-}
-
-impl YearMemo {
-    fn new(jurisdiction: Jurisdiction, zone: Zone) -> Self {
-        YearMemo {
-            jurisdiction,
+        Dates {
             zone,
-            last: None,
+            cache: vec![(i64::MIN, None); DATE_SLOTS],
         }
     }
 
-    fn of(&mut self, unix: i64) -> TaxYear {
-        match self.last {
-            Some((t, year)) if t == unix => year,
-            _ => {
-                let year = self.jurisdiction.tax_year_in(self.zone, unix);
-                self.last = Some((unix, year));
-                year
+    fn date(&mut self, unix: i64) -> Option<NaiveDate> {
+        if matches!(self.zone, Zone::Fixed(_)) {
+            return self.zone.date(unix);
+        }
+        let hour = unix.div_euclid(3_600);
+        let slot = (hour as usize) % DATE_SLOTS;
+        if let Some((h, date)) = self.cache.get(slot)
+            && *h == hour
+        {
+            return *date;
+        }
+        let date = self.zone.date(unix);
+        if let Some(entry) = self.cache.get_mut(slot) {
+            *entry = (hour, date);
+        }
+        date
+    }
+
+    /// The date as `write_assessment` writes it: `YYYY-MM-DD`, or the unix
+    /// time when it has no date.
+    fn push(&mut self, line: &mut Vec<u8>, unix: i64) {
+        use chrono::Datelike;
+        match self.date(unix) {
+            Some(d) if (0..=9999).contains(&d.year()) => {
+                let (y, m, day) = (d.year() as u32, d.month(), d.day());
+                line.extend_from_slice(&[
+                    b'0' + (y / 1000) as u8,
+                    b'0' + (y / 100 % 10) as u8,
+                    b'0' + (y / 10 % 10) as u8,
+                    b'0' + (y % 10) as u8,
+                    b'-',
+                    b'0' + (m / 10) as u8,
+                    b'0' + (m % 10) as u8,
+                    b'-',
+                    b'0' + (day / 10) as u8,
+                    b'0' + (day % 10) as u8,
+                ]);
             }
+            Some(d) => line.extend_from_slice(d.to_string().as_bytes()),
+            None => line.extend_from_slice(unix.to_string().as_bytes()),
         }
     }
 }
