@@ -53,10 +53,18 @@ fn main() -> Result<(), Box<dyn Error>> {
         ..Taxpayer::of(jurisdiction)
     };
     if std::env::var("BASIS_REPLAY").as_deref() != Ok("books") {
+        let start = std::time::Instant::now();
         let compact = stream::read(file)?;
+        let read = start.elapsed();
         let outcome = compact.assess_to(&mut out, jurisdiction, &taxpayer, method)?;
         out.flush()?;
-        eprintln!("{} rows, {} moves", outcome.rows, outcome.moves);
+        eprintln!(
+            "{} rows, {} moves; read {:.2} s, replay and write {:.2} s (wall)",
+            outcome.rows,
+            outcome.moves,
+            read.as_secs_f64(),
+            (start.elapsed() - read).as_secs_f64()
+        );
         return Ok(());
     }
     let books = read_books(file)?;

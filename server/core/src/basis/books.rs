@@ -612,7 +612,11 @@ pub(crate) struct Allocation<'b, 'a> {
 /// chosen by the method in use. What is left in the universal pool
 /// (balances the books could not see) is returned as unallocated basis, to
 /// be reported: no later disposal can reach it.
-pub(crate) fn allocate(engine: &mut Engine<'_>, to: &Allocation<'_, '_>, time: i64) -> Vec<Unallocated> {
+pub(crate) fn allocate(
+    engine: &mut Engine<'_>,
+    to: &Allocation<'_, '_>,
+    time: i64,
+) -> Vec<Unallocated> {
     let mut left = Vec::new();
     for asset in engine.assets() {
         let held = |wallet: &&str| {

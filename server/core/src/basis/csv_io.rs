@@ -11,12 +11,11 @@
 use std::io;
 
 use chrono::{DateTime, NaiveDate};
-use rust_decimal::Decimal;
+use rust_decimal::{Decimal, prelude::ToPrimitive};
 
 use super::{
-    Event, EventKind, Replay, Rule,
+    Disposal, Event, EventKind, Replay, Rule,
     books::{Counterparty, Holder, Transfer, WalletEvent},
-    Disposal,
     jurisdiction::{Assessment, TaxYear, Zone},
 };
 
@@ -67,21 +66,22 @@ fn not_utf8() -> InputError {
     InputError::Read("the file is not valid UTF-8".to_owned())
 }
 
-/// The input read row by row through the csv crate. The reader keeps the
-/// bytes read since the last record's start (the csv crate reads ahead by
-/// its buffer, 8 KiB), so that records' line numbers can be counted from
-/// their byte offsets without the whole file in memory, and checks that
-/// every byte read is UTF-8.
+/// The input read row by row through the csv crate. The reader notes
+/// where the line ends (`\n` and `\r`) are among the bytes read and not
+/// yet passed (the csv crate reads ahead by its buffer, 8 KiB), so that
+/// records' line numbers can be counted from their byte offsets without
+/// the whole file in memory, and checks that every byte read is UTF-8.
 struct Tracked<R> {
     inner: R,
-    /// Bytes from input offset `base` up to what was read.
-    window: Vec<u8>,
-    base: u64,
+    /// Offsets of the `\n` and `\r` bytes read at or after `offset`.
+    ends: std::collections::VecDeque<(u64, u8)>,
+    /// Bytes read so far.
+    read: u64,
     /// Offset and 1-based line of the last record asked for.
     offset: u64,
     line: u64,
     utf8: Utf8Check,
-    /// Reading the rest only to check it is UTF-8: nothing is kept.
+    /// Reading the rest only to check it is UTF-8: nothing is noted.
     draining: bool,
 }
 
@@ -91,13 +91,11 @@ impl<R: io::Read> io::Read for Tracked<R> {
         let bytes = &buf[..n];
         self.utf8.feed(bytes);
         if !self.draining {
-            let done = usize::try_from(self.offset - self.base).unwrap_or(0);
-            if done > 1 << 16 && done * 2 > self.window.len() {
-                self.window.drain(..done);
-                self.base = self.offset;
+            for i in memchr::memchr2_iter(b'\n', b'\r', bytes) {
+                self.ends.push_back((self.read + i as u64, bytes[i]));
             }
-            self.window.extend_from_slice(bytes);
         }
+        self.read += n as u64;
         Ok(n)
     }
 }
@@ -106,8 +104,8 @@ impl<R: io::Read> Tracked<R> {
     fn new(inner: R) -> Self {
         Tracked {
             inner,
-            window: Vec::new(),
-            base: 0,
+            ends: std::collections::VecDeque::new(),
+            read: 0,
             offset: 0,
             line: 1,
             utf8: Utf8Check::default(),
@@ -120,15 +118,19 @@ impl<R: io::Read> Tracked<R> {
     /// started reading, before any blank lines it skipped (it does not count
     /// them in its own line numbers), so those are stepped over first.
     fn line_at(&mut self, byte: u64) -> u64 {
-        let end = self.base + self.window.len() as u64;
-        let at = |this: &Self, b: u64| this.window.get((b - this.base) as usize).copied();
-        let mut byte = byte.clamp(self.offset, end);
-        while matches!(at(self, byte), Some(b'\n' | b'\r')) {
-            byte += 1;
+        let mut byte = byte.clamp(self.offset, self.read);
+        while let Some(&(at, b)) = self.ends.front() {
+            if at < byte {
+                self.line += u64::from(b == b'\n');
+            } else if at == byte {
+                // A line end where the record starts: a blank line.
+                self.line += u64::from(b == b'\n');
+                byte += 1;
+            } else {
+                break;
+            }
+            self.ends.pop_front();
         }
-        let from = (self.offset - self.base) as usize;
-        let to = (byte - self.base) as usize;
-        self.line += self.window[from..to].iter().filter(|b| **b == b'\n').count() as u64;
         self.offset = byte;
         self.line
     }
@@ -191,9 +193,10 @@ fn with_records<R: io::Read, T>(
     input: R,
     body: impl FnOnce(&mut Records<R>) -> Result<T, InputError>,
 ) -> Result<T, InputError> {
-    let mut reader = csv::ReaderBuilder::new()
-        .trim(csv::Trim::All)
-        .from_reader(Tracked::new(input));
+    // Fields are trimmed where they are read ([`field_of`]), not by the
+    // reader: the same text (the reader's trim is `str::trim` too) without
+    // trimming the fields no one reads.
+    let mut reader = csv::ReaderBuilder::new().from_reader(Tracked::new(input));
     let result = body(&mut reader);
     let utf8 = match &result {
         Err(InputError::Read(_)) => true,
@@ -204,7 +207,7 @@ fn with_records<R: io::Read, T>(
 
 /// The header record and the line it is on.
 fn header<R: io::Read>(reader: &mut Records<R>) -> Result<(csv::StringRecord, u64), InputError> {
-    let headers = match reader.headers() {
+    let mut headers = match reader.headers() {
         Ok(headers) => headers.clone(),
         Err(err) => return Err(csv_error(err, reader)),
     };
@@ -212,7 +215,14 @@ fn header<R: io::Read>(reader: &mut Records<R>) -> Result<(csv::StringRecord, u6
         Some(p) => reader.get_mut().line_at(p.byte()),
         None => 1,
     };
+    headers.trim();
     Ok((headers, header_line))
+}
+
+/// Field `at` of `record`, trimmed (`str::trim`, as the csv crate's
+/// `Trim::All` trims); empty when the column is absent.
+fn field_of(record: &csv::StringRecord, at: Option<usize>) -> &str {
+    at.and_then(|i| record.get(i)).map_or("", str::trim)
 }
 
 /// Read the next record into `record`; its line, or `None` at the end.
@@ -270,7 +280,7 @@ pub fn read_events(input: impl io::Read) -> Result<Vec<Event>, InputError> {
         let mut events = Vec::new();
         let mut record = csv::StringRecord::new();
         while let Some(line) = next_record(reader, &mut record)? {
-            let field = |at: usize| column[at].and_then(|i| record.get(i)).unwrap_or("");
+            let field = |at: usize| field_of(&record, column[at]);
             let event = parse_row(line, field)?;
             // A staking reward lands in the stake account, as the ledger's
             // `staking_reward` leg does: income, then staked.
@@ -463,7 +473,9 @@ pub(crate) fn read_books_rows(
 
         let mut record = csv::StringRecord::new();
         while let Some(line) = next_record(reader, &mut record)? {
-            let raw = |at: usize| column[at].and_then(|i| record.get(i)).unwrap_or("");
+            // Each field trimmed once.
+            let fields: [&str; 10] = std::array::from_fn(|at| field_of(&record, column[at]));
+            let raw = |at: usize| fields[at];
             let is_move = raw(1) == "move";
             let wallet = raw(8);
             let to_wallet = raw(9);
@@ -597,7 +609,12 @@ fn amount(line: u64, name: &str, text: &str, max: Decimal) -> Result<Option<Deci
     if value.is_sign_negative() && !value.is_zero() {
         return Err(invalid(line, format!("{name} `{text}` is negative")));
     }
-    if value > max {
+    // A mantissa no larger than `max` is a value no larger (the scale only
+    // divides): the comparison of decimals is left for the rest.
+    let small = max
+        .to_i128()
+        .is_some_and(|max| value.mantissa() <= max && max > 0);
+    if !small && value > max {
         return Err(invalid(
             line,
             format!("{name} `{text}` is larger than {max}"),
@@ -731,14 +748,7 @@ pub fn write_assessment(
     let mut writer = csv::Writer::from_writer(output);
     writer.write_record(BOOKS_OUTPUT_COLUMNS)?;
     for r in &assessment.rows {
-        write_tax_row(
-            &mut writer,
-            &r.row,
-            r.tax_year,
-            &r.wallet,
-            &line_of,
-            &date,
-        )?;
+        write_tax_row(&mut writer, &r.row, r.tax_year, &r.wallet, &line_of, &date)?;
     }
     for h in &assessment.holdings {
         let wallet = match &h.holder {
@@ -828,7 +838,9 @@ pub(crate) fn write_holding<W: io::Write>(
         "open",
         h.asset,
         &number(Some(h.quantity)),
-        &h.acquired.map(&mut date).unwrap_or_else(|| "pool".to_owned()),
+        &h.acquired
+            .map(&mut date)
+            .unwrap_or_else(|| "pool".to_owned()),
         "",
         "",
         &number(h.cost),
