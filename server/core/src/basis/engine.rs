@@ -832,7 +832,7 @@ mod tests {
             }
         };
         // 2023-01-01 to 2025-01-01, disposals 360 to 372 days later.
-        let mut acquired = 1_672_531_200 + 3_599;
+        let mut acquired: i64 = 1_672_531_200 + 3_599;
         while acquired < 1_735_689_600 {
             for days in 360..=372 {
                 for second in [0, 1, 43_200, DAY - 1] {

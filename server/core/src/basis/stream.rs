@@ -1045,9 +1045,11 @@ mod tests {
         (String::from_utf8(out).unwrap(), outcome)
     }
 
-    fn check_same(csv: &str, choices: crate::basis::books::Choices) {
+    /// Every jurisdiction and method, in the jurisdiction's zone and in
+    /// `other` (UTC, or a fixed offset: dates by the hour do not apply).
+    fn check_same(csv: &str, choices: crate::basis::books::Choices, other: Zone) {
         for (j, m) in cases() {
-            for zone in [Zone::Utc, j.zone(), Zone::Fixed(19_800)] {
+            for zone in [j.zone(), other] {
                 let taxpayer = Taxpayer { zone, choices };
                 let old = books_path(csv, j, &taxpayer, m);
                 let new = stream_path(csv, j, &taxpayer, m);
@@ -1077,23 +1079,23 @@ mod tests {
     #[test]
     fn streamed_output_is_the_books_output_byte_for_byte() {
         let csv = generate(10_000, false, false, 24);
-        check_same(&csv, Default::default());
+        check_same(&csv, Default::default(), Zone::Utc);
     }
 
     #[test]
     fn streamed_output_is_the_same_when_rows_are_out_of_time_order() {
-        let csv = generate(10_000, false, true, 7);
-        check_same(&csv, Default::default());
+        let csv = generate(4_000, false, true, 7);
+        check_same(&csv, Default::default(), Zone::Utc);
     }
 
     #[test]
     fn streamed_output_is_the_same_with_a_standing_order_and_largest_wallet_first() {
-        let csv = generate(4_000, true, true, 3);
+        let csv = generate(3_000, true, true, 3);
         let choices = crate::basis::books::Choices {
             method_from: Some(1_735_000_000),
             allocation: crate::basis::books::AllocationRule::LargestWalletFirst,
         };
-        check_same(&csv, choices);
+        check_same(&csv, choices, Zone::Fixed(19_800));
     }
 
     #[test]
