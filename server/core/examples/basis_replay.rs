@@ -5,6 +5,10 @@
 //! taxpayer's CSV, assess it, write the CSV. `plain` instead of a
 //! jurisdiction runs the single-pool replay `ledger basis` ran before
 //! jurisdictions (read_events, replay, write_report), for comparison.
+//! `ledger basis` streams ([`ledger_core::basis::stream`]); `BASIS_REPLAY=books`
+//! in the environment runs the books' path it replaced (read_books,
+//! assess_in, write_assessment: every row held), whose output is the same
+//! byte for byte.
 
 use std::{
     error::Error,
@@ -16,7 +20,7 @@ use ledger_core::basis::{
     books::UnlabelledTransfers,
     csv_io::{read_books, read_events, write_assessment, write_report},
     jurisdiction::{Jurisdiction, Taxpayer, Zone, assess_in},
-    replay,
+    replay, stream,
 };
 
 fn main() -> Result<(), Box<dyn Error>> {
@@ -40,7 +44,6 @@ fn main() -> Result<(), Box<dyn Error>> {
         return Ok(());
     }
     let jurisdiction: Jurisdiction = jurisdiction.parse()?;
-    let books = read_books(file)?;
     let zone = match jurisdiction {
         Jurisdiction::Us => Zone::Utc,
         other => other.zone(),
@@ -49,6 +52,22 @@ fn main() -> Result<(), Box<dyn Error>> {
         zone,
         ..Taxpayer::of(jurisdiction)
     };
+    if std::env::var("BASIS_REPLAY").as_deref() != Ok("books") {
+        let start = std::time::Instant::now();
+        let compact = stream::read(file)?;
+        let read = start.elapsed();
+        let outcome = compact.assess_to(&mut out, jurisdiction, &taxpayer, method)?;
+        out.flush()?;
+        eprintln!(
+            "{} rows, {} moves; read {:.2} s, replay and write {:.2} s (wall)",
+            outcome.rows,
+            outcome.moves,
+            read.as_secs_f64(),
+            (start.elapsed() - read).as_secs_f64()
+        );
+        return Ok(());
+    }
+    let books = read_books(file)?;
     let assessment = assess_in(
         jurisdiction,
         &taxpayer,

@@ -196,9 +196,9 @@ pub fn unlabelled_totals<'t>(
 }
 
 /// The universal pool.
-const UNIVERSAL: PoolId = 0;
+pub(crate) const UNIVERSAL: PoolId = 0;
 /// Lots at an exchange or an own account outside the books.
-const EXCHANGE: PoolId = 1;
+pub(crate) const EXCHANGE: PoolId = 1;
 
 /// What the replay does with one input event, decided before it runs.
 enum Step {
@@ -555,16 +555,16 @@ fn plan(input: &[WalletEvent], unlabelled: UnlabelledTransfers) -> Vec<Step> {
 
 /// What a wallet holds of an asset, replayed beside the engine so that a
 /// change to per-wallet pools knows each wallet's balance.
-#[derive(Default)]
-struct Balance {
-    held: Decimal,
-    locked: Decimal,
-    staked: Decimal,
-    in_positions: Decimal,
+#[derive(Clone, Default)]
+pub(crate) struct Balance {
+    pub(crate) held: Decimal,
+    pub(crate) locked: Decimal,
+    pub(crate) staked: Decimal,
+    pub(crate) in_positions: Decimal,
 }
 
 impl Balance {
-    fn apply(&mut self, event: &Event) {
+    pub(crate) fn apply(&mut self, event: &Event) {
         match event.kind {
             EventKind::Acquire | EventKind::Income => self.held += event.quantity,
             EventKind::Dispose => self.held -= event.quantity,
@@ -596,11 +596,11 @@ impl Balance {
 }
 
 /// What the allocation needs: each wallet's balance and pool, and the rule.
-struct Allocation<'b, 'a> {
-    balances: &'b HashMap<(&'a str, &'a str), Balance>,
-    wallets: &'b [&'a str],
-    wallet_pool: &'b HashMap<&'a str, PoolId>,
-    rule: AllocationRule,
+pub(crate) struct Allocation<'b, 'a> {
+    pub(crate) balances: &'b HashMap<(&'a str, &'a str), Balance>,
+    pub(crate) wallets: &'b [&'a str],
+    pub(crate) wallet_pool: &'b HashMap<&'a str, PoolId>,
+    pub(crate) rule: AllocationRule,
 }
 
 /// The change from one universal pool to one pool per wallet (US, 1
@@ -612,7 +612,11 @@ struct Allocation<'b, 'a> {
 /// chosen by the method in use. What is left in the universal pool
 /// (balances the books could not see) is returned as unallocated basis, to
 /// be reported: no later disposal can reach it.
-fn allocate(engine: &mut Engine<'_>, to: &Allocation<'_, '_>, time: i64) -> Vec<Unallocated> {
+pub(crate) fn allocate(
+    engine: &mut Engine<'_>,
+    to: &Allocation<'_, '_>,
+    time: i64,
+) -> Vec<Unallocated> {
     let mut left = Vec::new();
     for asset in engine.assets() {
         let held = |wallet: &&str| {

@@ -11,12 +11,12 @@
 use std::io;
 
 use chrono::{DateTime, NaiveDate};
-use rust_decimal::Decimal;
+use rust_decimal::{Decimal, prelude::ToPrimitive};
 
 use super::{
-    Event, EventKind, Replay, Rule,
+    Disposal, Event, EventKind, Replay, Rule,
     books::{Counterparty, Holder, Transfer, WalletEvent},
-    jurisdiction::{Assessment, Zone},
+    jurisdiction::{Assessment, TaxYear, Zone},
 };
 
 /// Columns of the input; `fee_usd` may be left out.
@@ -59,18 +59,186 @@ fn invalid(line: u64, message: impl Into<String>) -> InputError {
     }
 }
 
-/// The whole input as text; a file that is not UTF-8 is said so.
-fn read_text(input: &mut impl io::Read) -> Result<String, InputError> {
-    let mut text = String::new();
-    input
-        .read_to_string(&mut text)
-        .map_err(|err| match err.kind() {
-            io::ErrorKind::InvalidData => {
-                InputError::Read("the file is not valid UTF-8".to_owned())
+/// The refusal of a file that is not UTF-8, whatever else is wrong in it
+/// (the file was once read whole into a string first: this keeps that
+/// answer while reading row by row).
+fn not_utf8() -> InputError {
+    InputError::Read("the file is not valid UTF-8".to_owned())
+}
+
+/// The input read row by row through the csv crate. The reader notes
+/// where the line ends (`\n` and `\r`) are among the bytes read and not
+/// yet passed (the csv crate reads ahead by its buffer, 8 KiB), so that
+/// records' line numbers can be counted from their byte offsets without
+/// the whole file in memory, and checks that every byte read is UTF-8.
+struct Tracked<R> {
+    inner: R,
+    /// Offsets of the `\n` and `\r` bytes read at or after `offset`.
+    ends: std::collections::VecDeque<(u64, u8)>,
+    /// Bytes read so far.
+    read: u64,
+    /// Offset and 1-based line of the last record asked for.
+    offset: u64,
+    line: u64,
+    utf8: Utf8Check,
+    /// Reading the rest only to check it is UTF-8: nothing is noted.
+    draining: bool,
+}
+
+impl<R: io::Read> io::Read for Tracked<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let bytes = &buf[..n];
+        self.utf8.feed(bytes);
+        if !self.draining {
+            for i in memchr::memchr2_iter(b'\n', b'\r', bytes) {
+                self.ends.push_back((self.read + i as u64, bytes[i]));
             }
-            _ => InputError::Read(err.to_string()),
-        })?;
-    Ok(text)
+        }
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: io::Read> Tracked<R> {
+    fn new(inner: R) -> Self {
+        Tracked {
+            inner,
+            ends: std::collections::VecDeque::new(),
+            read: 0,
+            offset: 0,
+            line: 1,
+            utf8: Utf8Check::default(),
+            draining: false,
+        }
+    }
+
+    /// The 1-based line of the record the csv crate says starts at `byte`,
+    /// asked for in increasing order. The csv crate's offset is where it
+    /// started reading, before any blank lines it skipped (it does not count
+    /// them in its own line numbers), so those are stepped over first.
+    fn line_at(&mut self, byte: u64) -> u64 {
+        let mut byte = byte.clamp(self.offset, self.read);
+        while let Some(&(at, b)) = self.ends.front() {
+            if at < byte {
+                self.line += u64::from(b == b'\n');
+            } else if at == byte {
+                // A line end where the record starts: a blank line.
+                self.line += u64::from(b == b'\n');
+                byte += 1;
+            } else {
+                break;
+            }
+            self.ends.pop_front();
+        }
+        self.offset = byte;
+        self.line
+    }
+
+    /// Whether the whole input is UTF-8: reads what is left unread.
+    fn rest_is_utf8(&mut self) -> bool {
+        self.draining = true;
+        let _ = io::copy(self, &mut io::sink());
+        self.utf8.finish()
+    }
+}
+
+/// UTF-8 validation of a byte stream read in chunks.
+#[derive(Default)]
+struct Utf8Check {
+    invalid: bool,
+    /// The start of a character cut by the end of the last chunk.
+    tail: Vec<u8>,
+}
+
+impl Utf8Check {
+    fn feed(&mut self, mut bytes: &[u8]) {
+        if self.invalid {
+            return;
+        }
+        while !self.tail.is_empty() {
+            let Some((&b, rest)) = bytes.split_first() else {
+                return;
+            };
+            bytes = rest;
+            self.tail.push(b);
+            match std::str::from_utf8(&self.tail) {
+                Ok(_) => self.tail.clear(),
+                Err(e) if e.error_len().is_some() || self.tail.len() >= 4 => {
+                    self.invalid = true;
+                    return;
+                }
+                Err(_) => {}
+            }
+        }
+        if let Err(e) = std::str::from_utf8(bytes) {
+            match e.error_len() {
+                Some(_) => self.invalid = true,
+                None => self.tail = bytes[e.valid_up_to()..].to_vec(),
+            }
+        }
+    }
+
+    /// True when everything fed was UTF-8 (no character left cut).
+    fn finish(&self) -> bool {
+        !self.invalid && self.tail.is_empty()
+    }
+}
+
+type Records<R> = csv::Reader<Tracked<R>>;
+
+/// Run `body` over the input's records; whatever it answers, a file that is
+/// not UTF-8 is refused as such.
+fn with_records<R: io::Read, T>(
+    input: R,
+    body: impl FnOnce(&mut Records<R>) -> Result<T, InputError>,
+) -> Result<T, InputError> {
+    // Fields are trimmed where they are read ([`field_of`]), not by the
+    // reader: the same text (the reader's trim is `str::trim` too) without
+    // trimming the fields no one reads.
+    let mut reader = csv::ReaderBuilder::new().from_reader(Tracked::new(input));
+    let result = body(&mut reader);
+    let utf8 = match &result {
+        Err(InputError::Read(_)) => true,
+        _ => reader.get_mut().rest_is_utf8(),
+    };
+    if utf8 { result } else { Err(not_utf8()) }
+}
+
+/// The header record and the line it is on.
+fn header<R: io::Read>(reader: &mut Records<R>) -> Result<(csv::StringRecord, u64), InputError> {
+    let mut headers = match reader.headers() {
+        Ok(headers) => headers.clone(),
+        Err(err) => return Err(csv_error(err, reader)),
+    };
+    let header_line = match headers.position() {
+        Some(p) => reader.get_mut().line_at(p.byte()),
+        None => 1,
+    };
+    headers.trim();
+    Ok((headers, header_line))
+}
+
+/// Field `at` of `record`, trimmed (`str::trim`, as the csv crate's
+/// `Trim::All` trims); empty when the column is absent.
+fn field_of(record: &csv::StringRecord, at: Option<usize>) -> &str {
+    at.and_then(|i| record.get(i)).map_or("", str::trim)
+}
+
+/// Read the next record into `record`; its line, or `None` at the end.
+fn next_record<R: io::Read>(
+    reader: &mut Records<R>,
+    record: &mut csv::StringRecord,
+) -> Result<Option<u64>, InputError> {
+    match reader.read_record(record) {
+        Ok(true) => Ok(Some(
+            record
+                .position()
+                .map_or(0, |p| reader.get_mut().line_at(p.byte())),
+        )),
+        Ok(false) => Ok(None),
+        Err(err) => Err(csv_error(err, reader)),
+    }
 }
 
 /// Where each of `names` stands in the header (`None`: absent); a column
@@ -100,49 +268,33 @@ fn map_columns<const N: usize>(
 
 /// Parse the input CSV (header required; columns in any order; fields are
 /// trimmed; blank lines skipped).
-pub fn read_events(mut input: impl io::Read) -> Result<Vec<Event>, InputError> {
-    let text = read_text(&mut input)?;
-    // The csv crate does not count blank lines in its line numbers, so
-    // lines are counted here from byte offsets.
-    let mut lines = LineCounter::new(&text);
-    let mut reader = csv::ReaderBuilder::new()
-        .trim(csv::Trim::All)
-        .from_reader(text.as_bytes());
-    let headers = reader
-        .headers()
-        .map_err(|err| csv_error(err, &mut lines))?
-        .clone();
-    let header_line = headers.position().map_or(1, |p| lines.line_at(p.byte()));
-    let column = map_columns(&headers, &INPUT_COLUMNS, header_line)?;
-    for (at, name) in INPUT_COLUMNS.iter().enumerate().take(5) {
-        if column[at].is_none() {
-            return Err(invalid(header_line, format!("missing column `{name}`")));
+pub fn read_events(input: impl io::Read) -> Result<Vec<Event>, InputError> {
+    with_records(input, |reader| {
+        let (headers, header_line) = header(reader)?;
+        let column = map_columns(&headers, &INPUT_COLUMNS, header_line)?;
+        for (at, name) in INPUT_COLUMNS.iter().enumerate().take(5) {
+            if column[at].is_none() {
+                return Err(invalid(header_line, format!("missing column `{name}`")));
+            }
         }
-    }
-
-    let mut events = Vec::new();
-    let mut record = csv::StringRecord::new();
-    loop {
-        match reader.read_record(&mut record) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(err) => return Err(csv_error(err, &mut lines)),
+        let mut events = Vec::new();
+        let mut record = csv::StringRecord::new();
+        while let Some(line) = next_record(reader, &mut record)? {
+            let field = |at: usize| field_of(&record, column[at]);
+            let event = parse_row(line, field)?;
+            // A staking reward lands in the stake account, as the ledger's
+            // `staking_reward` leg does: income, then staked.
+            let staked = (field(1) == "staking_reward").then(|| Event {
+                kind: EventKind::StakeLock,
+                usd_value: None,
+                fee_usd: Decimal::ZERO,
+                ..event.clone()
+            });
+            events.push(event);
+            events.extend(staked);
         }
-        let line = record.position().map_or(0, |p| lines.line_at(p.byte()));
-        let field = |at: usize| column[at].and_then(|i| record.get(i)).unwrap_or("");
-        let event = parse_row(line, field)?;
-        // A staking reward lands in the stake account, as the ledger's
-        // `staking_reward` leg does: income, then staked.
-        let staked = (field(1) == "staking_reward").then(|| Event {
-            kind: EventKind::StakeLock,
-            usd_value: None,
-            fee_usd: Decimal::ZERO,
-            ..event.clone()
-        });
-        events.push(event);
-        events.extend(staked);
-    }
-    Ok(events)
+        Ok(events)
+    })
 }
 
 /// Columns of the taxpayer's input (`ledger basis --jurisdiction`): the
@@ -180,188 +332,227 @@ pub struct BooksInput {
 /// `wallet` to `to_wallet` (another wallet of the same person) and carries
 /// no value: its network fee is its own `dispose` row. A move becomes a
 /// send and a receive paired by a signature made from its line.
-pub fn read_books(mut input: impl io::Read) -> Result<BooksInput, InputError> {
-    let text = read_text(&mut input)?;
-    let mut lines = LineCounter::new(&text);
-    let mut reader = csv::ReaderBuilder::new()
-        .trim(csv::Trim::All)
-        .from_reader(text.as_bytes());
-    let headers = reader
-        .headers()
-        .map_err(|err| csv_error(err, &mut lines))?
-        .clone();
-    let header_line = headers.position().map_or(1, |p| lines.line_at(p.byte()));
-    let column = map_columns(&headers, &BOOKS_COLUMNS, header_line)?;
-    for (at, name) in BOOKS_COLUMNS.iter().enumerate().take(4) {
-        if column[at].is_none() {
-            return Err(invalid(header_line, format!("missing column `{name}`")));
-        }
-    }
-    // Values in USD or in the jurisdiction's currency, never both.
-    let in_usd = match (column[4], column[6]) {
-        (Some(_), None) => {
-            if column[7].is_some() {
-                return Err(invalid(
-                    header_line,
-                    "column `fee` goes with `value`, not `usd_value`",
-                ));
-            }
-            true
-        }
-        (None, Some(_)) => {
-            if column[5].is_some() {
-                return Err(invalid(
-                    header_line,
-                    "column `fee_usd` goes with `usd_value`, not `value`",
-                ));
-            }
-            false
-        }
-        (Some(_), Some(_)) => {
-            return Err(invalid(
-                header_line,
-                "give `usd_value` or `value`, not both",
-            ));
-        }
-        (None, None) => {
-            return Err(invalid(
-                header_line,
-                "missing column `usd_value` (or `value`)",
-            ));
-        }
-    };
-    let (value_at, fee_at) = if in_usd { (4, 5) } else { (6, 7) };
-
-    let mut out = BooksInput {
-        in_usd,
-        ..BooksInput::default()
-    };
-    let mut record = csv::StringRecord::new();
-    loop {
-        match reader.read_record(&mut record) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(err) => return Err(csv_error(err, &mut lines)),
-        }
-        let line = record.position().map_or(0, |p| lines.line_at(p.byte()));
-        let raw = |at: usize| column[at].and_then(|i| record.get(i)).unwrap_or("");
-        let is_move = raw(1) == "move";
-        let wallet = raw(8);
-        let to_wallet = raw(9);
-        if is_move {
-            if to_wallet.is_empty() {
-                return Err(invalid(line, "a move needs `to_wallet`"));
-            }
-            if to_wallet == wallet {
-                return Err(invalid(line, "a move's `to_wallet` is its own `wallet`"));
-            }
-            if !raw(value_at).is_empty() || !raw(fee_at).is_empty() {
-                return Err(invalid(
-                    line,
-                    "a move carries no value (its network fee is its own dispose row)",
-                ));
-            }
-        } else if !to_wallet.is_empty() {
-            return Err(invalid(line, "`to_wallet` is only for type `move`"));
-        }
-        // The plain row's fields, with the value columns in use.
-        let field = |at: usize| match at {
-            1 if is_move => "dispose",
-            4 => raw(value_at),
-            5 => raw(fee_at),
-            at => raw(at),
-        };
-        let mut event = parse_row(line, field)?;
+pub fn read_books(input: impl io::Read) -> Result<BooksInput, InputError> {
+    let mut out = BooksInput::default();
+    out.in_usd = read_books_rows(input, |row| {
+        let BooksRow {
+            line,
+            wallet,
+            to_wallet,
+            fields,
+            kind,
+        } = row;
+        let mut event = fields.into_event(line);
         // Numbered by index, as the books number events (`lines` keeps the
         // line), so the books need not copy them.
         event.seq = out.events.len() as u64;
-        if is_move {
-            let transfer = Transfer {
-                signature: format!("move at line {line}"),
-                counterparty: Counterparty::OwnWallet,
-            };
-            let receive = Event {
-                kind: EventKind::Acquire,
-                seq: event.seq + 1,
-                ..event.clone()
-            };
-            out.events.push(WalletEvent {
-                wallet: wallet.to_owned(),
-                event,
-                transfer: Some(transfer.clone()),
-            });
-            out.events.push(WalletEvent {
-                wallet: to_wallet.to_owned(),
-                event: receive,
-                transfer: Some(transfer),
-            });
-            out.lines.extend([line, line]);
-            continue;
+        match kind {
+            RowKind::Move => {
+                let transfer = Transfer {
+                    signature: format!("move at line {line}"),
+                    counterparty: Counterparty::OwnWallet,
+                };
+                let receive = Event {
+                    kind: EventKind::Acquire,
+                    seq: event.seq + 1,
+                    ..event.clone()
+                };
+                out.events.push(WalletEvent {
+                    wallet: wallet.to_owned(),
+                    event,
+                    transfer: Some(transfer.clone()),
+                });
+                out.events.push(WalletEvent {
+                    wallet: to_wallet.to_owned(),
+                    event: receive,
+                    transfer: Some(transfer),
+                });
+                out.lines.extend([line, line]);
+            }
+            RowKind::StakingReward => {
+                let staked = Event {
+                    kind: EventKind::StakeLock,
+                    seq: event.seq + 1,
+                    usd_value: None,
+                    fee_usd: Decimal::ZERO,
+                    ..event.clone()
+                };
+                for event in [event, staked] {
+                    out.events.push(WalletEvent {
+                        wallet: wallet.to_owned(),
+                        event,
+                        transfer: None,
+                    });
+                    out.lines.push(line);
+                }
+            }
+            RowKind::Plain => {
+                out.events.push(WalletEvent {
+                    wallet: wallet.to_owned(),
+                    event,
+                    transfer: None,
+                });
+                out.lines.push(line);
+            }
         }
-        let staked = (field(1) == "staking_reward").then(|| Event {
-            kind: EventKind::StakeLock,
-            seq: event.seq + 1,
-            usd_value: None,
-            fee_usd: Decimal::ZERO,
-            ..event.clone()
-        });
-        out.events.push(WalletEvent {
-            wallet: wallet.to_owned(),
-            event,
-            transfer: None,
-        });
-        out.lines.push(line);
-        if let Some(staked) = staked {
-            out.events.push(WalletEvent {
-                wallet: wallet.to_owned(),
-                event: staked,
-                transfer: None,
-            });
-            out.lines.push(line);
-        }
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
-/// 1-based line numbers of records from their byte offsets, asked for in
-/// increasing order. The csv crate's offset is where it started reading,
-/// before any blank lines it skipped, so those are stepped over first.
-struct LineCounter<'a> {
-    text: &'a [u8],
-    offset: usize,
-    line: u64,
+/// What a row of the taxpayer's input makes besides its own event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RowKind {
+    /// One event.
+    Plain,
+    /// A `move`: `fields` are its send (a dispose of no value) from
+    /// `wallet`; its receive in `to_wallet` is the same units.
+    Move,
+    /// A `staking_reward`: income, then staked (a stake lock of no value).
+    StakingReward,
 }
 
-impl<'a> LineCounter<'a> {
-    fn new(text: &'a str) -> Self {
-        LineCounter {
-            text: text.as_bytes(),
-            offset: 0,
-            line: 1,
-        }
-    }
+/// One row of the taxpayer's input, checked; borrowed from the reader.
+pub(crate) struct BooksRow<'r> {
+    pub(crate) line: u64,
+    pub(crate) wallet: &'r str,
+    pub(crate) to_wallet: &'r str,
+    pub(crate) fields: Fields<'r>,
+    pub(crate) kind: RowKind,
+}
 
-    fn line_at(&mut self, byte: u64) -> u64 {
-        let mut byte = usize::try_from(byte)
-            .unwrap_or(usize::MAX)
-            .min(self.text.len());
-        while matches!(self.text.get(byte), Some(b'\n' | b'\r')) {
-            byte += 1;
+/// [`read_books`] row by row: checks the header and each row as it does
+/// and hands each row to `each` as it is read, so a caller can keep rows
+/// in its own compact form ([`super::stream`]). Returns `in_usd`.
+pub(crate) fn read_books_rows(
+    input: impl io::Read,
+    mut each: impl FnMut(BooksRow<'_>) -> Result<(), InputError>,
+) -> Result<bool, InputError> {
+    with_records(input, |reader| {
+        let (headers, header_line) = header(reader)?;
+        let column = map_columns(&headers, &BOOKS_COLUMNS, header_line)?;
+        for (at, name) in BOOKS_COLUMNS.iter().enumerate().take(4) {
+            if column[at].is_none() {
+                return Err(invalid(header_line, format!("missing column `{name}`")));
+            }
         }
-        if byte < self.offset {
-            self.offset = 0;
-            self.line = 1;
+        // Values in USD or in the jurisdiction's currency, never both.
+        let in_usd = match (column[4], column[6]) {
+            (Some(_), None) => {
+                if column[7].is_some() {
+                    return Err(invalid(
+                        header_line,
+                        "column `fee` goes with `value`, not `usd_value`",
+                    ));
+                }
+                true
+            }
+            (None, Some(_)) => {
+                if column[5].is_some() {
+                    return Err(invalid(
+                        header_line,
+                        "column `fee_usd` goes with `usd_value`, not `value`",
+                    ));
+                }
+                false
+            }
+            (Some(_), Some(_)) => {
+                return Err(invalid(
+                    header_line,
+                    "give `usd_value` or `value`, not both",
+                ));
+            }
+            (None, None) => {
+                return Err(invalid(
+                    header_line,
+                    "missing column `usd_value` (or `value`)",
+                ));
+            }
+        };
+        let (value_at, fee_at) = if in_usd { (4, 5) } else { (6, 7) };
+
+        let mut record = csv::StringRecord::new();
+        while let Some(line) = next_record(reader, &mut record)? {
+            // Each field trimmed once.
+            let fields: [&str; 10] = std::array::from_fn(|at| field_of(&record, column[at]));
+            let raw = |at: usize| fields[at];
+            let is_move = raw(1) == "move";
+            let wallet = raw(8);
+            let to_wallet = raw(9);
+            if is_move {
+                if to_wallet.is_empty() {
+                    return Err(invalid(line, "a move needs `to_wallet`"));
+                }
+                if to_wallet == wallet {
+                    return Err(invalid(line, "a move's `to_wallet` is its own `wallet`"));
+                }
+                if !raw(value_at).is_empty() || !raw(fee_at).is_empty() {
+                    return Err(invalid(
+                        line,
+                        "a move carries no value (its network fee is its own dispose row)",
+                    ));
+                }
+            } else if !to_wallet.is_empty() {
+                return Err(invalid(line, "`to_wallet` is only for type `move`"));
+            }
+            // The plain row's fields, with the value columns in use.
+            let field = |at: usize| match at {
+                1 if is_move => "dispose",
+                4 => raw(value_at),
+                5 => raw(fee_at),
+                at => raw(at),
+            };
+            let fields = parse_fields(line, field)?;
+            let kind = if is_move {
+                RowKind::Move
+            } else if field(1) == "staking_reward" {
+                RowKind::StakingReward
+            } else {
+                RowKind::Plain
+            };
+            each(BooksRow {
+                line,
+                wallet,
+                to_wallet,
+                fields,
+                kind,
+            })?;
         }
-        self.line += self.text[self.offset..byte]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count() as u64;
-        self.offset = byte;
-        self.line
-    }
+        Ok(in_usd)
+    })
 }
 
 fn parse_row<'a>(line: u64, field: impl Fn(usize) -> &'a str) -> Result<Event, InputError> {
+    parse_fields(line, field).map(|f| f.into_event(line))
+}
+
+/// A row's checked fields, the asset borrowed from the row.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Fields<'a> {
+    pub(crate) time: i64,
+    pub(crate) kind: EventKind,
+    pub(crate) asset: &'a str,
+    pub(crate) quantity: Decimal,
+    pub(crate) usd_value: Option<Decimal>,
+    pub(crate) fee_usd: Decimal,
+}
+
+impl Fields<'_> {
+    /// The event, numbered by its line.
+    fn into_event(self, line: u64) -> Event {
+        Event {
+            time: self.time,
+            seq: line,
+            asset: self.asset.to_owned(),
+            kind: self.kind,
+            quantity: self.quantity,
+            usd_value: self.usd_value,
+            fee_usd: self.fee_usd,
+        }
+    }
+}
+
+fn parse_fields<'a>(line: u64, field: impl Fn(usize) -> &'a str) -> Result<Fields<'a>, InputError> {
     let time = parse_date(field(0)).ok_or_else(|| {
         invalid(
             line,
@@ -397,11 +588,10 @@ fn parse_row<'a>(line: u64, field: impl Fn(usize) -> &'a str) -> Result<Event, I
     }
     let usd_value = amount(line, "usd_value", field(4), MAX_USD)?;
     let fee_usd = amount(line, "fee_usd", field(5), MAX_USD)?.unwrap_or_default();
-    Ok(Event {
+    Ok(Fields {
         time,
-        seq: line,
-        asset: asset.to_owned(),
         kind,
+        asset,
         quantity,
         usd_value,
         fee_usd,
@@ -419,7 +609,12 @@ fn amount(line: u64, name: &str, text: &str, max: Decimal) -> Result<Option<Deci
     if value.is_sign_negative() && !value.is_zero() {
         return Err(invalid(line, format!("{name} `{text}` is negative")));
     }
-    if value > max {
+    // A mantissa no larger than `max` is a value no larger (the scale only
+    // divides): the comparison of decimals is left for the rest.
+    let small = max
+        .to_i128()
+        .is_some_and(|max| value.mantissa() <= max && max > 0);
+    if !small && value > max {
         return Err(invalid(
             line,
             format!("{name} `{text}` is larger than {max}"),
@@ -439,9 +634,12 @@ fn parse_date(text: &str) -> Option<i64> {
         .map(|t| t.and_utc().timestamp())
 }
 
-fn csv_error(err: csv::Error, lines: &mut LineCounter<'_>) -> InputError {
+fn csv_error<R: io::Read>(err: csv::Error, reader: &mut Records<R>) -> InputError {
+    if matches!(err.kind(), csv::ErrorKind::Utf8 { .. }) {
+        return not_utf8();
+    }
     match err.position() {
-        Some(p) => invalid(lines.line_at(p.byte()), strip_position(&err)),
+        Some(p) => invalid(reader.get_mut().line_at(p.byte()), strip_position(&err)),
         None => InputError::Read(err.to_string()),
     }
 }
@@ -550,36 +748,7 @@ pub fn write_assessment(
     let mut writer = csv::Writer::from_writer(output);
     writer.write_record(BOOKS_OUTPUT_COLUMNS)?;
     for r in &assessment.rows {
-        let d = &r.row;
-        let note = if d.uncovered {
-            "uncovered"
-        } else if d.proceeds.is_none() || d.basis.is_none() {
-            "unpriced"
-        } else {
-            ""
-        };
-        let acquired = match (d.acquired, d.rule) {
-            (Some(t), _) => date(t),
-            (None, Rule::Section104) => "pool".to_owned(),
-            (None, _) => String::new(),
-        };
-        writer.write_record([
-            "disposal",
-            &d.asset,
-            &number(Some(d.quantity)),
-            &acquired,
-            &date(d.disposed),
-            &number(d.proceeds),
-            &number(d.basis),
-            &number(d.gain),
-            d.term.map(|t| t.as_str()).unwrap_or_default(),
-            &d.lot_seq.map(line_of).unwrap_or_default(),
-            &line_of(d.disposal_seq),
-            note,
-            &r.tax_year.to_string(),
-            d.rule.as_str(),
-            &r.wallet,
-        ])?;
+        write_tax_row(&mut writer, &r.row, r.tax_year, &r.wallet, &line_of, &date)?;
     }
     for h in &assessment.holdings {
         let wallet = match &h.holder {
@@ -587,26 +756,103 @@ pub fn write_assessment(
             Holder::Wallet(w) => w.as_str(),
             Holder::Exchange => "exchange",
         };
-        writer.write_record([
-            "open",
-            &h.asset,
-            &number(Some(h.quantity)),
-            &h.acquired.map(date).unwrap_or_else(|| "pool".to_owned()),
-            "",
-            "",
-            &number(h.cost),
-            "",
-            "",
-            &h.seq.map(line_of).unwrap_or_default(),
-            "",
-            if h.cost.is_none() { "unpriced" } else { "" },
-            "",
-            "",
-            wallet,
-        ])?;
+        write_holding(
+            &mut writer,
+            OpenRow {
+                asset: &h.asset,
+                quantity: h.quantity,
+                acquired: h.acquired,
+                cost: h.cost,
+                seq: h.seq,
+                wallet,
+            },
+            &line_of,
+            &date,
+        )?;
     }
     writer.flush()?;
     Ok(())
+}
+
+/// One `disposal` row of [`write_assessment`]'s output: `line_of` names
+/// an event's input line, `date` a civil date.
+pub(crate) fn write_tax_row<W: io::Write>(
+    writer: &mut csv::Writer<W>,
+    d: &Disposal,
+    tax_year: TaxYear,
+    wallet: &str,
+    mut line_of: impl FnMut(u64) -> String,
+    mut date: impl FnMut(i64) -> String,
+) -> Result<(), csv::Error> {
+    let note = if d.uncovered {
+        "uncovered"
+    } else if d.proceeds.is_none() || d.basis.is_none() {
+        "unpriced"
+    } else {
+        ""
+    };
+    let acquired = match (d.acquired, d.rule) {
+        (Some(t), _) => date(t),
+        (None, Rule::Section104) => "pool".to_owned(),
+        (None, _) => String::new(),
+    };
+    writer.write_record([
+        "disposal",
+        &d.asset,
+        &number(Some(d.quantity)),
+        &acquired,
+        &date(d.disposed),
+        &number(d.proceeds),
+        &number(d.basis),
+        &number(d.gain),
+        d.term.map(|t| t.as_str()).unwrap_or_default(),
+        &d.lot_seq.map(&mut line_of).unwrap_or_default(),
+        &line_of(d.disposal_seq),
+        note,
+        &tax_year.to_string(),
+        d.rule.as_str(),
+        wallet,
+    ])
+}
+
+/// What an `open` row of [`write_assessment`]'s output says.
+pub(crate) struct OpenRow<'r> {
+    pub(crate) asset: &'r str,
+    pub(crate) quantity: Decimal,
+    /// `None`: a pool (`pool` in the `acquired` column).
+    pub(crate) acquired: Option<i64>,
+    pub(crate) cost: Option<Decimal>,
+    pub(crate) seq: Option<u64>,
+    /// Empty for a pool of all wallets, `exchange` for lots at an exchange.
+    pub(crate) wallet: &'r str,
+}
+
+/// One `open` row of [`write_assessment`]'s output.
+pub(crate) fn write_holding<W: io::Write>(
+    writer: &mut csv::Writer<W>,
+    h: OpenRow<'_>,
+    mut line_of: impl FnMut(u64) -> String,
+    mut date: impl FnMut(i64) -> String,
+) -> Result<(), csv::Error> {
+    writer.write_record([
+        "open",
+        h.asset,
+        &number(Some(h.quantity)),
+        &h.acquired
+            .map(&mut date)
+            .unwrap_or_else(|| "pool".to_owned()),
+        "",
+        "",
+        &number(h.cost),
+        "",
+        "",
+        &h.seq.map(&mut line_of).unwrap_or_default(),
+        "",
+        if h.cost.is_none() { "unpriced" } else { "" },
+        "",
+        "",
+        h.wallet,
+    ])
 }
 
 /// Plain decimal without trailing zeros; empty when unknown.

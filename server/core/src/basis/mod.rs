@@ -19,6 +19,7 @@ pub mod csv_io;
 pub mod engine;
 pub mod jurisdiction;
 pub mod legs;
+pub mod stream;
 
 use std::{fmt, str::FromStr};
 

@@ -34,10 +34,18 @@ pub fn refusal(method: Method) -> Option<&'static str> {
 /// `discount` for a gain on a lot held at least 12 months, else
 /// `no_discount` (losses are never discounted).
 pub fn rule(row: &Disposal, zone: Zone) -> Rule {
-    match (row.acquired, row.gain) {
-        (Some(acquired), Some(gain))
-            if gain > Decimal::ZERO && held_over_a_year(acquired, row.disposed, zone) =>
-        {
+    rule_held(
+        row,
+        row.acquired
+            .is_some_and(|acquired| held_over_a_year(acquired, row.disposed, zone)),
+    )
+}
+
+/// [`rule`] once whether the row's lot was held over a year is known (a
+/// caller that has the dates at hand, as [`crate::basis::stream`]).
+pub(crate) fn rule_held(row: &Disposal, held_over_a_year: bool) -> Rule {
+    match row.gain {
+        Some(gain) if gain > Decimal::ZERO && row.acquired.is_some() && held_over_a_year => {
             Rule::Discount
         }
         _ => Rule::NoDiscount,

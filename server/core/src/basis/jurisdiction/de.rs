@@ -45,9 +45,19 @@ pub fn refusal(method: Method) -> Option<&'static str> {
 
 /// `held_over_1y` (not a private sale) or `held_1y_or_less`.
 pub fn rule(row: &Disposal, zone: Zone) -> Rule {
-    match row.acquired {
-        Some(acquired) if held_over_a_year(acquired, row.disposed, zone) => Rule::HeldOver1y,
-        _ => Rule::Held1yOrLess,
+    rule_held(
+        row.acquired
+            .is_some_and(|acquired| held_over_a_year(acquired, row.disposed, zone)),
+    )
+}
+
+/// [`rule`] once whether the row's lot was held over a year is known (a
+/// caller that has the dates at hand, as [`crate::basis::stream`]).
+pub(crate) fn rule_held(held_over_a_year: bool) -> Rule {
+    if held_over_a_year {
+        Rule::HeldOver1y
+    } else {
+        Rule::Held1yOrLess
     }
 }
 

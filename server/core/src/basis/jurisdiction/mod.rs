@@ -108,7 +108,13 @@ impl Jurisdiction {
     /// in the UK (Income Tax Act 2007 s.4); 1 July to 30 June in Australia
     /// (the income year, ITAA 1997 s.995-1).
     pub fn tax_year_in(self, zone: Zone, unix: i64) -> TaxYear {
-        let Some(date) = zone.date(unix) else {
+        self.tax_year_of(zone.date(unix))
+    }
+
+    /// [`Jurisdiction::tax_year_in`] of a civil date already known (the
+    /// 1970 calendar year when there is none).
+    pub(crate) fn tax_year_of(self, date: Option<chrono::NaiveDate>) -> TaxYear {
+        let Some(date) = date else {
             return TaxYear::calendar(1970);
         };
         use chrono::Datelike;
