@@ -319,7 +319,7 @@ pub fn form_8949(
             "total",
             part(term),
             boxed,
-            &format!("Totals, Part {} ({} rows)", part(term), totals.rows),
+            &format!("Totals, Part {} ({} disposals)", part(term), totals.rows),
             "",
             "",
             &text(totals.proceeds),

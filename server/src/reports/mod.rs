@@ -30,10 +30,10 @@ use crate::{
     analytics::tax::{self, TaxArgs},
     basis::Method,
     error::AppError,
+    params::MinUsd,
     payments::{self, PayArgs, PaymentBlock, Presented, Resource},
     reads::Reads,
     solana::WalletAddress,
-    params::MinUsd,
     values::{TimeBound, time::optional_bound},
 };
 

@@ -340,7 +340,11 @@ impl Fonts {
 fn subset_tag(glyphs: &BTreeMap<u16, (char, f32)>) -> [u8; 6] {
     let mut hash: u32 = 2_166_136_261;
     for (gid, (c, _)) in glyphs {
-        for b in gid.to_be_bytes().into_iter().chain((*c as u32).to_be_bytes()) {
+        for b in gid
+            .to_be_bytes()
+            .into_iter()
+            .chain((*c as u32).to_be_bytes())
+        {
             hash = (hash ^ u32::from(b)).wrapping_mul(16_777_619);
         }
     }

@@ -142,9 +142,7 @@ impl Pages {
         self.need(LEADING * 4.0);
         self.y -= LEADING * 0.6;
         let y = self.y;
-        let fitted = self
-            .fonts
-            .fit(Style::Bold, 13.0, s, WIDTH - 2.0 * MARGIN);
+        let fitted = self.fonts.fit(Style::Bold, 13.0, s, WIDTH - 2.0 * MARGIN);
         self.text_at(MARGIN, y, Style::Bold, 13.0, &fitted);
         self.y -= LEADING * 1.5;
     }
@@ -153,18 +151,14 @@ impl Pages {
         self.need(LEADING * 3.0);
         self.y -= LEADING * 0.3;
         let y = self.y;
-        let fitted = self
-            .fonts
-            .fit(Style::Bold, 10.0, s, WIDTH - 2.0 * MARGIN);
+        let fitted = self.fonts.fit(Style::Bold, 10.0, s, WIDTH - 2.0 * MARGIN);
         self.text_at(MARGIN, y, Style::Bold, 10.0, &fitted);
         self.y -= LEADING * 1.2;
     }
 
     /// A paragraph wrapped to the page's width.
     fn paragraph(&mut self, s: &str, size: f32, style: Style) {
-        let lines = self
-            .fonts
-            .wrap(style, size, s, WIDTH - 2.0 * MARGIN);
+        let lines = self.fonts.wrap(style, size, s, WIDTH - 2.0 * MARGIN);
         for line in lines {
             self.need(LEADING);
             let y = self.y;
@@ -229,13 +223,16 @@ impl Pages {
             let width = self.fonts.width(Style::Regular, 7.5, &page);
             self.content.set_fill_gray(0.35);
             self.text_at(WIDTH - MARGIN - width, 34.0, Style::Regular, 7.5, &page);
-            let title = self
-                .fonts
-                .fit(Style::Regular, 7.5, &self.title, WIDTH - 2.0 * MARGIN - width - 12.0);
+            let title = self.fonts.fit(
+                Style::Regular,
+                7.5,
+                &self.title,
+                WIDTH - 2.0 * MARGIN - width - 12.0,
+            );
             self.text_at(MARGIN, 34.0, Style::Regular, 7.5, &title);
-            let note =
-                self.fonts
-                    .fit(Style::Regular, 7.0, FOOTER_DISCLAIMER, WIDTH - 2.0 * MARGIN);
+            let note = self
+                .fonts
+                .fit(Style::Regular, 7.0, FOOTER_DISCLAIMER, WIDTH - 2.0 * MARGIN);
             self.text_at(MARGIN, 24.0, Style::Regular, 7.0, &note);
             let content = std::mem::replace(&mut self.content, Content::new());
             out.push(content.finish().into_vec());
@@ -328,31 +325,67 @@ fn year_terms(jurisdiction: &str) -> &'static [(&'static str, &'static str, bool
         "uk" => &[
             ("disposals", "Number of disposals (SA108)", false),
             ("proceeds", "Disposal proceeds", true),
-            ("allowable_costs", "Allowable costs (including incidental costs)", true),
+            (
+                "allowable_costs",
+                "Allowable costs (including incidental costs)",
+                true,
+            ),
             ("gains", "Gains in the year, before losses", true),
             ("losses", "Losses in the year", true),
-            ("gains_from_2024_10_30", "Gains on or after 30 October 2024", true),
-            ("losses_from_2024_10_30", "Losses on or after 30 October 2024", true),
+            (
+                "gains_from_2024_10_30",
+                "Gains on or after 30 October 2024",
+                true,
+            ),
+            (
+                "losses_from_2024_10_30",
+                "Losses on or after 30 October 2024",
+                true,
+            ),
         ],
         "ca" => &[
             ("proceeds", "Proceeds of disposition (Schedule 3)", true),
             ("adjusted_cost_base", "Adjusted cost base", true),
             ("outlays", "Outlays and expenses", true),
             ("gain", "Gain (or loss)", true),
-            ("superficial_losses", "Superficial losses denied (added to the ACB)", true),
-            ("taxable_capital_gain", "Taxable capital gain (one half, line 12700)", true),
+            (
+                "superficial_losses",
+                "Superficial losses denied (added to the ACB)",
+                true,
+            ),
+            (
+                "taxable_capital_gain",
+                "Taxable capital gain (one half, line 12700)",
+                true,
+            ),
         ],
         "de" => &[
-            ("gain_within_one_year", "Gain within one year (§ 23 EStG, Anlage SO)", true),
-            ("gain_after_one_year", "Gain after more than one year (not taxable)", true),
+            (
+                "gain_within_one_year",
+                "Gain within one year (§ 23 EStG, Anlage SO)",
+                true,
+            ),
+            (
+                "gain_after_one_year",
+                "Gain after more than one year (not taxable)",
+                true,
+            ),
             ("exemption_limit", "Exemption limit (Freigrenze)", true),
             ("taxable_gain", "Taxable gain", true),
         ],
         "au" => &[
-            ("discountable_gains", "Gains on assets held 12 months or more", true),
+            (
+                "discountable_gains",
+                "Gains on assets held 12 months or more",
+                true,
+            ),
             ("other_gains", "Other capital gains", true),
             ("losses", "Capital losses", true),
-            ("net_capital_gain", "Net capital gain (after losses and the 50% discount)", true),
+            (
+                "net_capital_gain",
+                "Net capital gain (after losses and the 50% discount)",
+                true,
+            ),
             ("net_capital_loss", "Net capital loss carried forward", true),
         ],
         _ => &[],
@@ -400,7 +433,8 @@ pub fn render(report: &Report, books: &[Book]) -> Result<Vec<u8>, FontError> {
     chart(&mut p, books);
     ledger(&mut p, books);
     let (contents, fonts) = p.finish();
-    assemble(contents, &fonts, report)
+    let title = format!("Ledger report ({})", report.meta.wallets.join(", "));
+    assemble(contents, &fonts, &title)
 }
 
 fn generated(report: &Report) -> String {
@@ -481,7 +515,13 @@ fn cover(p: &mut Pages, report: &Report) {
         p.need(LEADING);
         let y = p.y;
         p.cell(col(MARGIN, 130.0), y, Style::Bold, 9.5, label);
-        p.cell(col(MARGIN + 135.0, WIDTH - 2.0 * MARGIN - 135.0), y, Style::Regular, 9.5, value);
+        p.cell(
+            col(MARGIN + 135.0, WIDTH - 2.0 * MARGIN - 135.0),
+            y,
+            Style::Regular,
+            9.5,
+            value,
+        );
         p.y -= LEADING;
     }
     if m.wallets.len() > 1 {
@@ -554,7 +594,11 @@ fn year_figures(p: &mut Pages, jurisdiction: &str, currency: &str, year: &serde_
         p.pair(label, &shown, false);
     }
     if let Some(n) = year["incomplete_rows"].as_u64().filter(|n| *n > 0) {
-        p.pair("Rows left out (unpriced or beyond the history)", &n.to_string(), false);
+        p.pair(
+            "Rows left out (unpriced or beyond the history)",
+            &n.to_string(),
+            false,
+        );
     }
     if let Some(list) = year["unlabelled"].as_array().filter(|l| !l.is_empty()) {
         let count: u64 = list.iter().filter_map(|u| u["count"].as_u64()).sum();
@@ -659,7 +703,14 @@ fn gains(p: &mut Pages, report: &Report) {
     });
     p.table(
         &cols,
-        &["Wallet", "Short term", "Long term", "Total", "Rows", "Incomplete"],
+        &[
+            "Wallet",
+            "Short term",
+            "Long term",
+            "Total",
+            "Rows",
+            "Incomplete",
+        ],
         rows,
     );
 }
@@ -777,7 +828,10 @@ fn tax_pages(p: &mut Pages, tax: &TaxSection) {
         ));
         year_figures(p, &tax.jurisdiction, &tax.currency, year);
     }
-    p.heading(&format!("Disposals and the rule that matched each ({})", tax.currency));
+    p.heading(&format!(
+        "Disposals and the rule that matched each ({})",
+        tax.currency
+    ));
     if tax.rows.is_empty() {
         p.line("No disposals.");
     } else {
@@ -838,7 +892,13 @@ fn tax_pages(p: &mut Pages, tax: &TaxSection) {
     }
     if !tax.unlabelled.is_empty() {
         p.subheading("Unlabelled transfers (label them before filing)");
-        let cols = [col(MARGIN, 120.0), col(172.0, 80.0), num(255.0, 50.0), num(310.0, 120.0), num(435.0, 129.0)];
+        let cols = [
+            col(MARGIN, 120.0),
+            col(172.0, 80.0),
+            num(255.0, 50.0),
+            num(310.0, 120.0),
+            num(435.0, 129.0),
+        ];
         let rows = tax.unlabelled.iter().map(|u| {
             (
                 vec![
@@ -851,7 +911,11 @@ fn tax_pages(p: &mut Pages, tax: &TaxSection) {
                 false,
             )
         });
-        p.table(&cols, &["Asset", "Direction", "Count", "Quantity", "Value"], rows);
+        p.table(
+            &cols,
+            &["Asset", "Direction", "Count", "Quantity", "Value"],
+            rows,
+        );
     }
 }
 
@@ -923,10 +987,28 @@ fn chart(p: &mut Pages, books: &[Book]) {
     c.stroke();
     c.restore_state();
     let axis = |d: Decimal| format::decimal(d, 2);
-    p.cell(num(MARGIN - 4.0, 62.0), y0 + h - 3.0, Style::Regular, 7.0, &axis(hi));
-    p.cell(num(MARGIN - 4.0, 62.0), y0 - 3.0, Style::Regular, 7.0, &axis(lo));
+    p.cell(
+        num(MARGIN - 4.0, 62.0),
+        y0 + h - 3.0,
+        Style::Regular,
+        7.0,
+        &axis(hi),
+    );
+    p.cell(
+        num(MARGIN - 4.0, 62.0),
+        y0 - 3.0,
+        Style::Regular,
+        7.0,
+        &axis(lo),
+    );
     p.text_at(x0, y0 - 12.0, Style::Regular, 7.0, &stamp(t0));
-    p.cell(num(x0 + w - 100.0, 100.0), y0 - 12.0, Style::Regular, 7.0, &stamp(t1));
+    p.cell(
+        num(x0 + w - 100.0, 100.0),
+        y0 - 12.0,
+        Style::Regular,
+        7.0,
+        &stamp(t1),
+    );
     p.y = y0 - LEADING * 2.5;
 }
 
@@ -967,7 +1049,7 @@ fn ledger(p: &mut Pages, books: &[Book]) {
 }
 
 /// The document around the pages' content streams.
-fn assemble(contents: Vec<Vec<u8>>, fonts: &Fonts, report: &Report) -> Result<Vec<u8>, FontError> {
+fn assemble(contents: Vec<Vec<u8>>, fonts: &Fonts, title: &str) -> Result<Vec<u8>, FontError> {
     let mut pdf = Pdf::new();
     let mut next = 1;
     let mut alloc = || {
@@ -988,9 +1070,8 @@ fn assemble(contents: Vec<Vec<u8>>, fonts: &Fonts, report: &Report) -> Result<Ve
         .kids(pages.iter().map(|(page, _)| *page))
         .count(i32::try_from(pages.len()).unwrap_or(i32::MAX));
     fonts.write(&mut pdf, font_ids, DEFLATE_LEVEL)?;
-    let title = format!("Ledger report ({})", report.meta.wallets.join(", "));
     pdf.document_info(info)
-        .title(TextStr(&title))
+        .title(TextStr(title))
         .producer(TextStr("Ledger"));
     for ((page_id, content_id), content) in pages.iter().zip(contents) {
         let mut page = pdf.page(*page_id);
@@ -1022,6 +1103,67 @@ mod tests {
             "71WDyy…xiJ6"
         );
         assert_eq!(short("SOL"), "SOL");
+    }
+
+    fn has(bytes: &[u8], needle: &[u8]) -> bool {
+        bytes.windows(needle.len()).any(|w| w == needle)
+    }
+
+    /// A two-page document of `lines` on its first page.
+    fn document(lines: &[&str]) -> Vec<u8> {
+        let mut p = Pages::new("A test".to_owned()).unwrap();
+        for line in lines {
+            p.line(line);
+        }
+        p.break_page();
+        p.line("second page");
+        let (contents, fonts) = p.finish();
+        assemble(contents, &fonts, "A test").unwrap()
+    }
+
+    #[test]
+    fn the_fonts_are_embedded_as_subsets_with_a_unicode_map() {
+        let pdf = document(&["Zürich · 1.234,50 € · £12 → Ωμέγα"]);
+        for needle in [
+            &b"/Subtype /Type0"[..],
+            b"/Subtype /CIDFontType2",
+            b"/FontFile2",
+            b"/ToUnicode",
+            b"+DejaVuSans",
+            b"+DejaVuSans-Bold",
+            b"/Encoding /Identity-H",
+        ] {
+            assert!(has(&pdf, needle), "{}", String::from_utf8_lossy(needle));
+        }
+        // No standard font is named: every glyph comes from the file.
+        assert!(!has(&pdf, b"/Helvetica"));
+        // Subsets: far smaller than the 760 KB font.
+        assert!(pdf.len() < 60_000, "{} bytes", pdf.len());
+    }
+
+    #[test]
+    fn non_ascii_text_and_the_page_numbers_read_back() {
+        let pdf = document(&["Zürich · 1.234,50 € · £12 → Ωμέγα"]);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.pdf");
+        std::fs::write(&path, &pdf).unwrap();
+        let Ok(out) = std::process::Command::new("pdftotext")
+            .arg(&path)
+            .arg("-")
+            .output()
+        else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "pdftotext (poppler-utils) must be installed in CI"
+            );
+            eprintln!("!!! SKIPPED: pdftotext is not installed !!!");
+            return;
+        };
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("Zürich · 1.234,50 € · £12 → Ωμέγα"), "{text}");
+        assert!(text.contains("page 1 of 2"), "{text}");
+        assert!(text.contains("page 2 of 2"), "{text}");
+        assert!(text.contains("Not tax advice"), "{text}");
     }
 
     #[test]
