@@ -397,12 +397,12 @@ fn rule_words(rule: &str) -> &str {
     match rule {
         "same_day" => "same day",
         "bed_and_breakfast" => "30 days (B&B)",
-        "section_104" => "Section 104 pool",
-        "acb" => "adjusted cost base",
+        "section_104" => "Section 104",
+        "acb" => "ACB",
         "superficial_loss" => "superficial loss",
-        "held_over_1y" => "held over 1 year",
-        "held_1y_or_less" => "held 1 year or less",
-        "discount" => "discount (12 months)",
+        "held_over_1y" => "held > 1 year",
+        "held_1y_or_less" => "held ≤ 1 year",
+        "discount" => "discount",
         "no_discount" => "no discount",
         other => other,
     }
@@ -514,9 +514,9 @@ fn cover(p: &mut Pages, report: &Report) {
     for (label, value) in &facts {
         p.need(LEADING);
         let y = p.y;
-        p.cell(col(MARGIN, 130.0), y, Style::Bold, 9.5, label);
+        p.cell(col(MARGIN, 150.0), y, Style::Bold, 9.5, label);
         p.cell(
-            col(MARGIN + 135.0, WIDTH - 2.0 * MARGIN - 135.0),
+            col(MARGIN + 155.0, WIDTH - 2.0 * MARGIN - 155.0),
             y,
             Style::Regular,
             9.5,
@@ -836,15 +836,15 @@ fn tax_pages(p: &mut Pages, tax: &TaxSection) {
         p.line("No disposals.");
     } else {
         let cols = [
-            col(MARGIN, 60.0),
-            col(110.0, 55.0),
-            col(168.0, 50.0),
-            num(220.0, 62.0),
-            col(288.0, 48.0),
-            num(338.0, 60.0),
-            num(400.0, 58.0),
-            num(460.0, 52.0),
-            col(516.0, 48.0),
+            col(MARGIN, 54.0),
+            col(105.0, 48.0),
+            col(156.0, 38.0),
+            num(196.0, 52.0),
+            col(254.0, 48.0),
+            num(305.0, 54.0),
+            num(362.0, 54.0),
+            num(419.0, 52.0),
+            col(478.0, 86.0),
         ];
         let cur = tax.currency.as_str();
         let amount = |v: &Option<String>| {
