@@ -95,6 +95,9 @@ pub fn WalletReportPage() -> impl IntoView {
                                     <option value=*format selected={*format == "pdf"}>{*name}</option>
                                 }).collect_view()}
                             </select>
+                            <label for="tax-dust">"Form 8949: combine disposals under (USD)"</label>
+                            <input type="number" id="tax-dust" name="dust_threshold" min="0" step="0.01" value="1.00" inputmode="decimal" aria-describedby="tax-dust-help"/>
+                            <p class="meta" id="tax-dust-help">"Disposals with proceeds under this amount (network fees, slivers of tokens) go on one row per asset and term, with each listed on the attached statement; 0 lists every disposal."</p>
                             <button type="submit" class="primary">"Download"</button>
                         </form>
                     </section>

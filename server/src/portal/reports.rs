@@ -38,6 +38,10 @@ pub struct DownloadQuery {
     to: Option<TimeBound>,
     #[serde(default)]
     exclude_spam: Option<bool>,
+    /// Form 8949's dust threshold (USD); the download form sends it with
+    /// every format, so it is used for the 8949 only.
+    #[serde(default)]
+    dust_threshold: Option<crate::params::MinUsd>,
 }
 
 /// `GET /wallets/{address}/report`.
@@ -102,6 +106,10 @@ async fn answer(
         q.from,
         q.to,
     )
+    .and_then(|spec| {
+        let dust = q.dust_threshold.filter(|_| format == Format::Form8949);
+        spec.with_dust_threshold(dust)
+    })
     .map_err(IntoResponse::into_response)?;
     let reads = state.reads();
     let allowed = reads

@@ -194,23 +194,71 @@ pub fn rows_8949(book: &Book, year: i32) -> impl Iterator<Item = &Disposal> {
         .filter(move |d| year_of(d.disposed) == year)
 }
 
+/// The default dust threshold of Form 8949 (USD): a disposal whose
+/// proceeds are under one dollar (a network fee's few lamports, a sliver of
+/// a token) is combined with the others of its asset and term.
+pub const DEFAULT_DUST_THRESHOLD: Decimal = Decimal::ONE;
+
+/// The dust disposals of one wallet, asset and term, combined into one row.
+#[derive(Default)]
+struct Dust<'a> {
+    proceeds: Decimal,
+    basis: Decimal,
+    gain: Decimal,
+    disposals: Vec<&'a Disposal>,
+}
+
+/// Whether `d` (complete) is dust under `threshold`: its proceeds are
+/// under it. A threshold of 0 makes nothing dust.
+fn is_dust(d: &Disposal, threshold: Decimal) -> bool {
+    threshold > Decimal::ZERO && d.proceeds.unwrap_or_default().abs() < threshold
+}
+
 /// Form 8949 for the tax year the range covers: Part I (short term) then
 /// Part II (long term), one row per lot consumed with its checkbox, each
 /// part's totals, then the rows left out of the totals (unpriced, or
 /// disposed beyond what the ledger shows acquired) for the preparer to
 /// complete. Amounts are the replay's exact USD; the totals are their sums,
 /// so they equal `get_positions`' realized figures over the same legs.
-pub fn form_8949(books: &[Book], range: Range, now_s: i64) -> io::Result<(Vec<u8>, u64)> {
+///
+/// Disposals with proceeds under `dust_threshold` (USD; 0: none) are
+/// combined into one row per wallet, asset and term, as the Instructions
+/// for Form 8949 allow ("Exception 2": instead of a row per transaction,
+/// report them on an attached statement with all the same information,
+/// and on the form one row with "see attached statement" in column (a),
+/// columns (b) and (c) blank, code M in column (f), and the totals in
+/// (d), (e), (g) and (h)). Each combined disposal is then listed as a
+/// `statement` row after the form's rows: that is the attached statement.
+/// The part totals are the same sums as without grouping.
+pub fn form_8949(
+    books: &[Book],
+    range: Range,
+    now_s: i64,
+    dust_threshold: Decimal,
+) -> io::Result<(Vec<u8>, u64)> {
     let year = tax_year(range, now_s);
     let mut w = writer();
     w.write_record(FORM_8949_COLUMNS).map_err(csv_err)?;
     let mut rows = 0;
+    let threshold_text = crate::values::format::fiat(dust_threshold, "USD");
+    // (part, wallet, asset, disposal) of every combined disposal, for the
+    // statement.
+    let mut statement: Vec<(Term, &str, &Disposal)> = Vec::new();
     for term in [Term::Short, Term::Long] {
         let mut totals = Totals::default();
         let boxed = checkbox(year, term);
         for book in books {
+            let mut dust: std::collections::BTreeMap<&str, Dust<'_>> = Default::default();
             for d in rows_8949(book, year).filter(|d| d.is_complete() && d.term == Some(term)) {
                 totals.add(d);
+                if is_dust(d, dust_threshold) {
+                    let group = dust.entry(d.asset.as_str()).or_default();
+                    group.proceeds += d.proceeds.unwrap_or_default();
+                    group.basis += d.basis.unwrap_or_default();
+                    group.gain += d.gain.unwrap_or_default();
+                    group.disposals.push(d);
+                    continue;
+                }
                 let (proceeds, basis, gain) = (
                     d.proceeds.unwrap_or_default(),
                     d.basis.unwrap_or_default(),
@@ -235,12 +283,43 @@ pub fn form_8949(books: &[Book], range: Range, now_s: i64) -> io::Result<(Vec<u8
                 .map_err(csv_err)?;
                 rows += 1;
             }
+            for (asset, group) in dust {
+                let n = group.disposals.len();
+                w.write_record([
+                    "row",
+                    part(term),
+                    boxed,
+                    &format!(
+                        "{}: {n} disposal{} under {threshold_text}, see attached statement",
+                        tokens::symbol(asset),
+                        if n == 1 { "" } else { "s" }
+                    ),
+                    "",
+                    "",
+                    &text(group.proceeds),
+                    &text(group.basis),
+                    "M",
+                    "",
+                    &text(group.gain),
+                    book.address.as_str(),
+                    asset,
+                    "",
+                ])
+                .map_err(csv_err)?;
+                rows += 1;
+                statement.extend(
+                    group
+                        .disposals
+                        .into_iter()
+                        .map(|d| (term, book.address.as_str(), d)),
+                );
+            }
         }
         w.write_record([
             "total",
             part(term),
             boxed,
-            &format!("Totals, Part {} ({} rows)", part(term), totals.rows),
+            &format!("Totals, Part {} ({} disposals)", part(term), totals.rows),
             "",
             "",
             &text(totals.proceeds),
@@ -282,6 +361,29 @@ pub fn form_8949(books: &[Book], range: Range, now_s: i64) -> io::Result<(Vec<u8
             .map_err(csv_err)?;
             rows += 1;
         }
+    }
+    for (term, wallet, d) in statement {
+        w.write_record([
+            "statement",
+            part(term),
+            checkbox(year, term),
+            &description(d),
+            &d.acquired.map(form_date).unwrap_or_default(),
+            &form_date(d.disposed),
+            &d.proceeds.map(text).unwrap_or_default(),
+            &d.basis.map(text).unwrap_or_default(),
+            "",
+            "",
+            &d.gain.map(text).unwrap_or_default(),
+            wallet,
+            d.asset.as_str(),
+            &format!(
+                "in the combined row of {} (proceeds under {threshold_text})",
+                tokens::symbol(&d.asset)
+            ),
+        ])
+        .map_err(csv_err)?;
+        rows += 1;
     }
     finish(w, rows)
 }

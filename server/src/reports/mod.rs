@@ -30,6 +30,7 @@ use crate::{
     analytics::tax::{self, TaxArgs},
     basis::Method,
     error::AppError,
+    params::MinUsd,
     payments::{self, PayArgs, PaymentBlock, Presented, Resource},
     reads::Reads,
     solana::WalletAddress,
@@ -95,6 +96,12 @@ impl Format {
             Format::Pdf => "application/pdf",
             _ => "text/csv; charset=utf-8",
         }
+    }
+
+    /// Whether the format writes the tax section (`jurisdiction`,
+    /// `currency`, `tax_year`): the report object and the PDF.
+    pub fn writes_tax_section(self) -> bool {
+        matches!(self, Format::Json | Format::Pdf)
     }
 
     /// Whether the format is one of the CSV family (answered as text over MCP).
@@ -173,6 +180,13 @@ pub struct GetReportArgs {
     pub to: Option<TimeBound>,
     #[serde(flatten)]
     pub tax: TaxArgs,
+    /// 8949 only: disposals whose proceeds are under this many USD are
+    /// combined into one row per asset and term (code M, "see attached
+    /// statement"; each listed below as a statement row); default 1.00,
+    /// 0 lists every disposal on its own row.
+    #[serde(default)]
+    #[schemars(extend("default" = 1.0))]
+    pub dust_threshold: Option<MinUsd>,
 }
 
 /// What a report is made of, once its arguments are checked and its reads
@@ -189,6 +203,9 @@ pub struct Spec {
     /// is (the calling account's; none for an anonymous call).
     pub tax: Option<tax::TaxChoice>,
     pub taxpayer: Option<AccountId>,
+    /// Form 8949: disposals with proceeds under this (USD) are combined
+    /// per asset and term ([`csv_formats::DEFAULT_DUST_THRESHOLD`]).
+    pub dust_threshold: rust_decimal::Decimal,
 }
 
 impl Spec {
@@ -237,7 +254,23 @@ impl Spec {
             to,
             tax: None,
             taxpayer: None,
+            dust_threshold: csv_formats::DEFAULT_DUST_THRESHOLD,
         })
+    }
+
+    /// With the Form 8949 dust threshold asked for (none: the default). A
+    /// threshold with another format is refused rather than ignored.
+    pub fn with_dust_threshold(mut self, threshold: Option<MinUsd>) -> Result<Self, AppError> {
+        if let Some(threshold) = threshold {
+            if self.format != Format::Form8949 {
+                return Err(AppError::invalid_params(
+                    "dust_threshold: applies to format 8949 only (it combines Form 8949's small \
+                     disposals); leave it out for other formats",
+                ));
+            }
+            self.dust_threshold = threshold.decimal();
+        }
+        Ok(self)
     }
 
     /// With the tax section `tax` for `taxpayer`'s books.
@@ -324,17 +357,19 @@ pub async fn get_report(
     presented: &Presented,
 ) -> Result<ReportFile, AppError> {
     // The account's tax defaults ask for the section only where it is
-    // written (json); a tax argument with another format is refused below.
-    let settings = if args.format == Format::Json {
+    // written (json, pdf); a tax argument with another format is refused
+    // below rather than ignored.
+    let writes_tax = args.format.writes_tax_section();
+    let settings = if writes_tax {
         tax::settings_of(reads.store(), principal.account()).await?
     } else {
         None
     };
     let tax = args.tax.choice(args.method, settings)?;
-    if tax.is_some() && args.format != Format::Json {
+    if tax.is_some() && !writes_tax {
         return Err(AppError::invalid_params(
-            "jurisdiction/currency/tax_year: the tax section is written in the json format \
-             only; ask for format json",
+            "jurisdiction/currency/tax_year: the tax section is written in the json and pdf \
+             formats only (the CSV formats carry no tax section); ask for format json or pdf",
         ));
     }
     let spec = Spec::new(
@@ -345,7 +380,8 @@ pub async fn get_report(
         args.from,
         args.to,
     )?
-    .with_tax(tax, principal.account().cloned());
+    .with_tax(tax, principal.account().cloned())
+    .with_dust_threshold(args.dust_threshold)?;
     let payment = authorize(
         reads,
         principal,
@@ -449,13 +485,21 @@ pub async fn render(reads: &Reads<'_>, spec: &Spec) -> Result<ReportFile, AppErr
         }
         Format::Csv => wrote(csv_formats::ledger(&books))?,
         Format::PositionsCsv => wrote(csv_formats::positions(&books))?,
-        Format::Form8949 => wrote(csv_formats::form_8949(&books, range, now_s))?,
+        Format::Form8949 => wrote(csv_formats::form_8949(
+            &books,
+            range,
+            now_s,
+            spec.dust_threshold,
+        ))?,
         Format::Koinly => wrote(tax_templates::koinly(&books))?,
         Format::Cointracker => wrote(tax_templates::cointracker(&books))?,
         Format::Pdf => {
-            let report = summary::report(&ctx, &books);
+            let mut report = summary::report(&ctx, &books);
+            report.tax = tax_section(reads, spec, &books).await?;
             let legs = books.iter().map(|b| b.legs_in_range().count() as u64).sum();
-            (ReportBody::Bytes(pdf::render(&report, &books)), legs)
+            let bytes =
+                pdf::render(&report, &books).map_err(|e| AppError::internal("report pdf", e))?;
+            (ReportBody::Bytes(bytes), legs)
         }
     };
     Ok(ReportFile {

@@ -367,6 +367,8 @@ async fn the_8949_and_json_totals_equal_get_positions_and_ledger_basis() {
         let range = json!({"wallets": [OTHER], "from": format!("{year}-01-01"), "to": format!("{year}-12-31")});
         let mut args = range.clone();
         args["format"] = json!("8949");
+        // One row per disposal, as the replay has them (no dust grouping).
+        args["dust_threshold"] = json!(0);
         let form = rows(&csv_of(&report(&app, args).await));
         let totals = totals_8949(&form);
         let (short, long) = (totals["I"], totals["II"]);
@@ -541,24 +543,29 @@ async fn every_csv_header_and_a_small_report_in_each_format_are_snapshotted() {
 }
 
 /// pdftotext, or a loud skip outside CI.
-fn pdftotext(pdf: &[u8]) -> Option<String> {
+pub(crate) fn pdftotext(pdf: &[u8]) -> Option<String> {
+    poppler("pdftotext", pdf, &["-layout"], &["-"])
+}
+
+/// A poppler tool over `pdf` (written to a file), or a loud skip outside CI.
+fn poppler(tool: &str, pdf: &[u8], before: &[&str], after: &[&str]) -> Option<String> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("report.pdf");
     std::fs::write(&path, pdf).unwrap();
-    match std::process::Command::new("pdftotext")
-        .args(["-layout"])
+    match std::process::Command::new(tool)
+        .args(before)
         .arg(&path)
-        .arg("-")
+        .args(after)
         .output()
     {
         Ok(out) if out.status.success() => Some(String::from_utf8(out.stdout).unwrap()),
         result => {
             assert!(
                 std::env::var_os("CI").is_none(),
-                "pdftotext (poppler-utils) must be installed in CI: {result:?}"
+                "{tool} (poppler-utils) must be installed in CI: {result:?}"
             );
             eprintln!(
-                "\n!!! SKIPPED: pdftotext is not installed (apt-get install -y poppler-utils); \
+                "\n!!! SKIPPED: {tool} is not installed (apt-get install -y poppler-utils); \
                  the PDF was not read back !!!\n"
             );
             None
@@ -603,7 +610,10 @@ async fn a_pdf_report_is_a_resource_link_to_rest_and_pdftotext_reads_its_totals(
         for needle in [
             "Ledger report",
             WALLET,
-            "Cost-basis method: fifo",
+            "Cost-basis method",
+            "fifo",
+            "Not tax advice",
+            "page 1 of ",
             "Realized gains by term",
             "Open positions at the end of the range",
             "Value over the range",
@@ -620,9 +630,7 @@ async fn a_pdf_report_is_a_resource_link_to_rest_and_pdftotext_reads_its_totals(
             .find(|l| l.contains("Realized gain or (loss)"))
             .unwrap();
         // Money cells read as people write money: 1,234.50 USD.
-        let fiat = |text: &str| {
-            server::values::format::fiat(text.parse().unwrap(), "USD").replace('−', "-")
-        };
+        let fiat = |text: &str| server::values::format::fiat(text.parse().unwrap(), "USD");
         assert!(line.contains(&fiat(gain)), "{line}");
         assert!(text.contains(&fiat(short)), "short-term gain {short}");
         assert!(text.contains(&fiat(figures["total"]["fees"]["usd"].as_str().unwrap())));
@@ -1077,4 +1085,311 @@ async fn the_portal_downloads_a_watched_wallets_report_with_the_session_only() {
         .get(&app.url(&format!("/v1/reports?wallets={WALLET}&format=csv")))
         .await;
     assert_eq!(rest.status(), StatusCode::PAYMENT_REQUIRED);
+}
+
+/// A wallet of 1,000 transactions over 2024 and 2025 (SOL bought every
+/// tenth, swapped for USDC and back, sent, airdropped, each with its
+/// network fee): enough for a ledger of many pages and a Form 8949 of
+/// many fee-dust rows.
+async fn seed_thousand(app: &TestApp) -> String {
+    use OperationType::*;
+    let wallet = bs58::encode([9u8; 32]).into_string();
+    let sigs: Vec<String> = (0..1000).map(|i| format!("big{i}")).collect();
+    let start = at("2024-01-02", 0);
+    let plan: Plan = sigs
+        .iter()
+        .enumerate()
+        .map(|(i, sig)| {
+            let t = start + i as i64 * 62_000;
+            let fee = (NetworkFee, "sol", -5000);
+            let legs = match i % 10 {
+                0 => vec![(TransferIn, "sol", 2_000_000_000)],
+                1..=4 => vec![
+                    (Swap, "sol", -50_000_000),
+                    (Swap, USDC, 5_000_000 + i as i128 * 1000),
+                    fee,
+                ],
+                5 | 6 => vec![(Swap, USDC, -3_000_000), (Swap, "sol", 25_000_000), fee],
+                7 => vec![(TransferOut, "sol", -10_000_000), fee],
+                8 => vec![(Airdrop, USDC, 1_000_000)],
+                _ => vec![fee],
+            };
+            (sig.as_str(), t, legs)
+        })
+        .collect();
+    seed_wallet(app, &wallet, plan).await;
+    wallet
+}
+
+/// The PDF of `query` from REST.
+async fn pdf_of(app: &TestApp, query: &str) -> Vec<u8> {
+    let response = app
+        .client
+        .get(app.url(&format!("/v1/reports?{query}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK, "{query}");
+    response.bytes().await.unwrap().to_vec()
+}
+
+#[tokio::test]
+async fn a_thousand_transaction_pdf_numbers_its_pages_embeds_its_fonts_and_its_cover_is_jsons() {
+    let (app, _p) = seeded().await;
+    let wallet = seed_thousand(&app).await;
+    // Over 256 KiB, so from REST (the tool would answer a link).
+    let query = format!("wallets={wallet}&jurisdiction=us&tax_year=2025&to=2025-12-31");
+    let figures: Value =
+        serde_json::from_slice(&pdf_of(&app, &format!("{query}&format=json")).await).unwrap();
+    let pdf = pdf_of(&app, &format!("{query}&format=pdf")).await;
+    if let Ok(dir) = std::env::var("LEDGER_PDF_OUT") {
+        std::fs::write(format!("{dir}/thousand.pdf"), &pdf).unwrap();
+    }
+    // The fonts are in the file (the dictionaries are not compressed).
+    let has = |needle: &[u8]| pdf.windows(needle.len()).any(|w| w == needle);
+    assert!(has(b"/FontFile2") && has(b"+DejaVuSans-Bold") && !has(b"/Helvetica"));
+    if let Some(fonts) = poppler("pdffonts", &pdf, &[], &[]) {
+        // name, type, encoding, emb, sub, uni, object, generation
+        let listed: Vec<Vec<&str>> = fonts
+            .lines()
+            .skip(2)
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert_eq!(listed.len(), 2, "{fonts}");
+        for f in &listed {
+            assert!(f[0].contains("+DejaVuSans"), "{fonts}");
+            assert_eq!(
+                f[f.len() - 5..f.len() - 2],
+                ["yes", "yes", "yes"],
+                "{fonts}"
+            );
+        }
+    }
+    let Some(text) = pdftotext(&pdf) else {
+        app.stop().await;
+        return;
+    };
+    // pdftotext ends each page with a form feed.
+    let pages: Vec<&str> = text
+        .split('\u{c}')
+        .filter(|p| !p.trim().is_empty())
+        .collect();
+    let m = pages.len();
+    assert!(m > 10, "{m} pages");
+    for (i, page) in pages.iter().enumerate() {
+        assert!(
+            page.contains(&format!("page {} of {m}", i + 1)),
+            "page {}:\n{page}",
+            i + 1
+        );
+        assert!(page.contains("Not tax advice"), "page {}", i + 1);
+    }
+    // The cover: json's figures, as people write money.
+    let cover = pages[0];
+    let fiat = |v: &Value| server::values::format::fiat(dec(v), "USD");
+    let year = &figures["tax"]["years"][0];
+    assert!(figures["tax"].is_object(), "{}", figures["tax"]);
+    assert_eq!(year["tax_year"], "2025");
+    let total = &figures["total"];
+    for (label, value) in [
+        ("Proceeds, Form 8949 column (d)", fiat(&year["proceeds"])),
+        ("Cost or other basis, column (e)", fiat(&year["basis"])),
+        (
+            "Short-term gain or (loss), Part I",
+            fiat(&year["short_term_gain"]),
+        ),
+        (
+            "Long-term gain or (loss), Part II",
+            fiat(&year["long_term_gain"]),
+        ),
+        ("Realized gain or (loss)", fiat(&total["realized"]["gain"])),
+        (
+            "Short-term gain or (loss) ",
+            fiat(&total["realized"]["short_term_gain"]),
+        ),
+        ("Income (staking", fiat(&total["income"]["usd"])),
+        ("Value at start", fiat(&total["value_start_usd"])),
+        ("Value at end", fiat(&total["value_end_usd"])),
+        ("Network fees", fiat(&total["fees"]["usd"])),
+    ] {
+        let line = cover
+            .lines()
+            .find(|l| l.contains(label))
+            .unwrap_or_else(|| panic!("no {label:?} on the cover:\n{cover}"));
+        assert!(line.contains(&value), "{label}: {value} not in {line:?}");
+    }
+    for needle in [
+        "Tax year",
+        "2025",
+        "United States, USD",
+        "Not tax advice",
+        "tax professional",
+    ] {
+        assert!(
+            cover.contains(needle),
+            "{needle} not on the cover:\n{cover}"
+        );
+    }
+    // Each disposal with its rule, and the ledger's addresses shortened.
+    assert!(text.contains("Disposals and the rule that matched each (USD)"));
+    assert!(
+        text.lines()
+            .any(|l| l.contains("fifo") && l.contains("2025-")),
+        "no disposal row with its rule"
+    );
+    let short = format!("{}…{}", &wallet[..6], &wallet[wallet.len() - 4..]);
+    assert!(text.contains(&short), "{short}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn form_8949_combines_dust_per_asset_and_term_and_its_totals_do_not_change() {
+    let (app, _p) = seeded().await;
+    let wallet = seed_thousand(&app).await;
+    let form = |threshold: Option<f64>| {
+        let mut args = json!({"wallets": [wallet], "format": "8949",
+                              "from": "2025-01-01", "to": "2025-12-31"});
+        if let Some(t) = threshold {
+            args["dust_threshold"] = json!(t);
+        }
+        let app = &app;
+        async move { rows(&csv_of(&report(app, args).await)) }
+    };
+    let every = form(Some(0.0)).await;
+    let grouped = form(None).await;
+    let count = |f: &[HashMap<String, String>], record: &str| {
+        f.iter().filter(|r| r["record"] == record).count()
+    };
+    // The same totals, part by part.
+    assert_eq!(totals_8949(&every), totals_8949(&grouped));
+    // Each part's rows add up to its total (the combined rows included).
+    for part in ["I", "II"] {
+        let sum = |c: &str| -> Decimal {
+            grouped
+                .iter()
+                .filter(|r| r["record"] == "row" && r["part"] == part)
+                .map(|r| Decimal::from_str(&r[c]).unwrap())
+                .sum()
+        };
+        let (p, b, g) = totals_8949(&grouped)[part];
+        assert_eq!(
+            (
+                sum("(d) proceeds"),
+                sum("(e) cost or other basis"),
+                sum("(h) gain or (loss)")
+            ),
+            (p, b, g),
+            "{part}"
+        );
+    }
+    // Far fewer rows on the form; every disposal still listed once.
+    let combined: Vec<&HashMap<String, String>> =
+        grouped.iter().filter(|r| r["(f) code"] == "M").collect();
+    assert!(!combined.is_empty());
+    let (rows_every, rows_grouped) = (count(&every, "row"), count(&grouped, "row"));
+    assert!(
+        rows_grouped * 2 < rows_every,
+        "{rows_grouped} of {rows_every}"
+    );
+    assert_eq!(
+        rows_grouped - combined.len() + count(&grouped, "statement"),
+        rows_every
+    );
+    // A combined row says how many disposals it holds, each under 1 USD,
+    // and leaves the dates blank with code M (Form 8949 instructions,
+    // Exception 2).
+    let mut held = 0;
+    for row in &combined {
+        let description = &row["(a) description of property"];
+        let n: usize = description
+            .split(": ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            description.ends_with("under 1.00 USD, see attached statement"),
+            "{description}"
+        );
+        assert_eq!(
+            (
+                row["(b) date acquired"].as_str(),
+                row["(c) date sold or disposed of"].as_str()
+            ),
+            ("", "")
+        );
+        held += n;
+    }
+    assert_eq!(held, count(&grouped, "statement"));
+    for r in grouped.iter().filter(|r| r["record"] == "statement") {
+        assert!(
+            Decimal::from_str(&r["(d) proceeds"]).unwrap().abs() < Decimal::ONE,
+            "{r:?}"
+        );
+    }
+    // A higher threshold combines more.
+    let coarse = form(Some(50.0)).await;
+    assert!(count(&coarse, "statement") > count(&grouped, "statement"));
+    assert_eq!(totals_8949(&coarse), totals_8949(&every));
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn tax_arguments_with_a_csv_format_and_a_dust_threshold_off_the_8949_are_refused() {
+    let (app, _p) = seeded().await;
+    for format in ["csv", "positions_csv", "8949", "koinly", "cointracker"] {
+        let result = report(
+            &app,
+            json!({"wallets": [OTHER], "format": format, "jurisdiction": "us"}),
+        )
+        .await;
+        assert_eq!(
+            result["structuredContent"]["code"], "invalid_params",
+            "{format}: {result}"
+        );
+        let message = result["structuredContent"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("json and pdf formats only"),
+            "{format}: {message}"
+        );
+    }
+    for format in ["json", "pdf", "csv"] {
+        let result = report(
+            &app,
+            json!({"wallets": [OTHER], "format": format, "dust_threshold": 1}),
+        )
+        .await;
+        assert_eq!(
+            result["structuredContent"]["code"], "invalid_params",
+            "{format}: {result}"
+        );
+        assert!(
+            result["structuredContent"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("8949 only")
+        );
+    }
+    // A negative threshold is refused by the schema (minimum 0).
+    let response = app
+        .client
+        .get(app.url(&format!(
+            "/v1/reports?wallets={OTHER}&format=8949&dust_threshold=-1"
+        )))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    // REST answers the same refusal.
+    let response = app
+        .client
+        .get(app.url(&format!(
+            "/v1/reports?wallets={OTHER}&format=koinly&tax_year=2025"
+        )))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    app.stop().await;
 }

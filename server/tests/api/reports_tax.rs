@@ -726,7 +726,7 @@ async fn unknown_jurisdictions_currencies_and_tax_years_are_refused_naming_the_a
         ),
         (
             json!({"jurisdiction":"uk","format":"csv"}),
-            "json format only",
+            "json and pdf formats only",
         ),
         // The Freigrenze is 1,000 EUR (EStG §23 Abs. 3 S. 5): 10 SOL bought
         // for 1,250 USD at 1.25 (1,000 EUR), sold for 2,316 USD at 1.20
@@ -1345,4 +1345,57 @@ async fn an_accounts_tax_defaults_ask_for_the_section_and_a_calls_arguments_win(
     let after = ok(&call(&app, "get_positions", json!({"address": A}), Some(&bearer)).await);
     assert!(after.get("tax").is_none(), "{after}");
     assert_eq!(after, before);
+}
+
+#[tokio::test]
+async fn a_uk_pdf_shows_the_sa108_figures_in_pounds_and_each_disposals_rule() {
+    // The same days and rates as the json test above: proceeds 600 USD at
+    // 0.70 = 420 GBP, allowable cost 1,000 USD at 0.68 x 4/10 = 272 GBP,
+    // gain 148 GBP, matched by the Section 104 pool (CG51560).
+    let (app, _prices, _ecb) = app_with(vec![
+        day("2024-04-30", "1.2500", "0.85000"),
+        day("2024-07-01", "1.2000", "0.84000"),
+    ])
+    .await;
+    uk_wallet(&app).await;
+    let response = app
+        .client
+        .get(format!(
+            "{}/v1/reports?wallets={A}&format=pdf&jurisdiction=uk&tax_year=2024-25",
+            app.base
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let pdf = response.bytes().await.unwrap();
+    let Some(text) = crate::reports::pdftotext(&pdf) else {
+        return;
+    };
+    let cover = text.split('\u{c}').next().unwrap();
+    for (label, value) in [
+        ("Number of disposals", "1"),
+        ("Disposal proceeds", "420.00 GBP"),
+        ("Allowable costs", "272.00 GBP"),
+        ("Gains in the year", "148.00 GBP"),
+        ("Losses in the year", "0.00 GBP"),
+    ] {
+        let line = cover
+            .lines()
+            .find(|l| l.contains(label))
+            .unwrap_or_else(|| panic!("no {label} on the cover:\n{cover}"));
+        assert!(line.trim_end().ends_with(value), "{line}");
+    }
+    assert!(
+        cover.contains("Tax year 2024-25: United Kingdom terms, in GBP"),
+        "{cover}"
+    );
+    assert!(cover.contains("United Kingdom, GBP"), "{cover}");
+    let rule = text
+        .lines()
+        .find(|l| l.contains("Section 104"))
+        .unwrap_or_else(|| panic!("no Section 104 row:\n{text}"));
+    for cell in ["2024-07-01", "pool", "420.00", "272.00", "148.00"] {
+        assert!(rule.contains(cell), "{cell} not in {rule}");
+    }
 }
