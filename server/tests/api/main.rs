@@ -38,6 +38,8 @@ mod recorded;
 mod reports;
 mod reports_tax;
 mod research;
+mod sample;
+mod scan_credits;
 mod scans;
 mod schemas;
 mod share;
