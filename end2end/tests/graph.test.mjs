@@ -154,12 +154,12 @@ test('an account expands a watched wallet hop by hop in the graph view, paying f
     assert.equal((await button.innerText()).trim(), 'Expanding…');
     await page.screenshot({ path: join(OUT, 'graph-busy.png') });
     release();
-    await page.unroute(`${BASE}/wallets/${address}/graph`);
     await page.waitForFunction(
       (was) => document.getElementById('graph-balance')?.textContent.trim() !== was,
       shown,
       { timeout: 30_000 },
     );
+    await page.unroute(`${BASE}/wallets/${address}/graph`);
     const outcome = await page.locator('#graph-outcome').innerText();
     const after = usd(await page.locator('#graph-balance').innerText());
     assert.ok(Math.abs(before - price - after) < 1e-9, `charged the price shown: ${before} - ${price} = ${after}`);
