@@ -1,8 +1,11 @@
 // The follow-the-money graph (/wallets/{address}/graph): draws the ECharts
-// option the server built with charming, and turns the expand form into a
-// fetch that merges each hop into the chart. Without this script (or
-// without ECharts) the form still works: it answers the page with the
-// hop's tables. Every POST carries the form's CSRF token.
+// option the server built with charming (every hop kept on the page), and
+// turns the expand form into a fetch: while it runs the button is disabled
+// and says "Expanding…" and the form is aria-busy; the answer carries the
+// whole kept graph, drawn in place of the old one. A refusal is shown as
+// an error (class error, role alert), never in the green outcome line.
+// Without this script (or without ECharts) the form still works: the POST
+// answers the page with every kept hop. Every POST carries the CSRF token.
 (function () {
   "use strict";
   const el = document.getElementById("graph");
@@ -15,6 +18,32 @@
   const form = document.getElementById("expand-form");
   if (!form) return;
   const nodeSelect = document.getElementById("expand-node");
+  const button = form.querySelector("button[type=submit]");
+  const idle = button ? button.textContent : "";
+  const busy = (on) => {
+    form.setAttribute("aria-busy", on ? "true" : "false");
+    if (!button) return;
+    button.disabled = on;
+    button.textContent = on ? "Expanding…" : idle;
+  };
+  // One error line, above the form; cleared by the next success.
+  const showError = (text) => {
+    let p = document.getElementById("graph-error");
+    if (!p) {
+      p = document.createElement("p");
+      p.id = "graph-error";
+      p.className = "error";
+      p.setAttribute("role", "alert");
+      form.parentElement.insertBefore(p, form);
+    }
+    p.textContent = text;
+    const ok = document.getElementById("graph-outcome");
+    if (ok) ok.remove();
+  };
+  const clearError = () => {
+    const p = document.getElementById("graph-error");
+    if (p) p.remove();
+  };
   const outcome = () => {
     let p = document.getElementById("graph-outcome");
     if (!p) {
@@ -98,7 +127,9 @@
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
+    if (form.getAttribute("aria-busy") === "true") return;
     const body = new URLSearchParams(new FormData(form));
+    busy(true);
     let answer;
     try {
       const response = await fetch(form.action, {
@@ -109,26 +140,20 @@
       });
       answer = await response.json();
       if (!response.ok) {
-        outcome().textContent = (answer.code || "error") + ": " + (answer.message || "");
+        showError(answer.message || "The expansion failed (" + (answer.code || response.status) + ").");
         return;
       }
     } catch (_) {
-      outcome().textContent = "The expansion could not be sent; try again.";
+      showError("The expansion could not be sent; try again.");
       return;
+    } finally {
+      busy(false);
     }
-    // Merge the hop: nodes by id, links by (source, target). A series
-    // without edges comes without `links` (charming leaves empty lists out).
-    const current = chart.getOption().series[0];
-    const hop = answer.option.series[0];
+    clearError();
+    // The answer is the page's whole kept graph: drawn in place of the old.
     const listOf = (series, key) => (series && Array.isArray(series[key]) ? series[key] : []);
-    const held = listOf(current, "data");
-    const have = new Set(held.map((n) => n.id));
-    const nodes = held.concat(listOf(hop, "data").filter((n) => !have.has(n.id)));
-    const seen = new Set(listOf(current, "links").map((l) => l.source + " " + l.target));
-    const links = listOf(current, "links").concat(
-      listOf(hop, "links").filter((l) => !seen.has(l.source + " " + l.target)),
-    );
-    chart.setOption({ series: [{ data: nodes, links }] });
+    const hop = answer.option && Array.isArray(answer.option.series) ? answer.option.series[0] : null;
+    chart.setOption({ series: [{ data: listOf(hop, "data"), links: listOf(hop, "links") }] });
     for (const n of listOf(hop, "data")) {
       if (nodeSelect && ![...nodeSelect.options].some((o) => o.value === n.id)) {
         nodeSelect.add(new Option(n.id, n.id));

@@ -14,6 +14,9 @@ pub struct SiteInfo {
     pub public_url: String,
     /// The server's version.
     pub version: String,
+    /// The sample report (`/sample`) is served.
+    #[serde(default)]
+    pub sample_report: bool,
 }
 
 impl SiteInfo {

@@ -93,14 +93,13 @@ pub fn App() -> impl IntoView {
                     <img src="/logo.svg" alt="" width="28" height="28"/>
                     <span>"Ledger"</span>
                 </A>
-                // On a phone the developer links live in the footer, and a
-                // signed-in bar keeps only the account's entries (the brand
-                // links home), so the bar never wraps.
+                // The developer links (llms.txt, OpenAPI, the MCP endpoint)
+                // live in the home page's developer section and the footer,
+                // not the bar; a signed-in bar keeps only the account's
+                // entries on a phone (the brand links home), so it never wraps.
                 <nav class:signed-in=frame::is_signed_in()>
                     <A href="/" attr:class="site">"Home"</A>
                     <A href="/tools" attr:class="site">"Tools"</A>
-                    <a href="/llms.txt" class="dev">"llms.txt"</a>
-                    <a href="/v1/openapi.json" class="dev">"OpenAPI"</a>
                     <frame::AccountNav/>
                 </nav>
             </header>

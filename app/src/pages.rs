@@ -75,7 +75,13 @@ pub fn HomePage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match info.await {
-                    Ok(info) => view! { <Connect info/> }.into_any(),
+                    Ok(info) => {
+                        let sample = info.sample_report;
+                        view! {
+                            {sample.then(|| view! { <Sample/> })}
+                            <Developers info/>
+                        }.into_any()
+                    }
                     Err(_) => view! { <p class="error">"The server could not describe itself."</p> }.into_any(),
                 }
             })}
@@ -105,6 +111,41 @@ fn WayIn() -> impl IntoView {
     }
 }
 
+/// The sample report: what a report looks like before signing in.
+#[component]
+fn Sample() -> impl IntoView {
+    view! {
+        <section class="card sample" id="sample" aria-labelledby="sample-heading">
+            <h2 id="sample-heading">"See a sample report"</h2>
+            <p>
+                "A made-up wallet, read only: its value over time, what it holds, every transaction "
+                "and who it traded with, as a report of your own wallet reads. No sign-in, nothing to pay."
+            </p>
+            <p><a class="button" href="/sample" rel="external" id="home-sample">"Open the sample report"</a></p>
+        </section>
+    }
+}
+
+/// Everything for developers and agents, below what a person needs: the
+/// machine-readable documents and the MCP connection snippets.
+#[component]
+fn Developers(info: SiteInfo) -> impl IntoView {
+    let mcp_url = snippets::mcp_url(&info.public_url);
+    view! {
+        <section class="developers" id="developers" aria-labelledby="developers-heading">
+            <h2 id="developers-heading">"For developers and agents"</h2>
+            <ul class="dev-links">
+                <li>"MCP endpoint: " <code class="endpoint">{mcp_url}</code></li>
+                <li><a href="/tools">"Tools"</a>" the MCP endpoint and REST API offer, with their prices"</li>
+                <li><a href="/llms.txt">"llms.txt"</a>": the service described for language models"</li>
+                <li><a href="/v1/openapi.json">"OpenAPI"</a>": the REST API's document"</li>
+                <li><a href="/.well-known/mcp/server-card.json">"Server card"</a>": the MCP server's card"</li>
+            </ul>
+            <Connect info/>
+        </section>
+    }
+}
+
 #[component]
 fn Connect(info: SiteInfo) -> impl IntoView {
     let mcp_url = snippets::mcp_url(&info.public_url);
@@ -115,7 +156,7 @@ fn Connect(info: SiteInfo) -> impl IntoView {
         .partition(|s| matches!(s.id, "claude-code" | "mcp-json"));
     view! {
         <section class="connect">
-            <h2>"Connect an agent"</h2>
+            <h3>"Connect an agent"</h3>
             <p>
                 "The MCP endpoint is " <code class="endpoint">{mcp_url.clone()}</code>
                 ". Every host that sends a bearer wants an MCP token from the Keys page; leave the "

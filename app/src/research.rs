@@ -128,7 +128,7 @@ pub fn GraphView() -> impl IntoView {
                                 <option value="out">"out"</option>
                             </select>
                             <p class="cost" id="expand-cost">{format!("This expansion costs {} USD from the ledger or {} USD live; a failed one is refunded.", page.ledger_price_usd, page.live_price_usd)}</p>
-                            <button type="submit" class="primary">"Expand"</button>
+                            <button type="submit" class="primary" id="expand-button">"Expand"</button>
                         </form>
                     }.into_any()
                 } else {

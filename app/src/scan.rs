@@ -37,11 +37,14 @@ pub fn ScanOfferPage() -> impl IntoView {
                 <p id="scan-what">{offer.what.clone()}</p>
                 {offer.error.map(|e| view! { <p class="error" role="alert" id="scan-error">{e}</p> })}
                 {offer.paid_note.map(|n| view! { <p id="scan-paid-note">{n}</p> })}
+                {offer.buy_credits.then(|| view! {
+                    <p><a href="/credits" rel="external" class="button" id="scan-buy-credits">"Buy credits"</a></p>
+                })}
                 {offer.quote_id.map(|quote_id| view! {
                     <form method="post" action=action.clone() class="stack" id="scan-form">
                         {csrf_field(&viewer)}
                         <input type="hidden" name="quote_id" value=quote_id/>
-                        <button type="submit" class="primary" id="scan-start">"Start the scan"</button>
+                        <button type="submit" class="primary" id="scan-start">{offer.button.clone()}</button>
                     </form>
                 })}
                 <p><a href="/wallets" rel="external">"Back to your wallets"</a></p>

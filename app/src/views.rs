@@ -351,10 +351,16 @@ pub struct ScanOffer {
     pub price: String,
     /// "A full scan of about 1,234 transactions (tier small)."
     pub what: String,
-    /// How to pay when the portal cannot start it.
+    /// How the scan is paid (from credits), or how to pay when the
+    /// portal cannot start it.
     pub paid_note: Option<String>,
     /// Why the last attempt did not start.
     pub error: Option<String>,
+    /// The start button's words: "Start the scan" (free) or "Scan now
+    /// (uses 0.25 USD of credits)".
+    pub button: String,
+    /// The credits do not cover the scan: link to the Credits page.
+    pub buy_credits: bool,
 }
 
 /// Where a scan is, as the page and its JSON twin show it.

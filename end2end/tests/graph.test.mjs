@@ -137,12 +137,29 @@ test('an account expands a watched wallet hop by hop in the graph view, paying f
 
     await page.selectOption('#expand-node', address);
     await page.selectOption('#expand-source', 'ledger');
+    // A slow expansion (a live one took 7.8 s): held back here for a
+    // moment so the busy state can be seen and checked.
+    let release;
+    const held = new Promise((resolve) => {
+      release = resolve;
+    });
+    await page.route(`${BASE}/wallets/${address}/graph`, async (route) => {
+      if (route.request().method() === 'POST') await held;
+      await route.continue();
+    });
     await page.click('#expand-form button[type="submit"]');
+    const button = page.locator('#expand-button');
+    await page.waitForFunction(() => document.getElementById('expand-form')?.getAttribute('aria-busy') === 'true');
+    assert.equal(await button.isDisabled(), true, 'the button is disabled while it runs');
+    assert.equal((await button.innerText()).trim(), 'Expanding…');
+    await page.screenshot({ path: join(OUT, 'graph-busy.png') });
+    release();
     await page.waitForFunction(
       (was) => document.getElementById('graph-balance')?.textContent.trim() !== was,
       shown,
       { timeout: 30_000 },
     );
+    await page.unroute(`${BASE}/wallets/${address}/graph`);
     const outcome = await page.locator('#graph-outcome').innerText();
     const after = usd(await page.locator('#graph-balance').innerText());
     assert.ok(Math.abs(before - price - after) < 1e-9, `charged the price shown: ${before} - ${price} = ${after}`);
@@ -157,13 +174,55 @@ test('an account expands a watched wallet hop by hop in the graph view, paying f
     assert.ok(rowsAfter.nodes.length > rowsBefore.nodes.length, `node rows ${rowsBefore.nodes.length} -> ${rowsAfter.nodes.length}`);
     assert.ok(rowsAfter.edges > rowsBefore.edges, `edge rows ${rowsBefore.edges} -> ${rowsAfter.edges}`);
 
+    assert.equal(await button.isDisabled(), false, 'the button is back');
+    assert.equal((await button.innerText()).trim(), 'Expand');
+    // Every node carries a label on the chart.
+    const labels = await page.evaluate(() => {
+      const o = window.echarts.getInstanceByDom(document.getElementById('graph')).getOption().series[0];
+      return { show: o.label?.show, names: o.data.map((n) => n.name) };
+    });
+    assert.equal(labels.show, true, 'labels shown');
+    assert.ok(labels.names.includes('graph e2e'), `the wallet by its label: ${labels.names}`);
+    assert.ok(labels.names.every((n) => typeof n === 'string' && n.length > 0), `${labels.names}`);
+
+    // Paid for, so kept: a reload shows the hop again.
+    await page.reload({ waitUntil: 'load' });
+    await page.waitForSelector('#graph canvas', { timeout: 30_000 });
+    assert.equal(await nodesIn(), grown, 'the kept hop is drawn after a reload');
+    assert.equal((await tableRows()).edges, rowsAfter.edges, 'and its edges listed');
+    await page.waitForTimeout(1500);
+    await page.screenshot({ path: join(OUT, 'graph-kept-1280.png'), fullPage: true });
+
+    // A refusal is an error, not a green notice.
+    await page.evaluate(() => {
+      const select = document.getElementById('expand-node');
+      select.add(new Option('not-an-address', 'not-an-address'));
+      select.value = 'not-an-address';
+    });
+    problems.length = 0;
+    await page.click('#expand-form button[type="submit"]');
+    const error = page.locator('#graph-error');
+    await error.waitFor({ timeout: 10_000 });
+    assert.equal(await error.getAttribute('role'), 'alert');
+    assert.equal(await error.getAttribute('class'), 'error');
+    const color = await error.evaluate((el) => getComputedStyle(el).color);
+    assert.equal(color, 'rgb(155, 28, 28)', 'the error colour');
+    // The refusal's 400 is the answer under test, not a problem.
+    for (let i = problems.length - 1; i >= 0; i -= 1) {
+      if (/HTTP 400|status of 400/.test(problems[i])) problems.splice(i, 1);
+    }
+    await page.screenshot({ path: join(OUT, 'graph-error.png') });
+    await page.setViewportSize({ width: 390, height: 900 });
+    await page.reload({ waitUntil: 'load' });
+    await page.waitForSelector('#graph canvas', { timeout: 30_000 });
+    await page.waitForTimeout(1500);
+    await page.screenshot({ path: join(OUT, 'graph-kept-390.png'), fullPage: true });
+
     // The credit ledger explains the charge line by line.
     const movements = operator('credits', 'show', '--account', account);
     assert.match(movements, /grant/);
     assert.match(movements, /charge/);
 
-    await page.waitForTimeout(1500);
-    await page.screenshot({ path: join(OUT, 'graph-page.png'), fullPage: true });
     assert.deepEqual(problems, [], problems.join('\n'));
   } finally {
     await context.close();

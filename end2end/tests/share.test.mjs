@@ -85,6 +85,98 @@ test('the share page draws its three charts with the served ECharts, without err
   }
 });
 
+/** Move the mouse over a drawn chart at a few points across it; the tooltips show. */
+async function hover(page, id) {
+  const box = await page.locator(`#${id}`).boundingBox();
+  assert.ok(box, `#${id} has a box`);
+  for (const fx of [0.3, 0.5, 0.7, 0.85]) {
+    await page.mouse.move(box.x + box.width * fx, box.y + box.height * 0.5);
+    await page.waitForTimeout(250);
+  }
+}
+
+/** Console messages that are a CSP refusal. */
+const cspErrors = (problems) => problems.filter((p) => /Content Security Policy|Refused to apply/i.test(p));
+
+test('hovering the share page charts shows tooltips with no CSP error', async () => {
+  const { context, page, problems } = await open(PAGE, { javaScriptEnabled: true });
+  try {
+    await page.waitForSelector('#chart-value[data-drawn="true"] canvas', { timeout: 10_000 });
+    await page.waitForSelector('#chart-flows[data-drawn="true"] canvas', { timeout: 10_000 });
+    await hover(page, 'chart-value');
+    await page.screenshot({ path: join(OUT, 'share-tooltip-value.png') });
+    await hover(page, 'chart-allocation');
+    await hover(page, 'chart-flows');
+    // The tooltips are drawn on the canvas: no tooltip markup in the page.
+    const option = await page.evaluate(
+      () => window.echarts.getInstanceByDom(document.getElementById('chart-value')).getOption().tooltip[0].renderMode,
+    );
+    assert.equal(option, 'richText', 'the value chart draws its tooltip on the canvas');
+    assert.equal(cspErrors(problems).length, 0, cspErrors(problems).join('\n'));
+    assert.deepEqual(problems, [], problems.join('\n'));
+  } finally {
+    await context.close();
+  }
+});
+
+test('the value axis labels are round ticks that never crowd', async () => {
+  const { context, page, problems } = await open(PAGE, { javaScriptEnabled: true });
+  try {
+    await page.waitForSelector('#chart-value[data-drawn="true"] canvas', { timeout: 10_000 });
+    const axis = await page.evaluate(() => {
+      const chart = window.echarts.getInstanceByDom(document.getElementById('chart-value'));
+      const y = chart.getModel().getComponent('yAxis', 0).axis;
+      return { ticks: y.scale.getTicks().map((t) => t.value), extent: y.scale.getExtent() };
+    });
+    assert.ok(axis.ticks.length >= 3, JSON.stringify(axis));
+    const step = axis.ticks[1] - axis.ticks[0];
+    // Evenly spaced, the bounds included: min and max are ticks themselves.
+    for (let i = 1; i < axis.ticks.length; i += 1) {
+      assert.ok(Math.abs(axis.ticks[i] - axis.ticks[i - 1] - step) < step * 1e-6, JSON.stringify(axis));
+    }
+    assert.equal(axis.ticks[0], axis.extent[0], 'the minimum is a tick');
+    assert.equal(axis.ticks[axis.ticks.length - 1], axis.extent[1], 'the maximum is a tick');
+    assert.deepEqual(problems, [], problems.join('\n'));
+  } finally {
+    await context.close();
+  }
+});
+
+test('the sample report is labelled, read only, and its charts hover without CSP errors at 390 and 1280 px', async () => {
+  for (const width of [390, 1280]) {
+    const context = await browser.newContext({ viewport: { width, height: 900 } });
+    const page = await context.newPage();
+    const problems = [];
+    page.on('console', (msg) => {
+      if (msg.type() === 'error') problems.push(`console.error: ${msg.text()}`);
+    });
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    try {
+      const home = await page.goto(`${BASE}/`, { waitUntil: 'load' });
+      assert.equal(home?.status(), 200);
+      assert.equal(await page.locator('#home-signin').count(), 1, 'sign in on the home page');
+      assert.equal(await page.locator('#developers a[href="/llms.txt"]').count(), 1, 'llms.txt in the developer section');
+      assert.equal(await page.locator('header a[href="/llms.txt"]').count(), 0, 'not in the bar');
+      await page.screenshot({ path: join(OUT, `home-${width}.png`), fullPage: true });
+      await Promise.all([page.waitForURL(`${BASE}/sample`), page.click('#home-sample')]);
+      await page.waitForLoadState('networkidle');
+      assert.match(await page.locator('#sample-banner').innerText(), /^sample/i, 'labelled Sample');
+      assert.equal(await page.locator('form[method="post"]').count(), 0, 'read only: no form that changes anything');
+      assert.ok((await page.locator('#table-ledger tbody tr').count()) >= 10, 'the sample ledger');
+      const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(wide <= width, `no wider than the screen: ${wide} > ${width}`);
+      if (await page.locator('#chart-value[data-drawn="true"]').count()) {
+        await hover(page, 'chart-value');
+        await hover(page, 'chart-flows');
+      }
+      await page.screenshot({ path: join(OUT, `sample-${width}.png`), fullPage: true });
+      assert.equal(cspErrors(problems).length, 0, cspErrors(problems).join('\n'));
+    } finally {
+      await context.close();
+    }
+  }
+});
+
 test('with JavaScript off the share page shows the same numbers as tables', async () => {
   const { context, page, problems } = await open(PAGE, { javaScriptEnabled: false });
   try {

@@ -56,6 +56,7 @@ pub mod prices;
 pub mod reads;
 pub mod reports;
 pub mod routes;
+pub mod sample;
 pub mod share;
 pub mod site;
 pub mod solana;

@@ -159,6 +159,14 @@ impl Application {
             crate::payments::Runtime::load(&config.x402).map_err(StartupError::Payments)?;
         let store = Store::open(&config.database_url, &config.database).await?;
         let migrations = store.applied_migrations().await?;
+        // The sample report's wallet, from data in the repository; a
+        // failure leaves the home page without a sample, never the server
+        // without a start.
+        if config.sample.enabled
+            && let Err(error) = crate::sample::seed(&store, clock.now_ms()).await
+        {
+            tracing::warn!(%error, "could not seed the sample wallet");
+        }
         let listener = bind(config.listen).await?;
         let metrics_listener = bind_metrics(&config).await?;
         let limits = Limits::from_config(&config);
@@ -346,6 +354,7 @@ pub fn router(state: AppState) -> Router {
         .route("/s/{token}", get(site::share::page))
         .route("/s/{token}/card.png", get(site::share::card))
         .route("/s/{token}/report.json", get(site::share::data))
+        .route("/sample", get(site::share::sample))
         .route("/llms.txt", get(discovery::llms_txt))
         .route(
             "/.well-known/mcp/server-card.json",

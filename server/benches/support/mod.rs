@@ -34,6 +34,7 @@ pub fn offline_config(dir: &std::path::Path) -> server::config::Config {
         ..server::config::Config::default()
     };
     config.worker.in_process = false;
+    config.sample.enabled = false;
     for url in [
         &mut config.prices.coinbase_url,
         &mut config.prices.coinbase_exchange_url,

@@ -77,6 +77,25 @@ pub struct Config {
     pub graph: GraphConfig,
     /// Share links (`/s/{token}`): how long they live, how many an account holds.
     pub share: ShareConfig,
+    /// The sample report the home page links to (`/sample`).
+    pub sample: SampleConfig,
+}
+
+/// The sample report (docs/portal.md#the-sample-report): a made-up wallet
+/// whose ledger ships in the repository (`server/src/sample/wallet.json`),
+/// seeded into the database when `ledger serve` starts and shown read-only
+/// at `/sample`. No network, no payment, no account.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SampleConfig {
+    /// Seed the sample wallet at startup and serve `/sample`.
+    pub enabled: bool,
+}
+
+impl Default for SampleConfig {
+    fn default() -> Self {
+        Self { enabled: true }
+    }
 }
 
 /// Timeouts and caps of the HTTP connections (docs/operations.md): a
@@ -730,6 +749,7 @@ impl Default for Config {
             oauth: OAuthConfig::default(),
             graph: GraphConfig::default(),
             share: ShareConfig::default(),
+            sample: SampleConfig::default(),
         }
     }
 }

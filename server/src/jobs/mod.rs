@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::{
     accounts::{AccountId, Principal},
     config::PaymentsMode,
+    credits::{ActionId, Charge, Credits, Started, args_hash},
     error::{AppError, Code},
     ids,
     payments::{self, Paywall, Presented, Resource, Scope},
@@ -283,15 +284,28 @@ pub async fn start_scan(
     }
 }
 
+/// What a portal scan's debit of research credits is recorded under: the
+/// movement's tool, and the action id made of the quote's
+/// (`scan:q_…`), so one quote is debited once however often its form is
+/// sent.
+pub const CREDITS_TOOL: &str = "scan_wallet";
+
 /// The scan a signed-in account starts from the portal (`Scan now` on
 /// `/wallets`), on a quote [`payments::quote`] made for the page. The
-/// portal takes no x402 payment (a browser form cannot sign one), so it
-/// starts only what is free: every scan when payments are off. With
-/// payments on it answers `payment_required` and the page says the price
-/// and how to pay with `scan_wallet`. The job carries the account, so
-/// [`job_of_account`] reads it back for the progress page.
+/// portal takes no x402 payment (a browser form cannot sign one). With
+/// payments off every scan is free. With payments on the scan is paid
+/// from the account's research credits through [`crate::credits`] (no
+/// other money path): [`Credits::begin`] records the action `scan:{quote}`
+/// and takes the quote's price in one transaction (a `charge` movement,
+/// never below zero, `insufficient_credit` when the balance does not cover
+/// it), and the job's id is kept as the action's result, so the same form
+/// sent again answers that job without a second debit. A scan that cannot
+/// start after the debit (a scan of the wallet began elsewhere meanwhile)
+/// is refunded. The job carries the account, so [`job_of_account`] reads
+/// it back for the progress page.
 pub async fn start_portal_scan(
     pw: &Paywall<'_>,
+    credits: &Credits<'_>,
     account: &AccountId,
     quote_id: &str,
 ) -> Result<JobView, AppError> {
@@ -317,39 +331,83 @@ pub async fn start_portal_scan(
             ));
         }
     };
-    if pw.mode != PaymentsMode::Off {
-        return Err(AppError::new(
-            Code::PaymentRequired,
-            "this scan is paid: the portal takes no payment yet, so pay with scan_wallet \
-             (x402) from an MCP client or POST /v1/scans",
-        ));
-    }
     if let Some(job) = pw.store.running_job_for(&quote.address).await? {
         return Err(already_running(&job));
     }
+    let debit = if pw.mode == PaymentsMode::Off {
+        None
+    } else {
+        let action_id = ActionId::parse(&format!("scan:{}", quote.id))
+            .map_err(|why| AppError::internal("a scan's credit action id", why))?;
+        let cost = Usd::from_micros(u64::try_from(quote.price_micros).unwrap_or(0));
+        let charge = Charge {
+            account,
+            action_id: &action_id,
+            tool: CREDITS_TOOL,
+            args_hash: args_hash(&serde_json::json!({ "quote_id": quote.id })),
+            cost,
+            note: format!(
+                "scan of {} ({} USD, quote {})",
+                crate::values::format::short_address(&quote.address),
+                cost,
+                quote.id
+            ),
+        };
+        match credits.begin(&charge).await? {
+            // This quote was debited and its scan started before: that job.
+            Started::Replay { result } => {
+                let job_id = result
+                    .get("job_id")
+                    .and_then(serde_json::Value::as_str)
+                    .ok_or_else(|| AppError::internal("a paid scan's result", "no job_id"))?;
+                return job_of_account(pw, account, job_id).await;
+            }
+            Started::Charged { .. } => Some(action_id),
+        }
+    };
     let stop_at = match scope {
-        Scope::Incremental => pw.store.newest_known_signature(&quote.address).await?,
-        _ => None,
+        Scope::Incremental => pw.store.newest_known_signature(&quote.address).await,
+        _ => Ok(None),
     };
     let id = ids::new_id("job_", now);
-    match pw
-        .store
-        .create_scan_job(&NewScanJob {
-            id: &id,
-            address: &quote.address,
-            scope: &quote.scope,
-            quote_id: &quote.id,
-            stop_at: stop_at.as_deref(),
-            account_id: Some(account.as_str()),
-            now,
-        })
-        .await?
-    {
-        Created::Job(job) => {
-            tracing::info!(job = %job.id, address = %job.address, scope = %job.scope, "portal scan queued");
+    let created = match stop_at {
+        Ok(stop_at) => pw
+            .store
+            .create_scan_job(&NewScanJob {
+                id: &id,
+                address: &quote.address,
+                scope: &quote.scope,
+                quote_id: &quote.id,
+                stop_at: stop_at.as_deref(),
+                account_id: Some(account.as_str()),
+                now,
+            })
+            .await
+            .map_err(AppError::from),
+        Err(err) => Err(AppError::from(err)),
+    };
+    match (created, debit) {
+        (Ok(Created::Job(job)), debit) => {
+            tracing::info!(job = %job.id, address = %job.address, scope = %job.scope, paid = debit.is_some(), "portal scan queued");
+            if let Some(action_id) = &debit {
+                credits
+                    .finish(account, action_id, &serde_json::json!({ "job_id": job.id }))
+                    .await?;
+            }
             view(pw, job).await
         }
-        Created::AlreadyRunning(job) => Err(already_running(&job)),
+        (Ok(Created::AlreadyRunning(job)), debit) => {
+            if let Some(action_id) = &debit {
+                credits.refund(account, action_id).await;
+            }
+            Err(already_running(&job))
+        }
+        (Err(err), debit) => {
+            if let Some(action_id) = &debit {
+                credits.refund(account, action_id).await;
+            }
+            Err(err)
+        }
     }
 }
 

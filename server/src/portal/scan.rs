@@ -8,9 +8,12 @@
 //! (`GET /scans/{job_id}/progress`, which `public/scan.js` polls) read
 //! the job with `jobs::job_of_account`, the account's own jobs only.
 //!
-//! The portal takes no payment: with payments off every scan is free and
-//! starts; with payments on the offer says the price and how to pay with
-//! `scan_wallet` (a browser form cannot sign an x402 payment).
+//! The portal takes no x402 payment (a browser form cannot sign one): with
+//! payments off every scan is free and starts; with payments on a scan is
+//! paid from the account's research credits when they cover the price
+//! ("Scan now (uses 0.25 USD of credits)", debited once per quote by
+//! `jobs::start_portal_scan` through `credits`), and otherwise the offer
+//! says the price, how to buy credits, and how to pay with `scan_wallet`.
 
 use axum::{
     Json,
@@ -82,8 +85,14 @@ fn scope_for(wallet: &WatchedWallet) -> Scope {
     }
 }
 
-/// Price the scan and describe it for the offer page.
-async fn offer(state: &AppState, wallet: &WatchedWallet) -> Result<ScanOffer, AppError> {
+/// Price the scan and describe it for the offer page: free with payments
+/// off; with payments on, paid from the account's research credits when
+/// the balance covers the price, else the price and how to buy credits.
+async fn offer(
+    state: &AppState,
+    account: &AccountId,
+    wallet: &WatchedWallet,
+) -> Result<ScanOffer, AppError> {
     let scope = scope_for(wallet);
     let pw = state.paywall();
     let quote = payments::quote(
@@ -118,36 +127,64 @@ async fn offer(state: &AppState, wallet: &WatchedWallet) -> Result<ScanOffer, Ap
         ),
         2,
     );
+    let name = name_of(&wallet.label, wallet.address.as_str());
+    if free {
+        return Ok(ScanOffer {
+            address: wallet.address.to_string(),
+            name,
+            quote_id: Some(quote.quote_id.clone()),
+            price: "Free: payments are off on this service.".to_owned(),
+            what,
+            button: "Start the scan".to_owned(),
+            ..ScanOffer::default()
+        });
+    }
+    let balance = state.credits().balance(account).await?;
+    let cost = i64::try_from(quote.price_usd.usdc_atomic()).unwrap_or(i64::MAX);
+    let balance_text = format::decimal(rust_decimal::Decimal::new(balance, 6), 2);
+    if balance >= cost {
+        let after = format::decimal(rust_decimal::Decimal::new(balance - cost, 6), 2);
+        return Ok(ScanOffer {
+            address: wallet.address.to_string(),
+            name,
+            quote_id: Some(quote.quote_id.clone()),
+            price: format!("{price} USD"),
+            what,
+            paid_note: Some(format!(
+                "Paid from your research credits: {price} USD of your {balance_text} USD; \
+                 {after} USD left after this scan."
+            )),
+            button: format!("Scan now (uses {price} USD of credits)"),
+            ..ScanOffer::default()
+        });
+    }
     Ok(ScanOffer {
         address: wallet.address.to_string(),
-        name: name_of(&wallet.label, wallet.address.as_str()),
-        quote_id: free.then(|| quote.quote_id.clone()),
-        price: if free {
-            "Free: payments are off on this service.".to_owned()
-        } else {
-            format!("{price} USD")
-        },
+        name,
+        quote_id: None,
+        price: format!("{price} USD"),
         what,
-        paid_note: (!free).then(|| {
-            format!(
-                "This scan is paid and the portal takes no payment yet: start it with the \
-                 scan_wallet tool (quote {}, valid fifteen minutes) from an MCP client, or \
-                 POST /v1/scans, paying {price} USDC with x402.",
-                quote.quote_id
-            )
-        }),
-        error: None,
+        paid_note: Some(format!(
+            "Your research credits ({balance_text} USD) do not cover this scan. Buy credits on \
+             the Credits page (top-ups in USDC with x402) and come back, or start it with the \
+             scan_wallet tool (quote {}, valid fifteen minutes) from an MCP client, or \
+             POST /v1/scans, paying {price} USDC with x402.",
+            quote.quote_id
+        )),
+        buy_credits: true,
+        ..ScanOffer::default()
     })
 }
 
 async fn offer_response(
     state: &AppState,
     viewer: Viewer,
+    account: &AccountId,
     wallet: &WatchedWallet,
     status: StatusCode,
     error: Option<String>,
 ) -> Response {
-    let mut view = match offer(state, wallet).await {
+    let mut view = match offer(state, account, wallet).await {
         Ok(view) => view,
         Err(err) => return err.into_response(),
     };
@@ -183,7 +220,7 @@ pub async fn offer_page(
     {
         return Redirect::to(&format!("/scans/{}", scan.job_id)).into_response();
     }
-    offer_response(&state, viewer, &wallet, StatusCode::OK, None).await
+    offer_response(&state, viewer, &account, &wallet, StatusCode::OK, None).await
 }
 
 #[derive(Deserialize)]
@@ -228,14 +265,24 @@ pub async fn start(
         Ok(Some(q)) if q.address == wallet.address.as_str() => {}
         Ok(_) => {
             let why = "this price is not this wallet's; here is a new one".to_owned();
-            return offer_response(&state, viewer, &wallet, StatusCode::BAD_REQUEST, Some(why))
-                .await;
+            return offer_response(
+                &state,
+                viewer,
+                &account,
+                &wallet,
+                StatusCode::BAD_REQUEST,
+                Some(why),
+            )
+            .await;
         }
         Err(err) => return AppError::from(err).into_response(),
     }
-    match jobs::start_portal_scan(&pw, &account, &form.quote_id).await {
+    let credits = state.credits();
+    match jobs::start_portal_scan(&pw, &credits, &account, &form.quote_id).await {
         Ok(job) => Redirect::to(&format!("/scans/{}", job.job_id)).into_response(),
-        Err(err) if err.code() == Code::JobAlreadyRunning => {
+        // The same form sent twice at once: the first debited and is
+        // starting the scan; this one follows it.
+        Err(err) if matches!(err.code(), Code::JobAlreadyRunning | Code::ActionConflict) => {
             match state.store().running_job_for(wallet.address.as_str()).await {
                 Ok(Some(job)) if job.account_id.as_deref() == Some(account.as_str()) => {
                     Redirect::to(&format!("/scans/{}", job.id)).into_response()
@@ -244,14 +291,22 @@ pub async fn start(
                     let why = "a scan of this wallet started elsewhere is running; its \
                                report shows here once it ends"
                         .to_owned();
-                    offer_response(&state, viewer, &wallet, StatusCode::CONFLICT, Some(why)).await
+                    offer_response(
+                        &state,
+                        viewer,
+                        &account,
+                        &wallet,
+                        StatusCode::CONFLICT,
+                        Some(why),
+                    )
+                    .await
                 }
                 Err(err) => AppError::from(err).into_response(),
             }
         }
         Err(err) if err.status().is_client_error() => {
             let why = err.message().to_owned();
-            offer_response(&state, viewer, &wallet, err.status(), Some(why)).await
+            offer_response(&state, viewer, &account, &wallet, err.status(), Some(why)).await
         }
         Err(err) => err.into_response(),
     }

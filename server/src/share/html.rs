@@ -670,6 +670,29 @@ pub fn share_page(report: &Report, charts: &ChartJson, page: &SharePage<'_>) -> 
     o
 }
 
+/// The sample report (`/sample`): the report section of the made-up
+/// sample wallet under a banner that says it is one, with the way in.
+pub fn sample_page(report: &Report, charts: &ChartJson) -> String {
+    let mut o = String::with_capacity(64 * 1024);
+    head(&mut o, "Sample report: Ledger");
+    o.push_str(
+        "<meta name=\"description\" content=\"A sample Ledger report of a made-up Solana wallet.\">\
+         <script src=\"/vendor/echarts.min.js\" defer></script><script src=\"/report.js\" defer></script>\
+         </head><body>",
+    );
+    header(&mut o);
+    o.push_str(
+        "<main class=\"report\"><p class=\"sample-banner\" id=\"sample-banner\" role=\"note\"><strong>Sample</strong>\
+         A made-up wallet with made-up transactions, to show what a report looks like. Read only: \
+         nothing here can be changed, paid for or scanned. \
+         <a href=\"/signin\">Sign in</a> to watch and scan your own wallets.</p>\
+         <h1>Sample report</h1>",
+    );
+    o.push_str(&report_section(report, charts, &Links { base: "/sample" }));
+    o.push_str("</main></body></html>");
+    o
+}
+
 /// The page a closed (unknown, revoked, expired) link answers with.
 pub fn closed_page(closed: Closed) -> String {
     let mut o = String::new();

@@ -141,6 +141,7 @@ impl app::backend::Backend for PortalBackend {
         app::SiteInfo {
             public_url: self.0.public_url().to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
+            sample_report: self.0.config().sample.enabled,
         }
     }
 

@@ -227,6 +227,44 @@ pub async fn page(
     }
 }
 
+/// `GET /sample`: the sample report (`crate::sample`), read-only, with
+/// the share pages' headers and budget. It reads as a share link of the
+/// sample wallet would (`Principal::Link`), the whole history by default
+/// (its data is from 2025). 404 when `sample.enabled` is off.
+pub async fn sample(
+    State(state): State<AppState>,
+    ClientAddr(client): ClientAddr,
+    Query(view): Query<ViewQuery>,
+) -> Response {
+    if !state.config().sample.enabled {
+        return problem(&AppError::not_found(
+            "this service shows no sample report; sign in to read your own wallets",
+        ));
+    }
+    if let Err(err) = limit(&state, client.as_ref(), PAGE_REQUESTS).await {
+        return problem(&err);
+    }
+    let result = async {
+        let wallet = crate::sample::address()?;
+        let link = OpenLink {
+            id: "sample".to_owned(),
+            wallet,
+            range: ChartRange::All,
+            denominate: Denomination::Usd,
+            expires_at: i64::MAX,
+        };
+        read(&state, &link, view).await
+    }
+    .await;
+    match result {
+        Ok(report) => {
+            let charts = share::charts::charts(&report);
+            respond(StatusCode::OK, HTML, html::sample_page(&report, &charts))
+        }
+        Err(err) => problem(&err),
+    }
+}
+
 /// `GET /s/{token}/report.json`: the page's reads.
 pub async fn data(
     State(state): State<AppState>,

@@ -291,14 +291,17 @@ impl Store {
             .await?))
     }
 
-    /// Actions an account began at or after `since`.
+    /// Research actions an account began at or after `since` (a portal
+    /// scan paid from credits, tool `scan_wallet`, is no research action
+    /// and counts against no research limit).
     pub async fn count_actions_since(
         &self,
         account_id: &str,
         since: UnixMillis,
     ) -> Result<i64, StoreError> {
         Ok(on_pool!(&self.pool, |pool| sqlx::query_scalar(
-            "SELECT COUNT(*) FROM research_actions WHERE account_id = $1 AND created_at >= $2"
+            "SELECT COUNT(*) FROM research_actions WHERE account_id = $1 AND created_at >= $2 \
+             AND tool <> 'scan_wallet'"
         )
         .bind(account_id)
         .bind(since)
@@ -482,5 +485,46 @@ impl Store {
         .await
         .map(|_| ())?);
         Ok(())
+    }
+
+    /// Keep an expansion made on `wallet`'s graph page, once.
+    pub async fn keep_graph_expansion(
+        &self,
+        account_id: &str,
+        wallet: &str,
+        action_id: &str,
+        now: UnixMillis,
+    ) -> Result<(), StoreError> {
+        on_pool!(&self.pool, |pool| sqlx::query(
+            "INSERT INTO portal_graph_expansions (account_id, wallet, action_id, created_at) \
+             VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING"
+        )
+        .bind(account_id)
+        .bind(wallet)
+        .bind(action_id)
+        .bind(now)
+        .execute(pool)
+        .await
+        .map(|_| ())?);
+        Ok(())
+    }
+
+    /// The stored results of the expansions kept on `wallet`'s graph page,
+    /// oldest first: only finished ones (a refunded action has no hop).
+    pub async fn kept_graph_expansions(
+        &self,
+        account_id: &str,
+        wallet: &str,
+    ) -> Result<Vec<String>, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_scalar(
+            "SELECT r.result FROM portal_graph_expansions g \
+             JOIN research_actions r ON r.account_id = g.account_id AND r.action_id = g.action_id \
+             WHERE g.account_id = $1 AND g.wallet = $2 AND r.state = 'done' \
+             AND r.result IS NOT NULL ORDER BY g.created_at, g.action_id"
+        )
+        .bind(account_id)
+        .bind(wallet)
+        .fetch_all(pool)
+        .await?))
     }
 }

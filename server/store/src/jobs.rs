@@ -187,6 +187,31 @@ impl Store {
         }
     }
 
+    /// Record a scan that is already complete, its legs written by the
+    /// caller: the sample wallet seeded at startup (`server::sample`),
+    /// whose data ships in the repository. Inserted finished, so no worker
+    /// ever claims it; false when a job of this id exists.
+    pub async fn insert_completed_scan(&self, new: &NewScanJob<'_>) -> Result<bool, StoreError> {
+        let inserted = on_pool!(&self.pool, |pool| {
+            sqlx::query(
+            "INSERT INTO jobs (id, kind, address, scope, quote_id, status, phase, stop_at, created_at, updated_at, finished_at, account_id) \
+             VALUES ($1, 'scan', $2, $3, $4, 'completed', 'done', $5, $6, $6, $6, $7) \
+             ON CONFLICT DO NOTHING"
+        )
+        .bind(new.id)
+        .bind(new.address)
+        .bind(new.scope)
+        .bind(new.quote_id)
+        .bind(new.stop_at)
+        .bind(new.now)
+        .bind(new.account_id)
+        .execute(pool)
+        .await?
+        .rows_affected()
+        });
+        Ok(inserted == 1)
+    }
+
     pub async fn job(&self, id: &str) -> Result<Option<JobRecord>, StoreError> {
         let sql = format!("SELECT {COLUMNS} FROM jobs WHERE id = $1");
         Ok(on_pool!(&self.pool, |pool| sqlx::query_as(&sql)

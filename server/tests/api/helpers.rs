@@ -96,6 +96,8 @@ pub async fn spawn_with(options: Options) -> TestApp {
     };
     config.worker.in_process = false;
     config.shutdown_grace_secs = 5;
+    // No sample wallet unless a test asks for it (tests/api/sample.rs).
+    config.sample.enabled = false;
     // Never the real price sources: a closed port unless a test points
     // them at the price stand-in.
     for url in [

@@ -39,6 +39,8 @@ mod reports;
 mod reports_tax;
 mod rescan;
 mod research;
+mod sample;
+mod scan_credits;
 mod scans;
 mod schemas;
 mod share;

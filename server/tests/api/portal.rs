@@ -19,6 +19,7 @@ use crate::helpers::{Options, TestApp, relaxed_limits, spawn_app, spawn_with};
 use crate::oidc_standin;
 
 /// A browser's cookie jar over a client that does not follow redirects.
+#[derive(Clone)]
 pub(crate) struct Browser {
     client: reqwest::Client,
     jar: HashMap<String, String>,

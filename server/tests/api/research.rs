@@ -1610,6 +1610,120 @@ async fn the_graph_page_expands_a_node_through_a_csrf_checked_form() {
     app.stop().await;
 }
 
+/// The `option` a graph page embeds, parsed.
+fn graph_option(html: &str) -> Value {
+    let open = "id=\"graph-option\">";
+    let at = html.find(open).expect("the graph's option") + open.len();
+    let text = &html[at..at + html[at..].find("</script>").unwrap()];
+    serde_json::from_str(&crate::pages::unescape(text)).unwrap()
+}
+
+#[tokio::test]
+async fn the_graph_page_keeps_paid_expansions_labels_its_nodes_and_styles_errors_as_errors() {
+    let (app, _s) = scanned(|_| {}).await;
+    let mut browser = crate::portal::Browser::new();
+    let account = crate::portal::sign_in(&mut browser, &app).await;
+    let store = app.state.store();
+    store
+        .set_feature(account.as_str(), FOLLOW_THE_MONEY, true, app.state.now_ms())
+        .await
+        .unwrap();
+    app.state
+        .credits()
+        .grant(&account, server::values::Usd::parse("1").unwrap(), "g")
+        .await
+        .unwrap();
+    server::accounts::watchlist::add_wallet(
+        store,
+        app.state.now_ms(),
+        &account,
+        server::solana::WalletAddress::parse(WALLET).unwrap(),
+        "hot",
+    )
+    .await
+    .unwrap();
+    let url = app.url(&format!("/wallets/{WALLET}/graph"));
+    let html = browser.get(&url).await.text().await.unwrap();
+    let option = graph_option(&html);
+    let series = &option["series"][0];
+    assert_eq!(series["label"]["show"], true, "labelled nodes");
+    assert_eq!(option["tooltip"]["renderMode"], "richText");
+    assert_eq!(series["data"].as_array().unwrap().len(), 1);
+    assert_eq!(series["data"][0]["name"], "hot", "the wallet by its label");
+    let csrf = crate::portal::hidden_csrf_of(&html);
+    let action = {
+        let at =
+            html.find("name=\"action_id\" value=\"").unwrap() + "name=\"action_id\" value=\"".len();
+        html[at..at + html[at..].find('"').unwrap()].to_owned()
+    };
+    let form = [
+        ("csrf", csrf.as_str()),
+        ("node", WALLET),
+        ("action_id", action.as_str()),
+        ("source", "ledger"),
+        ("direction", "both"),
+    ];
+    assert_eq!(
+        browser.post_form(&url, &form).await.status(),
+        StatusCode::OK
+    );
+    assert_eq!(balance(&app, &account).await, 1_000_000 - LEDGER);
+
+    // A reload (a new GET) shows the paid hop again: nodes, edges, chart.
+    let reloaded = browser.get(&url).await.text().await.unwrap();
+    let option = graph_option(&reloaded);
+    let nodes = option["series"][0]["data"].as_array().unwrap().clone();
+    assert!(nodes.len() > 1, "the kept hop's counterparties: {option}");
+    assert_eq!(nodes[0]["name"], "hot");
+    for n in &nodes {
+        let name = n["name"].as_str().unwrap();
+        assert!(!name.is_empty(), "every node is labelled: {n}");
+        let id = n["id"].as_str().unwrap();
+        if id != WALLET {
+            // A name, or the address shortened (7xKX…gAsU).
+            assert!(name.contains('…') || name.len() < id.len(), "{n}");
+        }
+    }
+    assert!(reloaded.contains("<table class=\"edges\""));
+    assert!(
+        reloaded.matches("<tr><td><code>").count() > 1,
+        "the edge rows are back"
+    );
+    // Kept once: the same form again is a replay, the page no bigger.
+    browser.post_form(&url, &form).await;
+    let twice = graph_option(&browser.get(&url).await.text().await.unwrap());
+    assert_eq!(
+        twice["series"][0]["data"].as_array().unwrap().len(),
+        nodes.len()
+    );
+    assert_eq!(balance(&app, &account).await, 1_000_000 - LEDGER);
+
+    // Another account's page of the same wallet shows none of it.
+    let mut other = crate::portal::Browser::new();
+    crate::portal::sign_in(&mut other, &app).await;
+    let theirs = graph_option(&other.get(&url).await.text().await.unwrap());
+    assert_eq!(theirs["series"][0]["data"].as_array().unwrap().len(), 1);
+
+    // A refusal is an error (class error, role alert), not a notice.
+    let bad = browser
+        .post_form(
+            &url,
+            &[
+                ("csrf", csrf.as_str()),
+                ("node", "not-an-address"),
+                ("action_id", "portal-bad-1"),
+            ],
+        )
+        .await;
+    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+    let bad = bad.text().await.unwrap();
+    assert!(crate::scan_credits::has_error_alert(&bad), "{bad}");
+    assert!(!bad.contains("id=\"graph-outcome\""), "{bad}");
+    // The busy state's button is the form's own.
+    assert!(bad.contains("id=\"expand-button\""));
+    app.stop().await;
+}
+
 /// A fresh base58 public key.
 fn key() -> String {
     bs58::encode(rand::random::<[u8; 32]>()).into_string()
