@@ -19,7 +19,8 @@
 //! ATO; docs/ledger.md says so.
 //!
 //! Instructions are told apart by their Anchor discriminators
-//! (`sha256("global:<name>")[..8]`), and each row names where the
+//! (`sha256("global:<name>")[..8]`; Raydium AMM v4, a native program, by
+//! its first data byte), and each row names where the
 //! instruction puts the position and its owner, from the program's own
 //! account order:
 //! - Orca Whirlpools `increase_liquidity` / `decrease_liquidity`
@@ -37,7 +38,6 @@
 //!   reserve_x, reserve_y, token_x_mint, token_y_mint, bin_array_lower,
 //!   bin_array_upper, sender (11), …]` (the `lb_clmm` IDL's
 //!   `ModifyLiquidity` accounts).
-//!
 //! - Raydium AMM v4 (`675kPX9M…`, not an Anchor program: the first data
 //!   byte is the instruction, `Deposit` = 3, `Withdraw` = 4, raydium-io/
 //!   raydium-amm `program/src/instruction.rs` `AmmInstruction::unpack`).
@@ -67,7 +67,6 @@
 //!   user_a_token, user_b_token, user (13), …]`,
 //!   `remove_liquidity_single_side` the same with one destination account
 //!   (user 12). Keyed by the pool, its LP token the receipt.
-//!
 //! - Meteora DAMM v2 (`cpamdpZC…`, MeteoraAg/damm-v2): `create_position`,
 //!   `add_liquidity`, `remove_liquidity`, `remove_all_liquidity`,
 //!   `close_position`, and the claims `claim_position_fee`, `claim_reward`;
