@@ -1252,3 +1252,118 @@ fn a_dlmm_claim_fee_names_its_sender_in_either_published_layout() {
         );
     }
 }
+
+// Meteora DAMM v2 ------------------------------------------------------------
+
+const DAMM_V2: &str = "cpamdpZCGKUy5JxQXB4dcpGPiikHawvSWAd6mEn1sGG";
+
+#[test]
+fn a_damm_v2_position_created_and_funded_is_a_deposit_with_its_nft_as_receipt() {
+    // `create_position` (owner 0, position 4) mints the NFT (0 -> 1);
+    // `add_liquidity` (position 1, owner 9) moves 60 USDC (500 -> 440) and
+    // 30 RAY (80 -> 50) into the vaults.
+    let create = layout(
+        9,
+        &[(0, W), (1, NFT_MINT), (2, LP_ATA), (3, POOL), (4, POSITION)],
+    );
+    let add = layout(
+        14,
+        &[
+            (0, POOL),
+            (1, POSITION),
+            (2, USDC_ATA),
+            (3, RAY_ATA),
+            (8, LP_ATA),
+            (9, W),
+        ],
+    );
+    let tx = Build::default()
+        .account(W, true, START, START - FEE)
+        .account(USDC_ATA, false, TOKEN_RENT, TOKEN_RENT)
+        .account(RAY_ATA, false, TOKEN_RENT, TOKEN_RENT)
+        .account(LP_ATA, false, TOKEN_RENT, TOKEN_RENT)
+        .account(VAULT_USDC, false, TOKEN_RENT, TOKEN_RENT)
+        .account(VAULT_RAY, false, TOKEN_RENT, TOKEN_RENT)
+        .token(USDC_ATA, USDC, W, 6, Some(500_000_000), Some(440_000_000))
+        .token(RAY_ATA, RAY, W, 6, Some(80_000_000), Some(50_000_000))
+        .token(LP_ATA, NFT_MINT, W, 0, Some(0), Some(1))
+        .token(
+            VAULT_USDC,
+            USDC,
+            POOL_AUTH,
+            6,
+            Some(1_000_000_000),
+            Some(1_060_000_000),
+        )
+        .token(
+            VAULT_RAY,
+            RAY,
+            POOL_AUTH,
+            6,
+            Some(500_000_000),
+            Some(530_000_000),
+        )
+        .ix(
+            anchor_ix(DAMM_V2, "create_position", &refs(&create)),
+            vec![],
+        )
+        .ix(anchor_ix(DAMM_V2, "add_liquidity", &refs(&add)), vec![])
+        .build();
+    let legs = conserves(&tx, Some(NFT_MINT));
+    assert_eq!(
+        with_position(&legs),
+        [
+            (OperationType::NetworkFee, SOL, -5_000, None),
+            (
+                OperationType::PositionDeposit,
+                RAY,
+                -30_000_000,
+                Some(POSITION)
+            ),
+            (
+                OperationType::PositionDeposit,
+                USDC,
+                -60_000_000,
+                Some(POSITION)
+            ),
+            (OperationType::PositionDeposit, NFT_MINT, 1, Some(POSITION)),
+        ]
+    );
+    assert!(
+        legs[1..]
+            .iter()
+            .all(|l| l.router.as_deref() == Some("Meteora DAMM v2"))
+    );
+    moves_no_lots_but_the_fee(&legs, EventKind::PositionLock);
+}
+
+#[test]
+fn a_damm_v2_position_fee_claim_is_interest() {
+    // `claim_position_fee` (position 2, signer 10): 1.5 USDC and 0.5 RAY.
+    let accounts = layout(
+        13,
+        &[
+            (1, POOL),
+            (2, POSITION),
+            (3, USDC_ATA),
+            (4, RAY_ATA),
+            (10, W),
+        ],
+    );
+    let tx = pool_tx(
+        (100_000_000, 101_500_000),
+        (10_000_000, 10_500_000),
+        None,
+        ((1_000_000_000, 998_500_000), (500_000_000, 499_500_000)),
+        anchor_ix(DAMM_V2, "claim_position_fee", &refs(&accounts)),
+    );
+    let legs = claim_conserves(&tx);
+    assert_eq!(
+        with_position(&legs),
+        [
+            (OperationType::NetworkFee, SOL, -5_000, None),
+            (OperationType::Interest, RAY, 500_000, Some(POSITION)),
+            (OperationType::Interest, USDC, 1_500_000, Some(POSITION)),
+        ]
+    );
+}

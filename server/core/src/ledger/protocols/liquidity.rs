@@ -19,7 +19,8 @@
 //! ATO; docs/ledger.md says so.
 //!
 //! Instructions are told apart by their Anchor discriminators
-//! (`sha256("global:<name>")[..8]`), and each row names where the
+//! (`sha256("global:<name>")[..8]`; Raydium AMM v4, a native program, by
+//! its first data byte), and each row names where the
 //! instruction puts the position and its owner, from the program's own
 //! account order:
 //! - Orca Whirlpools `increase_liquidity` / `decrease_liquidity`
@@ -37,7 +38,6 @@
 //!   reserve_x, reserve_y, token_x_mint, token_y_mint, bin_array_lower,
 //!   bin_array_upper, sender (11), …]` (the `lb_clmm` IDL's
 //!   `ModifyLiquidity` accounts).
-//!
 //! - Raydium AMM v4 (`675kPX9M…`, not an Anchor program: the first data
 //!   byte is the instruction, `Deposit` = 3, `Withdraw` = 4, raydium-io/
 //!   raydium-amm `program/src/instruction.rs` `AmmInstruction::unpack`).
@@ -67,6 +67,11 @@
 //!   user_a_token, user_b_token, user (13), …]`,
 //!   `remove_liquidity_single_side` the same with one destination account
 //!   (user 12). Keyed by the pool, its LP token the receipt.
+//! - Meteora DAMM v2 (`cpamdpZC…`, MeteoraAg/damm-v2): `create_position`,
+//!   `add_liquidity`, `remove_liquidity`, `remove_all_liquidity`,
+//!   `close_position`, and the claims `claim_position_fee`, `claim_reward`;
+//!   the position account with its NFT as the receipt (each row cites its
+//!   account order).
 //!
 //! Claims (issue 22, fee and reward claims): a position's trading fees and
 //! liquidity-mining rewards collected on their own are the position's
@@ -86,8 +91,8 @@
 //! is one with zero liquidity), so they are part of the withdrawal there.
 
 use super::{
-    Discriminator, METEORA_DAMM_V1, METEORA_DLMM, ORCA_WHIRLPOOLS, Program, RAYDIUM_AMM_V4,
-    RAYDIUM_CLMM, RAYDIUM_CPMM, lookup,
+    Discriminator, METEORA_DAMM_V1, METEORA_DAMM_V2, METEORA_DLMM, ORCA_WHIRLPOOLS, Program,
+    RAYDIUM_AMM_V4, RAYDIUM_CLMM, RAYDIUM_CPMM, lookup,
 };
 use crate::ledger::tx::{Invocation, Op, TxView};
 use std::collections::BTreeMap;
@@ -344,6 +349,75 @@ const DLMM: &[Row] = &[
     ),
 ];
 
+/// Meteora DAMM v2 (`cpamdpZC…`, MeteoraAg/damm-v2
+/// `programs/cp-amm/src/instructions/`): a position NFT per position, like
+/// a concentrated-liquidity pool.
+const DAMM_V2: &[Row] = &[
+    // `[owner (0), position_nft_mint, position_nft_account, pool, position
+    // (4), pool_authority, payer, …]`: mints the NFT, moves no tokens.
+    row(
+        "create_position",
+        [48, 215, 197, 153, 96, 203, 180, 133],
+        Direction::Add,
+        4,
+        0,
+    ),
+    // `[pool, position (1), token_a_account, token_b_account, token_a_vault,
+    // token_b_vault, token_a_mint, token_b_mint, position_nft_account,
+    // owner (9), …]`
+    row(
+        "add_liquidity",
+        [181, 157, 89, 67, 143, 182, 52, 72],
+        Direction::Add,
+        1,
+        9,
+    ),
+    // `[pool_authority, pool, position (2), token_a_account, …,
+    // position_nft_account, signer (10), …]` (`RemoveLiquidityCtx`, also
+    // `remove_all_liquidity`'s).
+    row(
+        "remove_liquidity",
+        [80, 85, 209, 72, 24, 206, 177, 108],
+        Direction::Remove,
+        2,
+        10,
+    ),
+    row(
+        "remove_all_liquidity",
+        [10, 51, 61, 35, 112, 105, 24, 85],
+        Direction::Remove,
+        2,
+        10,
+    ),
+    // `[position_nft_mint, position_nft_account, pool, position (3),
+    // pool_authority, rent_receiver, owner (6), …]`
+    row(
+        "close_position",
+        [123, 134, 81, 0, 49, 68, 98, 98],
+        Direction::Remove,
+        3,
+        6,
+    ),
+    // `[pool_authority, pool, position (2), token_a_account, …,
+    // position_nft_account, signer (10), …]`
+    row(
+        "claim_position_fee",
+        [180, 38, 154, 17, 133, 33, 162, 211],
+        Direction::Claim,
+        2,
+        10,
+    ),
+    // `[pool_authority, pool, position (2), reward_vault, reward_mint,
+    // user_token_account, position_nft_account, signer (7), …]`
+    row(
+        "claim_reward",
+        [149, 95, 181, 242, 94, 90, 158, 162],
+        Direction::Claim,
+        2,
+        7,
+    ),
+];
+
 /// Raydium AMM v4: native instructions 3 and 4, the pool at 1, the owner
 /// where `processor.rs` reads it for the number of accounts passed.
 const AMM_V4: &[Row] = &[
@@ -461,6 +535,7 @@ fn rows(program: &str) -> &'static [Row] {
         RAYDIUM_AMM_V4 => AMM_V4,
         RAYDIUM_CLMM => CLMM,
         METEORA_DAMM_V1 => METEORA_POOLS,
+        METEORA_DAMM_V2 => DAMM_V2,
         _ => &[],
     }
 }
@@ -573,6 +648,7 @@ mod tests {
             .chain(DLMM)
             .chain(CLMM)
             .chain(METEORA_POOLS)
+            .chain(DAMM_V2)
         {
             let Tag::Anchor(tag) = row.tag else {
                 panic!("{} is not an Anchor row", row.name);
