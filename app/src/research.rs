@@ -3,7 +3,9 @@
 //! wallet's graph page (an ECharts graph from a charming option, expanded
 //! one hop at a time; each expansion is a CSRF-protected form POST that
 //! also works without JavaScript, showing the cost before and the balance
-//! after).
+//! after). Every hop paid for on the page is kept and drawn again on each
+//! load; `/graph.js` shows the busy state (`aria-busy`, "Expanding…") and
+//! a refusal as an error (`p.error[role=alert]`).
 
 use leptos::prelude::*;
 use leptos_meta::Title;

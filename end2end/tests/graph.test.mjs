@@ -217,6 +217,8 @@ test('an account expands a watched wallet hop by hop in the graph view, paying f
     await page.waitForSelector('#graph canvas', { timeout: 30_000 });
     await page.waitForTimeout(1500);
     await page.screenshot({ path: join(OUT, 'graph-kept-390.png'), fullPage: true });
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(wide <= 390, `the graph page fits a 390 px phone: ${wide}`);
 
     // The credit ledger explains the charge line by line.
     const movements = operator('credits', 'show', '--account', account);
