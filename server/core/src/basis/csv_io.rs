@@ -222,7 +222,20 @@ fn header<R: io::Read>(reader: &mut Records<R>) -> Result<(csv::StringRecord, u6
 /// Field `at` of `record`, trimmed (`str::trim`, as the csv crate's
 /// `Trim::All` trims); empty when the column is absent.
 fn field_of(record: &csv::StringRecord, at: Option<usize>) -> &str {
-    at.and_then(|i| record.get(i)).map_or("", str::trim)
+    at.and_then(|i| record.get(i)).map_or("", trim)
+}
+
+/// `str::trim`, skipped when the field starts and ends with a printable
+/// ASCII byte: every whitespace character `str::trim` removes is either
+/// ASCII at or below the space, or not ASCII at all.
+fn trim(field: &str) -> &str {
+    let printable = |b: Option<&u8>| b.is_some_and(|b| (b'!'..=b'~').contains(b));
+    let bytes = field.as_bytes();
+    if printable(bytes.first()) && printable(bytes.last()) {
+        field
+    } else {
+        field.trim()
+    }
 }
 
 /// Read the next record into `record`; its line, or `None` at the end.
@@ -1081,6 +1094,30 @@ mod tests {
                 "SÖL€"
             );
         }
+    }
+
+    /// Fields are trimmed as the csv crate's `Trim::All` trims them.
+    #[test]
+    fn fields_are_trimmed_as_the_csv_crate_trims_them() {
+        let text = "a,b,c,d,e,f,g\n x ,\u{a0}y\u{a0},\u{b}z,\u{3000}w\u{85},\t,,q\r\n";
+        let mut theirs = csv::ReaderBuilder::new()
+            .trim(csv::Trim::All)
+            .from_reader(text.as_bytes());
+        let expected: Vec<String> = theirs
+            .records()
+            .next()
+            .unwrap()
+            .unwrap()
+            .iter()
+            .map(str::to_owned)
+            .collect();
+        let mut ours = csv::ReaderBuilder::new().from_reader(text.as_bytes());
+        let record = ours.records().next().unwrap().unwrap();
+        let got: Vec<&str> = (0..record.len())
+            .map(|i| field_of(&record, Some(i)))
+            .collect();
+        assert_eq!(got, expected);
+        assert_eq!(got, ["x", "y", "z", "w", "", "", "q"]);
     }
 
     #[test]

@@ -357,9 +357,10 @@ impl CompactBooks {
             mut rows,
             ..
         } = self;
-        // Time order, equal times in input order, as the books take them.
+        // Time order, equal times in input order, as the books take them
+        // (lines are unique, so no stable sort and its buffer are needed).
         if !rows.is_sorted_by_key(|r| r.time) {
-            rows.sort_by_key(|r| r.time);
+            rows.sort_unstable_by_key(|r| (r.time, r.line));
         }
         let asset_names: Vec<&str> = assets.names.iter().map(String::as_str).collect();
         let mut sorted: Vec<&str> = wallets.names.iter().map(String::as_str).collect();
