@@ -1117,6 +1117,12 @@ mod tests {
         check_same(&csv, choices, Zone::Fixed(19_800));
     }
 
+    /// What docs/cost-basis.md and docs/benchmarks.md say a row costs.
+    #[test]
+    fn a_compact_row_is_80_bytes() {
+        assert_eq!(std::mem::size_of::<Row>(), 80);
+    }
+
     #[test]
     fn numbers_are_written_as_normalize_writes_them() {
         let mut rng = Lcg(5);
