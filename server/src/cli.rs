@@ -12,7 +12,6 @@ use std::{
 };
 
 use clap::{Parser, Subcommand};
-use rust_decimal::Decimal;
 
 use crate::{
     basis::{self, Method, jurisdiction::Jurisdiction},

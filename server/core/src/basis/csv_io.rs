@@ -11,7 +11,7 @@
 use std::io;
 
 use chrono::{DateTime, NaiveDate};
-use rust_decimal::{Decimal, prelude::ToPrimitive};
+use rust_decimal::Decimal;
 
 use super::{
     Disposal, Event, EventKind, Replay, Rule,
@@ -222,7 +222,20 @@ fn header<R: io::Read>(reader: &mut Records<R>) -> Result<(csv::StringRecord, u6
 /// Field `at` of `record`, trimmed (`str::trim`, as the csv crate's
 /// `Trim::All` trims); empty when the column is absent.
 fn field_of(record: &csv::StringRecord, at: Option<usize>) -> &str {
-    at.and_then(|i| record.get(i)).map_or("", str::trim)
+    at.and_then(|i| record.get(i)).map_or("", trim)
+}
+
+/// `str::trim`, skipped when the field starts and ends with a printable
+/// ASCII byte: every whitespace character `str::trim` removes is either
+/// ASCII at or below the space, or not ASCII at all.
+fn trim(field: &str) -> &str {
+    let printable = |b: Option<&u8>| b.is_some_and(|b| (b'!'..=b'~').contains(b));
+    let bytes = field.as_bytes();
+    if printable(bytes.first()) && printable(bytes.last()) {
+        field
+    } else {
+        field.trim()
+    }
 }
 
 /// Read the next record into `record`; its line, or `None` at the end.
@@ -611,9 +624,7 @@ fn amount(line: u64, name: &str, text: &str, max: Decimal) -> Result<Option<Deci
     }
     // A mantissa no larger than `max` is a value no larger (the scale only
     // divides): the comparison of decimals is left for the rest.
-    let small = max
-        .to_i128()
-        .is_some_and(|max| value.mantissa() <= max && max > 0);
+    let small = max.scale() == 0 && value.mantissa() <= max.mantissa();
     if !small && value > max {
         return Err(invalid(
             line,
@@ -1010,6 +1021,103 @@ mod tests {
              disposal,SOL,1,,2024-01-16,30,,,,,3,uncovered\n\
              open,BONK,100,2024-02-01,,,,,,4,,unpriced\n"
         );
+    }
+
+    /// A reader that hands out a few bytes at a time, so that records and
+    /// line ends fall across reads.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.1.min(buf.len()).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    /// Line numbers are counted while the file streams: blank lines
+    /// (`\n`, `\r\n`) and rows before a bad one, far past the csv crate's
+    /// buffer, whatever the size of each read.
+    #[test]
+    fn a_refusal_names_its_line_however_the_file_is_read() {
+        let mut text = String::from("date,type,asset,quantity,usd_value,fee_usd\n");
+        let mut line = 1;
+        for n in 0..5_000 {
+            text.push_str("2024-01-02,acquire,SOL,1.5,150,1\n");
+            line += 1;
+            if n % 7 == 0 {
+                text.push_str("\r\n\n");
+                line += 2;
+            }
+        }
+        text.push_str("2024-01-02,sell,SOL,1,1,0\n");
+        line += 1;
+        for chunk in [1, 7, 4096, 1 << 20] {
+            let err = read_events(Trickle(text.as_bytes(), chunk)).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "line {line}: type `sell` is not acquire or dispose (nor income, \
+                     staking_reward, mev_reward, stake_deposit or stake_withdraw)"
+                ),
+                "reads of {chunk} bytes"
+            );
+        }
+    }
+
+    /// The file was once read whole as UTF-8 before any row: a file that is
+    /// not UTF-8 is still refused as such, even after a bad row or with a
+    /// character cut at the end.
+    #[test]
+    fn a_file_that_is_not_utf8_is_refused_as_such() {
+        let head = b"date,type,asset,quantity,usd_value,fee_usd\n".to_vec();
+        let bad_row_then_bad_byte = [
+            head.clone(),
+            b"2024-01-02,sell,SOL,1,1,0\n2024-01-02,acquire,S\xffL,1,1,0\n".to_vec(),
+        ]
+        .concat();
+        let cut_at_the_end =
+            [head.clone(), b"2024-01-02,acquire,SOL,1,1,0\n\xc3".to_vec()].concat();
+        let in_a_row = [head, b"2024-01-02,acquire,S\xc3L,1,1,0\n".to_vec()].concat();
+        for bytes in [bad_row_then_bad_byte, cut_at_the_end, in_a_row] {
+            for chunk in [1, 3, 1 << 16] {
+                let err = read_events(Trickle(&bytes, chunk)).unwrap_err();
+                assert_eq!(err.to_string(), "the file is not valid UTF-8");
+            }
+        }
+        // A character cut across reads is still UTF-8.
+        let fine = "date,type,asset,quantity,usd_value,fee_usd\n2024-01-02,acquire,SÖL€,1,1,0\n";
+        for chunk in [1, 2, 3] {
+            assert_eq!(
+                read_events(Trickle(fine.as_bytes(), chunk)).unwrap()[0].asset,
+                "SÖL€"
+            );
+        }
+    }
+
+    /// Fields are trimmed as the csv crate's `Trim::All` trims them.
+    #[test]
+    fn fields_are_trimmed_as_the_csv_crate_trims_them() {
+        let text = "a,b,c,d,e,f,g\n x ,\u{a0}y\u{a0},\u{b}z,\u{3000}w\u{85},\t,,q\r\n";
+        let mut theirs = csv::ReaderBuilder::new()
+            .trim(csv::Trim::All)
+            .from_reader(text.as_bytes());
+        let expected: Vec<String> = theirs
+            .records()
+            .next()
+            .unwrap()
+            .unwrap()
+            .iter()
+            .map(str::to_owned)
+            .collect();
+        let mut ours = csv::ReaderBuilder::new().from_reader(text.as_bytes());
+        let record = ours.records().next().unwrap().unwrap();
+        let got: Vec<&str> = (0..record.len())
+            .map(|i| field_of(&record, Some(i)))
+            .collect();
+        assert_eq!(got, expected);
+        assert_eq!(got, ["x", "y", "z", "w", "", "", "q"]);
     }
 
     #[test]

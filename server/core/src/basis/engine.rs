@@ -97,6 +97,9 @@ pub struct Engine<'a> {
     method: Method,
     books: HashMap<(PoolId, &'a str), Book, BuildHasherDefault<FxHasher>>,
     disposals: Vec<Disposal>,
+    /// Whether books sum their rows into [`Totals`] (the summaries of
+    /// [`Engine::finish`]).
+    totals: bool,
 }
 
 impl<'a> Engine<'a> {
@@ -105,14 +108,25 @@ impl<'a> Engine<'a> {
             method,
             books: HashMap::default(),
             disposals: Vec::new(),
+            totals: true,
         }
     }
 
+    /// Leave the rows out of the summaries' [`Totals`] (they stay zero in
+    /// [`Engine::finish`]'s [`Replay`]): for a caller that sums the rows it
+    /// takes itself ([`super::stream`] writes them as they come).
+    pub fn without_totals(mut self) -> Self {
+        self.totals = false;
+        self
+    }
+
     fn book(&mut self, pool: PoolId, asset: &'a str) -> &mut Book {
-        let method = self.method;
-        self.books
-            .entry((pool, asset))
-            .or_insert_with(|| Book::new(method))
+        let (method, totals) = (self.method, self.totals);
+        self.books.entry((pool, asset)).or_insert_with(|| {
+            let mut book = Book::new(method);
+            book.keep_totals = totals;
+            book
+        })
     }
 
     /// Apply one event to `pool`. Callers feed events in `(time, seq)`
@@ -564,6 +578,8 @@ struct Book {
     income_usd: Decimal,
     income_unpriced: Decimal,
     totals: Totals,
+    /// False when the engine was made [`Engine::without_totals`].
+    keep_totals: bool,
 }
 
 impl Book {
@@ -585,6 +601,7 @@ impl Book {
             income_usd: Decimal::ZERO,
             income_unpriced: Decimal::ZERO,
             totals: Totals::default(),
+            keep_totals: true,
         }
     }
 
@@ -726,7 +743,9 @@ impl Book {
     }
 
     fn record(&mut self, out: &mut Vec<Disposal>, row: Disposal) {
-        self.totals.add(&row);
+        if self.keep_totals {
+            self.totals.add(&row);
+        }
         out.push(row);
     }
 

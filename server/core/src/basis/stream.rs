@@ -357,9 +357,10 @@ impl CompactBooks {
             mut rows,
             ..
         } = self;
-        // Time order, equal times in input order, as the books take them.
+        // Time order, equal times in input order, as the books take them
+        // (lines are unique, so no stable sort and its buffer are needed).
         if !rows.is_sorted_by_key(|r| r.time) {
-            rows.sort_by_key(|r| r.time);
+            rows.sort_unstable_by_key(|r| (r.time, r.line));
         }
         let asset_names: Vec<&str> = assets.names.iter().map(String::as_str).collect();
         let mut sorted: Vec<&str> = wallets.names.iter().map(String::as_str).collect();
@@ -386,7 +387,11 @@ impl CompactBooks {
             Method::Fifo
         } else {
             method
-        });
+        })
+        .without_totals();
+        // Each wallet's balances matter only where pools can change from
+        // universal to per wallet (the US, 1 January 2025).
+        let track_balances = jurisdiction == Jurisdiction::Us;
         let n_assets = asset_names.len();
         let mut balances: Vec<Balance> = vec![Balance::default(); n_assets * wallets.names.len()];
         let mut current: Option<PoolScope> = None;
@@ -447,7 +452,9 @@ impl CompactBooks {
             };
             let pool = pool_of(r.wallet);
             engine.apply_as(pool, asset, &event);
-            balances[wallet * n_assets + a].apply(&event);
+            if track_balances {
+                balances[wallet * n_assets + a].apply(&event);
+            }
             if r.row == RowKind::StakingReward {
                 let staked = Event {
                     seq: seq + 1,
@@ -457,7 +464,9 @@ impl CompactBooks {
                     ..event
                 };
                 engine.apply_as(pool, asset, &staked);
-                balances[wallet * n_assets + a].apply(&staked);
+                if track_balances {
+                    balances[wallet * n_assets + a].apply(&staked);
+                }
             }
             for mut d in engine.drain_disposals() {
                 let held_over = d
@@ -700,18 +709,36 @@ fn push_u128(line: &mut Vec<u8>, n: u128) {
     }
 }
 
-fn push_u64(line: &mut Vec<u8>, mut n: u64) {
+fn push_u64(line: &mut Vec<u8>, n: u64) {
     let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
+    let at = write_digits(&mut digits, n);
     line.extend_from_slice(&digits[at..]);
+}
+
+/// `n` in decimal at the end of `digits`, two digits a division; where it
+/// starts.
+fn write_digits(digits: &mut [u8; 20], mut n: u64) -> usize {
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+                                2021222324252627282930313233343536373839\
+                                4041424344454647484950515253545556575859\
+                                6061626364656667686970717273747576777879\
+                                8081828384858687888990919293949596979899";
+    let mut at = digits.len();
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        let pair = n as usize * 2;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
+        at -= 1;
+        digits[at] = b'0' + n as u8;
+    }
+    at
 }
 
 /// `value.normalize().to_string()` (csv_io's `number`) without the
@@ -737,15 +764,7 @@ fn push_number(line: &mut Vec<u8>, value: Option<Decimal>) {
         line.push(b'-');
     }
     let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (magnitude % 10) as u8;
-        magnitude /= 10;
-        if magnitude == 0 {
-            break;
-        }
-    }
+    let at = write_digits(&mut digits, magnitude);
     let digits = &digits[at..];
     if scale == 0 {
         line.extend_from_slice(digits);
@@ -1096,6 +1115,12 @@ mod tests {
             allocation: crate::basis::books::AllocationRule::LargestWalletFirst,
         };
         check_same(&csv, choices, Zone::Fixed(19_800));
+    }
+
+    /// What docs/cost-basis.md and docs/benchmarks.md say a row costs.
+    #[test]
+    fn a_compact_row_is_80_bytes() {
+        assert_eq!(std::mem::size_of::<Row>(), 80);
     }
 
     #[test]
