@@ -836,10 +836,10 @@ fn tax_pages(p: &mut Pages, tax: &TaxSection) {
         p.line("No disposals.");
     } else {
         let cols = [
-            col(MARGIN, 50.0),
-            col(100.0, 54.0),
-            col(157.0, 34.0),
-            num(193.0, 52.0),
+            col(MARGIN, 49.0),
+            col(99.0, 58.0),
+            col(163.0, 32.0),
+            num(197.0, 48.0),
             col(249.0, 48.0),
             num(300.0, 56.0),
             num(360.0, 54.0),
