@@ -138,8 +138,8 @@ impl TaxChoice {
 }
 
 /// The tax arguments of `get_report` and `get_positions`. None given: the
-/// answer is as without them; any given: the json report (and
-/// `get_positions`) gains a `tax` section.
+/// answer is as without them; any given: the json report, the PDF (and
+/// `get_positions`) gain a `tax` section; the CSV formats refuse them.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 pub struct TaxArgs {
     /// us | uk | ca | de | au: whose rules, currency and tax year the tax

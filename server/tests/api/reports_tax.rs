@@ -1369,6 +1369,9 @@ async fn a_uk_pdf_shows_the_sa108_figures_in_pounds_and_each_disposals_rule() {
         .unwrap();
     assert_eq!(response.status(), 200);
     let pdf = response.bytes().await.unwrap();
+    if let Ok(dir) = std::env::var("LEDGER_PDF_OUT") {
+        std::fs::write(format!("{dir}/uk.pdf"), &pdf).unwrap();
+    }
     let Some(text) = crate::reports::pdftotext(&pdf) else {
         return;
     };

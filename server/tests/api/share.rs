@@ -956,6 +956,8 @@ async fn the_report_view_s_tax_form_feeds_a_range_and_method_to_the_download() {
         "name=\"to\"",
         "name=\"method\"",
         "name=\"format\"",
+        // Form 8949's dust threshold, shown with its default.
+        "name=\"dust_threshold\" min=\"0\" step=\"0.01\" value=\"1.00\"",
     ] {
         assert!(html.contains(field), "{field}");
     }
@@ -966,6 +968,9 @@ async fn the_report_view_s_tax_form_feeds_a_range_and_method_to_the_download() {
     for query in [
         "from=&to=&method=lifo&format=json",
         "from=2021-01-01&to=2021-12-31&method=hifo&format=csv",
+        // The form sends the threshold with every format; only the 8949 uses it.
+        "from=&to=&method=fifo&format=pdf&dust_threshold=1.00",
+        "from=2021-01-01&to=2021-12-31&method=fifo&format=8949&dust_threshold=0",
     ] {
         let answer = browser
             .get(&app.url(&format!("/wallets/{WALLET}/report?{query}")))

@@ -836,17 +836,16 @@ fn tax_pages(p: &mut Pages, tax: &TaxSection) {
         p.line("No disposals.");
     } else {
         let cols = [
-            col(MARGIN, 54.0),
-            col(105.0, 48.0),
-            col(156.0, 38.0),
-            num(196.0, 52.0),
-            col(254.0, 48.0),
-            num(305.0, 54.0),
-            num(362.0, 54.0),
-            num(419.0, 52.0),
-            col(478.0, 86.0),
+            col(MARGIN, 49.0),
+            col(99.0, 58.0),
+            col(163.0, 32.0),
+            num(197.0, 48.0),
+            col(249.0, 48.0),
+            num(300.0, 56.0),
+            num(360.0, 54.0),
+            num(418.0, 52.0),
+            col(476.0, 88.0),
         ];
-        let cur = tax.currency.as_str();
         let amount = |v: &Option<String>| {
             v.as_deref()
                 .and_then(|s| s.parse::<Decimal>().ok())
@@ -877,14 +876,7 @@ fn tax_pages(p: &mut Pages, tax: &TaxSection) {
         p.table(
             &cols,
             &[
-                "Disposed",
-                "Wallet",
-                "Asset",
-                "Quantity",
-                "Acquired",
-                &format!("Proceeds {cur}"),
-                "Cost",
-                "Gain",
+                "Disposed", "Wallet", "Asset", "Quantity", "Acquired", "Proceeds", "Cost", "Gain",
                 "Rule",
             ],
             rows,
@@ -1015,12 +1007,12 @@ fn chart(p: &mut Pages, books: &[Book]) {
 fn ledger(p: &mut Pages, books: &[Book]) {
     p.heading("Ledger (times UTC, values USD)");
     let cols = [
-        col(MARGIN, 72.0),
-        col(123.0, 62.0),
-        col(188.0, 82.0),
-        col(273.0, 70.0),
-        num(346.0, 118.0),
-        num(468.0, 96.0),
+        col(MARGIN, 80.0),
+        col(131.0, 58.0),
+        col(192.0, 70.0),
+        col(265.0, 60.0),
+        num(328.0, 130.0),
+        num(462.0, 102.0),
     ];
     let header = ["Time", "Wallet", "Operation", "Asset", "Quantity", "USD"];
     let mut any = false;
