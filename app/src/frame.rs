@@ -67,7 +67,7 @@ pub enum PortalPage {
     /// A scan's progress (`/scans/{job_id}`).
     ScanProgress(crate::views::ScanProgress),
     /// The account's settings (`/settings`).
-    Settings(crate::views::SettingsView),
+    Settings(Box<crate::views::SettingsView>),
     /// A form was refused (CSRF); nothing changed.
     Refused(String),
     /// A destructive action, asked about before it is done.

@@ -172,7 +172,7 @@ pub fn WalletReportPage() -> impl IntoView {
             {report.error.clone().map(|e| view! { <p class="error" role="alert" id="share-error">{e}</p> })}
             <div class="report">
                 <div inner_html=report.section_html.clone()></div>
-                {tax.map(|t| tax_part(&address, t, &viewer))}
+                {tax.map(|t| tax_part(&address, *t, &viewer))}
                 {report.scanned.then(|| view! {
                     <section id="downloads" aria-labelledby="downloads-heading">
                         <h2 id="downloads-heading">"Download"</h2>

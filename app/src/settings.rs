@@ -35,7 +35,7 @@ pub(crate) fn options(choices: &[Choice], current: &str) -> impl IntoView + use<
 pub fn SettingsPage() -> impl IntoView {
     with_portal(|portal| {
         let settings = match portal.page {
-            PortalPage::Settings(settings) => settings,
+            PortalPage::Settings(settings) => *settings,
             PortalPage::Refused(message) => return refused(message),
             _ => SettingsView::default(),
         };

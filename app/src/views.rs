@@ -249,7 +249,7 @@ pub struct ReportView {
     /// the downloads are not offered (each would be a 404).
     pub scanned: bool,
     /// The tax summary and its choices (a scanned wallet only).
-    pub tax: Option<TaxView>,
+    pub tax: Option<Box<TaxView>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

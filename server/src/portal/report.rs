@@ -151,16 +151,16 @@ async fn view_response(
         .collect();
     let tax = if scanned {
         match super::tax_view::tax_view(state, account, &wallet, &outcome.tax, locale).await {
-            Ok(view) => Some(view),
+            Ok(view) => Some(Box::new(view)),
             Err(err) if err.code() == crate::error::Code::Internal => {
                 return err.into_response();
             }
             // Rates unavailable and the like: said in words, the rest of
             // the page still shown.
-            Err(err) => Some(app::views::TaxView {
+            Err(err) => Some(Box::new(app::views::TaxView {
                 error: Some(err.message().to_owned()),
                 ..app::views::TaxView::default()
-            }),
+            })),
         }
     } else {
         None
@@ -185,6 +185,15 @@ async fn view_response(
     response
 }
 
+/// The view's query: the report's view, and the tax summary's choices.
+#[derive(Deserialize)]
+pub struct PageQuery {
+    #[serde(flatten)]
+    view: ViewQuery,
+    #[serde(flatten)]
+    tax: super::tax_view::TaxQuery,
+}
+
 /// `GET /wallets/{address}`.
 pub async fn page(
     State(state): State<AppState>,
@@ -193,8 +202,7 @@ pub async fn page(
     axum::extract::OriginalUri(uri): axum::extract::OriginalUri,
     headers: axum::http::HeaderMap,
     Path(address): Path<String>,
-    Query(query): Query<ViewQuery>,
-    Query(tax): Query<super::tax_view::TaxQuery>,
+    Query(PageQuery { view: query, tax }): Query<PageQuery>,
 ) -> Response {
     let (viewer, account) = match account_page(&state, &parts, &session, &uri).await {
         Ok(page) => page,

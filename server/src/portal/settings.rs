@@ -310,7 +310,7 @@ async fn respond(
 ) -> Response {
     let portal = Portal {
         viewer,
-        page: PortalPage::Settings(view),
+        page: PortalPage::Settings(Box::new(view)),
     };
     render(state, PAGE, status, portal).await
 }

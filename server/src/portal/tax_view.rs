@@ -443,6 +443,10 @@ pub async fn tax_view(
     Ok(view)
 }
 
+/// One counterparty's transfers: (asset, sent?) to (count, quantity,
+/// value).
+type Totals = BTreeMap<(String, bool), (u64, Decimal, Decimal)>;
+
 /// The unlabelled transfers of the view, by counterparty address: the
 /// section lists them by signature; the wallet's legs name the address.
 async fn unlabelled_lines(
@@ -469,8 +473,7 @@ async fn unlabelled_lines(
     }
     let legs = crate::analytics::scanned_legs(&state.reads(), wallet).await?;
     // address -> (asset, sent?) -> (count, quantity, value)
-    let mut by_address: BTreeMap<String, BTreeMap<(String, bool), (u64, Decimal, Decimal)>> =
-        BTreeMap::new();
+    let mut by_address: BTreeMap<String, Totals> = BTreeMap::new();
     for t in listed {
         let outgoing = t.treatment == "disposal" || t.treatment == "out_of_books";
         let address = legs
