@@ -138,13 +138,13 @@ pub(super) fn rules(j: Jurisdiction) -> Vec<String> {
         .map(Method::as_str)
         .collect();
     out.push(format!(
-        "{}: {}{}.",
+        "{}: {} by default{}.",
         jurisdiction_name(j),
         own_matching(j),
         if accepted.is_empty() {
-            ", no other method".to_owned()
+            ", and no other method".to_owned()
         } else {
-            format!(" unless you choose {}", accepted.join(", "))
+            format!("; accepted: {}", accepted.join(", "))
         }
     ));
     let mut seen = Vec::new();
@@ -183,11 +183,11 @@ fn unlabelled_choices() -> Vec<Choice> {
     vec![
         choice(
             unlabelled_name(UnlabelledTransfers::AtMarketValue),
-            "At market value: a send is a disposal, a receive an acquisition (the default)",
+            "At market value: sold or bought (the default)",
         ),
         choice(
             unlabelled_name(UnlabelledTransfers::OutOfBooks),
-            "Out of the books at cost: nothing is realized (as if to your exchange)",
+            "Out of the books at cost (as to an exchange)",
         ),
     ]
 }
