@@ -185,6 +185,34 @@ async fn view_response(
     response
 }
 
+/// The view again, answered `status`, with `message` as its error and the
+/// tax summary's choices `tax` (a refused label form).
+pub(super) async fn refused_view(
+    state: &AppState,
+    viewer: Viewer,
+    account: &AccountId,
+    address: &str,
+    tax: super::tax_view::TaxQuery,
+    status: StatusCode,
+    message: String,
+) -> Response {
+    let outcome = Outcome {
+        error: Some(message),
+        tax,
+        ..Outcome::default()
+    };
+    view_response(
+        state,
+        viewer,
+        account,
+        address,
+        ViewQuery::default(),
+        status,
+        outcome,
+    )
+    .await
+}
+
 /// The view's query: the report's view, and the tax summary's choices.
 #[derive(Deserialize)]
 pub struct PageQuery {

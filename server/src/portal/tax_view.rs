@@ -547,10 +547,10 @@ pub async fn label(
     State(state): State<AppState>,
     Path(address): Path<String>,
     CheckedForm {
+        viewer,
         account,
         form,
         session,
-        ..
     }: CheckedForm<LabelForm>,
 ) -> Response {
     let Ok(wallet) = WalletAddress::parse(&address) else {
@@ -564,19 +564,28 @@ pub async fn label(
     } else {
         format!("/wallets/{wallet}?{query}")
     };
+    // A refusal: the view again (400) with the reason, nothing labelled.
+    let refuse = |message: String| {
+        super::report::refused_view(
+            &state,
+            viewer.clone(),
+            &account,
+            &address,
+            serde_urlencoded::from_str(&form.back).unwrap_or_default(),
+            axum::http::StatusCode::BAD_REQUEST,
+            format!("Not labelled: {message}"),
+        )
+    };
     let counterparty = match WalletAddress::parse(form.address.trim()) {
         Ok(a) => a,
-        Err(e) => {
-            return AppError::invalid_params(format!("address: {e}")).into_response();
-        }
+        Err(e) => return refuse(format!("address: {e}")).await,
     };
     let category = match AddressCategory::parse(form.category.trim()) {
         Ok(c) => c,
-        Err(e) => return AppError::from(e).into_response(),
+        Err(e) => return refuse(e.to_string()).await,
     };
     if form.label.trim().is_empty() {
-        return AppError::invalid_params("label: give the address a name (e.g. my Kraken account)")
-            .into_response();
+        return refuse("give the address a name (e.g. my Kraken account).".to_owned()).await;
     }
     match crate::accounts::labels::set_address_label(
         state.store(),
@@ -611,6 +620,7 @@ pub async fn label(
                 flashed
             }
         }
+        Err(err @ crate::accounts::AccountsError::Invalid { .. }) => refuse(err.to_string()).await,
         Err(err) => AppError::from(err).into_response(),
     }
 }

@@ -374,6 +374,47 @@ async fn unlabelled_transfers_are_listed_with_a_label_form_and_labelling_changes
             .is_empty()
     );
 
+    // A label with no name is refused in words on the view; nothing stored.
+    let nameless = browser
+        .post_form(
+            &app.url(&format!("/wallets/{A}/label")),
+            &[
+                ("csrf", &csrf),
+                ("address", STRANGER),
+                ("label", " "),
+                ("category", "exchange"),
+                ("back", "jurisdiction=us"),
+            ],
+        )
+        .await;
+    assert_eq!(nameless.status(), StatusCode::BAD_REQUEST);
+    assert!(
+        nameless
+            .text()
+            .await
+            .unwrap()
+            .contains("Not labelled: give the address a name")
+    );
+    let unknown = browser
+        .post_form(
+            &app.url(&format!("/wallets/{A}/label")),
+            &[
+                ("csrf", &csrf),
+                ("address", STRANGER),
+                ("label", "x"),
+                ("category", "friend"),
+            ],
+        )
+        .await;
+    assert_eq!(unknown.status(), StatusCode::BAD_REQUEST);
+    assert!(unknown.text().await.unwrap().contains("Not labelled:"));
+    assert!(
+        accounts::address_labels(app.state.store(), &account)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
     // Labelled an exchange: a 303 back to the same choices, and the next
     // read has both transfers in and out of the books at cost: no
     // disposal, nothing unlabelled.
