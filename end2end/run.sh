@@ -15,6 +15,9 @@
 #    e. tests/share.test.mjs        the share page /s/{token}: charts drawn, JavaScript off,
 #                                   screenshots of the page and its card (a wallet and link
 #                                   seeded by examples/share_seed before the server starts)
+#       tests/tax.test.mjs         the settings page and the report view's tax choices with
+#                                   JavaScript off at 390 and 1280 px: refusals in words, PRG,
+#                                   defaults from the settings, screenshots of each
 #       tests/phones.test.mjs      every portal page at 390 px, signed in and watching the
 #                                   seeded wallet: fails if any is wider than the screen;
 #                                   screenshots of each, and of the report view at 390 and 1280
@@ -48,7 +51,7 @@
 #                             with apt-get when missing)
 #   LEDGER_E2E_SUITES         only these suites, by name, space separated (mcp-client,
 #                             conformance, pages, accounts, oauth, share, phones,
-#                             graph); default all
+#                             tax, graph); default all
 #   LEDGER_*                  any other server setting (e.g. LEDGER_SITE_ROOT) is
 #                             passed to the server; LEDGER_LISTEN, LEDGER_PUBLIC_URL
 #                             and the anonymous rate limit are set by this script
@@ -361,6 +364,7 @@ wanted accounts && node_suite accounts tests/accounts.test.mjs
 wanted oauth && node_suite oauth tests/oauth.test.mjs
 wanted share && node_suite share tests/share.test.mjs
 wanted phones && node_suite phones tests/phones.test.mjs
+wanted tax && node_suite tax tests/tax.test.mjs
 wanted graph && node_suite graph tests/graph.test.mjs
 
 # --- shutdown ---------------------------------------------------------------------------

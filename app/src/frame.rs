@@ -66,6 +66,8 @@ pub enum PortalPage {
     ScanOffer(crate::views::ScanOffer),
     /// A scan's progress (`/scans/{job_id}`).
     ScanProgress(crate::views::ScanProgress),
+    /// The account's settings (`/settings`).
+    Settings(Box<crate::views::SettingsView>),
     /// A form was refused (CSRF); nothing changed.
     Refused(String),
     /// A destructive action, asked about before it is done.
@@ -134,7 +136,8 @@ pub fn SignedInAs() -> impl IntoView {
     with_portal(|portal| {
         portal.viewer.account.map(|account| {
             view! {
-                <p class="who" id="signed-in-as">"Signed in as " <strong>{account.label}</strong></p>
+                <p class="who" id="signed-in-as">"Signed in as " <strong>{account.label}</strong>
+                    " · " <a href="/settings" rel="external" id="settings-link">"Settings"</a></p>
             }
         })
     })

@@ -23,6 +23,7 @@ pub mod report;
 pub mod research;
 pub mod scan;
 pub mod scopes;
+pub mod settings;
 pub mod snippets;
 pub mod views;
 
@@ -39,7 +40,7 @@ pub use frame::Portal;
 
 /// The portal's account pages, which the server renders itself (their
 /// forms POST to the same paths); its route list leaves them out.
-pub const ACCOUNT_PATHS: [&str; 14] = [
+pub const ACCOUNT_PATHS: [&str; 15] = [
     "/signin",
     "/keys",
     "/keys/revoke",
@@ -54,6 +55,7 @@ pub const ACCOUNT_PATHS: [&str; 14] = [
     "/wallets/{address}/scan",
     "/scans/{job_id}",
     "/wallets/{address}",
+    "/settings",
 ];
 
 /// The stylesheet's URL; the server serves `style/ledger.css` here.
@@ -123,6 +125,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/wallets/:address/scan") view=scan::ScanOfferPage ssr=SsrMode::Async/>
                     <Route path=path!("/scans/:job_id") view=scan::ScanProgressPage ssr=SsrMode::Async/>
                     <Route path=path!("/wallets/:address") view=report::WalletReportPage ssr=SsrMode::Async/>
+                    <Route path=path!("/settings") view=settings::SettingsPage ssr=SsrMode::Async/>
                 </Routes>
             </main>
             <footer class="site-footer">

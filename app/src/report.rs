@@ -11,9 +11,116 @@ use leptos::prelude::*;
 use leptos_meta::{Stylesheet, Title};
 
 use crate::{
-    frame::{PortalPage, csrf_field, refused, with_portal},
-    views::ReportView,
+    frame::{PortalPage, Viewer, csrf_field, refused, with_portal},
+    settings::options,
+    views::{ReportView, TaxView},
 };
+
+/// The tax summary: the choices (a GET form, so a choice is a link that
+/// works with JavaScript off), each tax year's figures in the
+/// jurisdiction's terms, the disposals with the rule that matched each, and
+/// the unlabelled transfers with a label form each.
+fn tax_part(address: &str, tax: TaxView, viewer: &Viewer) -> impl IntoView + use<> {
+    let action = format!("/wallets/{address}");
+    let label_action = format!("/wallets/{address}/label");
+    let query = tax.query.clone();
+    let categories = tax.label_categories.clone();
+    view! {
+        <section id="tax" aria-labelledby="tax-heading">
+            <h2 id="tax-heading">"Tax summary"</h2>
+            <form method="get" action=action class="stack tax-choices" id="tax-choices">
+                <label for="tax-jurisdiction">"Jurisdiction"</label>
+                <select id="tax-jurisdiction" name="jurisdiction">{options(&tax.jurisdictions, &tax.jurisdiction)}</select>
+                <label for="tax-choice-method">"Method"</label>
+                <select id="tax-choice-method" name="method">{options(&tax.methods, &tax.method)}</select>
+                <label for="tax-currency">"Currency"</label>
+                <select id="tax-currency" name="currency">{options(&tax.currencies, &tax.currency)}</select>
+                <label for="tax-year">"Tax year"</label>
+                <select id="tax-year" name="tax_year">{options(&tax.tax_years, &tax.tax_year)}</select>
+                <button type="submit">"Show"</button>
+            </form>
+            <ul class="meta rules" id="tax-rules">
+                {tax.rules.iter().map(|r| view! { <li>{r.clone()}</li> }).collect_view()}
+            </ul>
+            {match tax.error.clone() {
+                Some(e) => view! { <p class="error" role="alert" id="tax-error">{e}</p> }.into_any(),
+                None => view! {
+                    <p class="meta" id="tax-heading-line">{tax.heading.clone()}" (" {tax.source.clone()} ")"</p>
+                    {if tax.years.is_empty() {
+                        view! { <p class="empty" id="tax-no-years">"No disposals or transfers in this choice of years."</p> }.into_any()
+                    } else {
+                        tax.years.iter().map(|y| view! {
+                            <div class="table-scroll">
+                                <table class="data tax-year" id=format!("tax-year-{}", y.tax_year)>
+                                    <caption>{format!("Tax year {}", y.tax_year)}</caption>
+                                    <tbody>
+                                        {y.lines.iter().map(|(term, amount)| view! {
+                                            <tr><th scope="row">{term.clone()}</th><td class="num">{amount.clone()}</td></tr>
+                                        }).collect_view()}
+                                    </tbody>
+                                </table>
+                            </div>
+                            {y.warning.clone().map(|w| view! { <p class="stale" role="status">{w}</p> })}
+                        }).collect_view().into_any()
+                    }}
+                    {(!tax.rows.is_empty()).then(|| view! {
+                        <details id="tax-rows">
+                            <summary>{format!("Disposals and the rule of each ({})", tax.rows.len())}</summary>
+                            <div class="table-scroll">
+                                <table class="data">
+                                    <thead><tr>
+                                        <th scope="col">"Year"</th><th scope="col">"Asset"</th><th scope="col" class="num">"Quantity"</th>
+                                        <th scope="col">"Acquired"</th><th scope="col">"Disposed"</th>
+                                        <th scope="col" class="num">"Proceeds"</th><th scope="col" class="num">"Cost"</th>
+                                        <th scope="col" class="num">"Gain"</th><th scope="col">"Rule"</th>
+                                    </tr></thead>
+                                    <tbody>
+                                        {tax.rows.iter().map(|r| view! {
+                                            <tr>
+                                                <td>{r.tax_year.clone()}</td><td>{r.asset.clone()}</td><td class="num">{r.quantity.clone()}</td>
+                                                <td>{r.acquired.clone()}</td><td>{r.disposed.clone()}</td>
+                                                <td class="num">{r.proceeds.clone()}</td><td class="num">{r.cost.clone()}</td>
+                                                <td class="num">{r.gain.clone()}</td><td class="rule">{r.rule.clone()}</td>
+                                            </tr>
+                                        }).collect_view()}
+                                    </tbody>
+                                </table>
+                            </div>
+                        </details>
+                    })}
+                    <h3 id="unlabelled-heading">"Unlabelled transfers"</h3>
+                    {if tax.unlabelled.is_empty() {
+                        view! { <p class="meta" id="no-unlabelled">"Every transfer's other side is labelled or one of your wallets."</p> }.into_any()
+                    } else {
+                        view! {
+                            <p class="meta">"Say whose each address is: your own wallet (a move: no gain, dates kept), an exchange (out of and into your books at cost) or a merchant (a payment: a disposal). Until then they follow your setting for unlabelled transfers."</p>
+                            <ul class="unlabelled" id="unlabelled">
+                                {tax.unlabelled.iter().map(|u| {
+                                    let id = format!("label-{}", u.address);
+                                    view! {
+                                        <li>
+                                            <p><code class="address">{u.address.clone()}</code>": "{u.totals.clone()}</p>
+                                            <form method="post" action=label_action.clone() class="label-form" id=id.clone()>
+                                                {csrf_field(viewer)}
+                                                <input type="hidden" name="address" value=u.address.clone()/>
+                                                <input type="hidden" name="back" value=query.clone()/>
+                                                <label for=format!("{id}-name")>"Label"</label>
+                                                <input type="text" id=format!("{id}-name") name="label" required maxlength="64" placeholder="e.g. my Kraken account"/>
+                                                <label for=format!("{id}-category")>"Whose"</label>
+                                                <select id=format!("{id}-category") name="category">{options(&categories, "own_wallet")}</select>
+                                                <button type="submit">"Label"</button>
+                                            </form>
+                                        </li>
+                                    }
+                                }).collect_view()}
+                            </ul>
+                        }.into_any()
+                    }}
+                }.into_any(),
+            }}
+        </section>
+    }
+}
 
 /// The report formats the download links offer (`?format=`).
 pub const FORMATS: [(&str, &str); 7] = [
@@ -45,6 +152,10 @@ pub fn WalletReportPage() -> impl IntoView {
         };
         let viewer = portal.viewer;
         let address = report.address.clone();
+        let tax = report.tax.clone();
+        let tax_hidden = tax
+            .clone()
+            .map(|t| (t.jurisdiction, t.currency, t.tax_year, t.method));
         // A fixed title: leptos_meta writes `<title>` unescaped, and a
         // wallet's label is anyone's text (agents set it too).
         let title = "Ledger: wallet report";
@@ -61,6 +172,7 @@ pub fn WalletReportPage() -> impl IntoView {
             {report.error.clone().map(|e| view! { <p class="error" role="alert" id="share-error">{e}</p> })}
             <div class="report">
                 <div inner_html=report.section_html.clone()></div>
+                {tax.map(|t| tax_part(&address, *t, &viewer))}
                 {report.scanned.then(|| view! {
                     <section id="downloads" aria-labelledby="downloads-heading">
                         <h2 id="downloads-heading">"Download"</h2>
@@ -78,15 +190,21 @@ pub fn WalletReportPage() -> impl IntoView {
                         // with JavaScript off.
                         <form method="get" action=format!("/wallets/{address}/report") class="stack" id="tax-download">
                             <h3>"For a tax year"</h3>
-                            <p class="meta">"Pick the dates of the tax year (1 Jan to 31 Dec in the US, 6 Apr to 5 Apr in the UK) or any range; leave both empty for the whole history. Form 8949 covers one calendar year."</p>
+                            <p class="meta">"Pick the dates of the tax year (1 Jan to 31 Dec in the US, 6 Apr to 5 Apr in the UK) or any range; leave both empty for the whole history. Form 8949 covers one calendar year. The JSON report carries the tax summary chosen above (jurisdiction, currency, tax year); the other formats follow the method and, with no dates, the tax year's dates."</p>
+                            {tax_hidden.clone().map(|(j, c, y, _)| view! {
+                                <input type="hidden" name="jurisdiction" value=j/>
+                                <input type="hidden" name="currency" value=c/>
+                                {(!y.is_empty()).then(|| view! { <input type="hidden" name="tax_year" value=y/> })}
+                            })}
                             <label for="tax-from">"From"</label>
                             <input type="date" id="tax-from" name="from"/>
                             <label for="tax-to">"To (inclusive)"</label>
                             <input type="date" id="tax-to" name="to"/>
                             <label for="tax-method">"Cost-basis method"</label>
                             <select id="tax-method" name="method">
-                                {METHODS.iter().map(|(method, name)| view! {
-                                    <option value=*method selected={*method == "fifo"}>{*name}</option>
+                                {METHODS.iter().map(|(method, name)| {
+                                    let chosen = tax_hidden.as_ref().map(|t| t.3.as_str()).filter(|m| !m.is_empty()).unwrap_or("fifo");
+                                    view! { <option value=*method selected={*method == chosen}>{*name}</option> }
                                 }).collect_view()}
                             </select>
                             <label for="tax-format">"Format"</label>

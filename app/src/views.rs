@@ -248,6 +248,8 @@ pub struct ReportView {
     /// The wallet has a ledger to report (it was scanned): without one
     /// the downloads are not offered (each would be a 404).
     pub scanned: bool,
+    /// The tax summary and its choices (a scanned wallet only).
+    pub tax: Option<Box<TaxView>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -390,4 +392,105 @@ pub struct ScanProgress {
     pub summary: String,
     /// Why it failed, in words.
     pub error: Option<String>,
+}
+
+/// One option of a select: the value a form sends and what a person reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Choice {
+    pub value: String,
+    pub label: String,
+}
+
+/// The account settings page (`/settings`): the defaults of the report
+/// view and the tax section, and the locale numbers are written in.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SettingsView {
+    /// The values in effect (or as sent, when the form was refused).
+    pub jurisdiction: String,
+    /// Empty: the jurisdiction's own.
+    pub method: String,
+    /// Empty: the jurisdiction's own.
+    pub currency: String,
+    pub unlabelled: String,
+    /// Empty: the browser's.
+    pub locale: String,
+    pub jurisdictions: Vec<Choice>,
+    pub methods: Vec<Choice>,
+    pub currencies: Vec<Choice>,
+    pub unlabelled_choices: Vec<Choice>,
+    pub locales: Vec<Choice>,
+    /// Which methods and currencies each jurisdiction accepts, in words.
+    pub rules: Vec<String>,
+    /// The locale the browser's Accept-Language gives.
+    pub browser_locale: String,
+    /// Whether the account has saved settings (else these are defaults).
+    pub saved: bool,
+    pub notice: Option<String>,
+    pub error: Option<FieldError>,
+}
+
+/// The tax part of the report view: the choices and one jurisdiction's
+/// per-tax-year summary, every amount already written in the reader's
+/// locale and the chosen currency.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaxView {
+    pub jurisdiction: String,
+    /// Empty: the jurisdiction's own.
+    pub method: String,
+    pub currency: String,
+    /// Empty: every year.
+    pub tax_year: String,
+    pub jurisdictions: Vec<Choice>,
+    pub methods: Vec<Choice>,
+    pub currencies: Vec<Choice>,
+    pub tax_years: Vec<Choice>,
+    /// Which methods and currencies each jurisdiction accepts, in words.
+    pub rules: Vec<String>,
+    /// Why the choices were refused, in words (then no summary).
+    pub error: Option<String>,
+    /// "United Kingdom: share matching (same day, 30 days, Section 104), GBP".
+    pub heading: String,
+    /// Where the choices came from ("your settings" or "this page").
+    pub source: String,
+    pub years: Vec<TaxYearView>,
+    pub rows: Vec<TaxRowLine>,
+    /// Unlabelled transfers by counterparty, each with a label form.
+    pub unlabelled: Vec<UnlabelledLine>,
+    pub label_categories: Vec<Choice>,
+    /// The page's own query (`jurisdiction=uk&...`), for the label form's
+    /// way back and the download form.
+    pub query: String,
+}
+
+/// One tax year's figures in the jurisdiction's terms.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaxYearView {
+    pub tax_year: String,
+    /// (term as the return names it, amount written).
+    pub lines: Vec<(String, String)>,
+    /// Present when unlabelled transfers make the year not ready to file.
+    pub warning: Option<String>,
+}
+
+/// One disposal with the rule that matched it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaxRowLine {
+    pub tax_year: String,
+    pub asset: String,
+    pub quantity: String,
+    pub acquired: String,
+    pub disposed: String,
+    pub proceeds: String,
+    pub cost: String,
+    pub gain: String,
+    /// The rule in words (`Section 104 pool`, `held over a year`).
+    pub rule: String,
+}
+
+/// Transfers with one counterparty that no label names.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnlabelledLine {
+    pub address: String,
+    /// "2 sent: 1.5 SOL (300.00 USD)".
+    pub totals: String,
 }

@@ -105,6 +105,7 @@ test('no portal page is wider than a 390 px phone', async () => {
     [`/wallets/${seeded}/graph`, 'graph'],
     [`/wallets/remove?address=${seeded}`, 'confirm-remove'],
     ['/payments', 'payments'],
+    ['/settings', 'settings'],
     ['/credits', 'credits'],
     [`/s/${TOKEN}`, 'share'],
   ];

@@ -523,6 +523,11 @@ fn portal_router(
         .route("/wallets/{address}/report", get(portal::reports::download))
         .route("/wallets/{address}", get(portal::report::page))
         .route("/wallets/{address}/share", post(portal::report::create))
+        .route("/wallets/{address}/label", post(portal::tax_view::label))
+        .route(
+            "/settings",
+            get(portal::settings::page).post(portal::settings::save),
+        )
         .route(
             "/wallets/{address}/share/revoke",
             get(portal::report::confirm_revoke).post(portal::report::revoke),

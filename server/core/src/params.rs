@@ -112,6 +112,13 @@ schema_type!(
 );
 
 schema_type!(
+    /// A locale numbers are written in (BCP 47): `1,234.56` in English,
+    /// `1.234,56` in de-DE, `1 234,56` in fr-FR.
+    LocaleName,
+    json_schema!({"type": "string", "enum": crate::values::format::Locale::ALL.map(crate::values::format::Locale::tag)})
+);
+
+schema_type!(
     /// A tax year: `2024` (US, Canada, Germany: the calendar year) or
     /// `2024-25` (UK from 6 April 2024, Australia from 1 July 2024). No
     /// pattern here: a wrong one is refused naming both forms.
@@ -138,6 +145,22 @@ pub fn optional_currency<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Curre
         None => Ok(None),
         Some(text) => Currency::parse(text.trim()).map(Some).ok_or_else(|| {
             de::Error::custom(format!("{text:?} is none of USD, GBP, EUR, CAD, AUD"))
+        }),
+    }
+}
+
+/// An optional locale read from its tag, refused naming the supported ones.
+pub fn optional_locale<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<crate::values::format::Locale>, D::Error> {
+    use crate::values::format::Locale;
+    match Option::<String>::deserialize(d)? {
+        None => Ok(None),
+        Some(text) => Locale::parse(&text).map(Some).ok_or_else(|| {
+            de::Error::custom(format!(
+                "{text:?} is none of {}",
+                Locale::ALL.map(Locale::tag).join(", ")
+            ))
         }),
     }
 }

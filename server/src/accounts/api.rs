@@ -245,6 +245,18 @@ pub struct SetTaxDefaultsArgs {
     #[serde(default, deserialize_with = "optional_unlabelled")]
     #[schemars(with = "Option<UnlabelledName>", extend("default" = "at_market_value"))]
     pub unlabelled: Option<crate::basis::books::UnlabelledTransfers>,
+    /// fifo | lifo | hifo | average: the method the tax section uses when a
+    /// call names none; default the jurisdiction's own. A method the
+    /// jurisdiction does not accept is refused with its reason.
+    #[serde(default, deserialize_with = "crate::params::optional_method")]
+    #[schemars(with = "Option<crate::params::CostMethod>")]
+    pub method: Option<crate::basis::Method>,
+    /// en-US | en-GB | en-CA | en-AU | de-DE | fr-FR: the locale the portal
+    /// writes numbers in (1,234.56 or 1.234,56); default the browser's
+    /// Accept-Language.
+    #[serde(default, deserialize_with = "crate::params::optional_locale")]
+    #[schemars(with = "Option<crate::params::LocaleName>")]
+    pub locale: Option<crate::values::format::Locale>,
 }
 
 /// The unlabelled-transfer treatments, as the schema states them.
@@ -287,6 +299,10 @@ pub struct TaxDefaults {
     pub currency: Option<String>,
     /// at_market_value or out_of_books.
     pub unlabelled: String,
+    /// The method stored; null: the jurisdiction's own.
+    pub method: Option<String>,
+    /// The locale stored (en-US, de-DE, ...); null: the browser's.
+    pub locale: Option<String>,
 }
 
 /// `POST /v1/settings/tax`: store (or, with no jurisdiction, remove) the
@@ -299,21 +315,58 @@ pub async fn set_tax_defaults(
 ) -> Result<TaxDefaults, AppError> {
     let account = principal.require_account("setting tax defaults")?;
     principal.permit(Action::KeepWatchlist)?;
+    save_tax_defaults(store, now_ms, &account.account_id, args).await
+}
+
+/// Check `args` and store them as `account`'s defaults: what
+/// `POST /v1/settings/tax` does once the principal may, and what the
+/// portal's settings page does for its signed-in account.
+pub async fn save_tax_defaults(
+    store: &Store,
+    now_ms: i64,
+    account: &crate::accounts::AccountId,
+    args: SetTaxDefaultsArgs,
+) -> Result<TaxDefaults, AppError> {
     let settings = match args.jurisdiction {
-        Some(jurisdiction) => Some(tax_settings::TaxSettings {
-            jurisdiction,
-            currency: args.currency,
-            unlabelled: args.unlabelled,
-        }),
-        None if args.currency.is_some() || args.unlabelled.is_some() => {
+        Some(jurisdiction) => {
+            if let Some(method) = args.method {
+                jurisdiction
+                    .matching(Some(method))
+                    .map_err(|refused| AppError::invalid_params(format!("method: {refused}")))?;
+            }
+            // Germany's exemption limit is in euros (EStG §23 Abs. 3 S. 5),
+            // so `de` is assessed in EUR only, as a call would be refused.
+            if let Some(currency) = args.currency
+                && jurisdiction == crate::basis::jurisdiction::Jurisdiction::De
+                && currency != crate::values::fx::Currency::Eur
+            {
+                return Err(AppError::invalid_params(format!(
+                    "currency: de is assessed in EUR only, not {}: the Freigrenze of EStG \
+                     §23 Abs. 3 S. 5 (1,000 EUR from 2024) is in euros",
+                    currency.code()
+                )));
+            }
+            Some(tax_settings::TaxSettings {
+                jurisdiction,
+                currency: args.currency,
+                unlabelled: args.unlabelled,
+                method: args.method,
+                locale: args.locale,
+            })
+        }
+        None if args.currency.is_some()
+            || args.unlabelled.is_some()
+            || args.method.is_some()
+            || args.locale.is_some() =>
+        {
             return Err(AppError::invalid_params(
-                "jurisdiction: name one (us, uk, ca, de, au) with currency or unlabelled; \
-                 no jurisdiction at all removes the defaults",
+                "jurisdiction: name one (us, uk, ca, de, au) with currency, unlabelled, method \
+                 or locale; no jurisdiction at all removes the defaults",
             ));
         }
         None => None,
     };
-    tax_settings::set(store, now_ms, &account.account_id, settings).await?;
+    tax_settings::set(store, now_ms, account, settings).await?;
     Ok(TaxDefaults::of(settings))
 }
 
@@ -340,6 +393,10 @@ impl TaxDefaults {
                 settings.and_then(|s| s.unlabelled).unwrap_or_default(),
             )
             .to_owned(),
+            method: settings
+                .and_then(|s| s.method)
+                .map(|m| m.as_str().to_owned()),
+            locale: settings.and_then(|s| s.locale).map(|l| l.tag().to_owned()),
         }
     }
 }

@@ -5,12 +5,17 @@
 //! account; a call's own arguments always win over it. Read on every call,
 //! like labels, so a change shows on the next read. An account that never
 //! set them reads exactly as before (no row, no tax section unless asked).
+//!
+//! Beside them, for the portal's settings page (`/settings`): the method
+//! the tax section and the report view use when a call names none, and the
+//! locale the portal writes numbers in (issue 23, item 2: "with a
+//! setting"; without one, the request's `Accept-Language`).
 
 use super::{AccountId, AccountsError};
 use crate::{
-    basis::{books::UnlabelledTransfers, jurisdiction::Jurisdiction},
-    store::Store,
-    values::fx::Currency,
+    basis::{Method, books::UnlabelledTransfers, jurisdiction::Jurisdiction},
+    store::{Store, TaxSettingsRow},
+    values::{format::Locale, fx::Currency},
 };
 
 /// What an account stored.
@@ -21,6 +26,11 @@ pub struct TaxSettings {
     pub currency: Option<Currency>,
     /// `None`: the core's default ([`UnlabelledTransfers::AtMarketValue`]).
     pub unlabelled: Option<UnlabelledTransfers>,
+    /// `None`: the jurisdiction's own. Stored only when the jurisdiction
+    /// accepts it (checked where it is set).
+    pub method: Option<Method>,
+    /// `None`: the request's `Accept-Language`.
+    pub locale: Option<Locale>,
 }
 
 /// The names `unlabelled` takes, as the schema and the store write them.
@@ -43,8 +53,13 @@ pub fn parse_unlabelled(text: &str) -> Option<UnlabelledTransfers> {
 
 /// The account's defaults; `None` when it has set none.
 pub async fn of(store: &Store, account: &AccountId) -> Result<Option<TaxSettings>, AccountsError> {
-    let Some((jurisdiction, currency, unlabelled)) =
-        store.tax_settings_of(account.as_str()).await?
+    let Some(TaxSettingsRow {
+        jurisdiction,
+        currency,
+        unlabelled,
+        method,
+        locale,
+    }) = store.tax_settings_of(account.as_str()).await?
     else {
         return Ok(None);
     };
@@ -58,7 +73,22 @@ pub async fn of(store: &Store, account: &AccountId) -> Result<Option<TaxSettings
         unlabelled: unlabelled
             .map(|u| parse_unlabelled(&u).ok_or_else(|| corrupt(&format!("unlabelled {u:?}"))))
             .transpose()?,
+        method: method
+            .map(|m| Method::parse(&m).ok_or_else(|| corrupt(&format!("method {m:?}"))))
+            .transpose()?,
+        locale: locale
+            .map(|l| Locale::parse(&l).ok_or_else(|| corrupt(&format!("locale {l:?}"))))
+            .transpose()?,
     }))
+}
+
+/// The locale `account` set, if any (the portal's pages then write numbers
+/// in it whatever the browser asks).
+pub async fn locale_of(
+    store: &Store,
+    account: &AccountId,
+) -> Result<Option<Locale>, AccountsError> {
+    Ok(of(store, account).await?.and_then(|s| s.locale))
 }
 
 /// Store `settings` for `account`, or forget them (`None`).
@@ -73,9 +103,13 @@ pub async fn set(
             store
                 .set_tax_settings(
                     account.as_str(),
-                    s.jurisdiction.as_str(),
-                    s.currency.map(Currency::code),
-                    s.unlabelled.map(unlabelled_name),
+                    &TaxSettingsRow {
+                        jurisdiction: s.jurisdiction.as_str().to_owned(),
+                        currency: s.currency.map(|c| c.code().to_owned()),
+                        unlabelled: s.unlabelled.map(|u| unlabelled_name(u).to_owned()),
+                        method: s.method.map(|m| m.as_str().to_owned()),
+                        locale: s.locale.map(|l| l.tag().to_owned()),
+                    },
                     now_ms,
                 )
                 .await?

@@ -75,8 +75,8 @@ impl TaxChoice {
     /// jurisdiction does not accept (the report's `fifo` in the UK) gives
     /// way to the jurisdiction's own instead of failing a call that named
     /// no tax argument; with arguments, they fill the jurisdiction the call
-    /// left out, and the currency when the jurisdiction is theirs. Their
-    /// unlabelled-transfer treatment holds either way. No settings: exactly
+    /// left out, and the currency and method when the jurisdiction is
+    /// theirs. Their unlabelled-transfer treatment holds either way. No settings: exactly
     /// as before.
     pub fn from_args(
         jurisdiction: Option<Jurisdiction>,
@@ -91,6 +91,7 @@ impl TaxChoice {
                 return Ok(None);
             };
             let jurisdiction = settings.jurisdiction;
+            let method = method.or(settings.method);
             return Ok(Some(Self {
                 jurisdiction,
                 currency: settings.currency.unwrap_or(jurisdiction.currency()),
@@ -105,6 +106,11 @@ impl TaxChoice {
         let stored_currency = settings
             .filter(|s| s.jurisdiction == jurisdiction)
             .and_then(|s| s.currency);
+        // The stored method goes with the stored jurisdiction (it was
+        // checked against it when saved).
+        let method = method.or(settings
+            .filter(|s| s.jurisdiction == jurisdiction)
+            .and_then(|s| s.method));
         let tax_year = tax_year
             .map(|y| y.for_jurisdiction(jurisdiction))
             .transpose()
@@ -493,6 +499,11 @@ pub struct TaxSection {
     /// years are then this wallet's part; absent when none was read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_wallets: Vec<String>,
+    /// `years` as the core typed them, for the pages that write them in
+    /// the reader's locale (the portal's report view); never serialized.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub summaries: Vec<jurisdiction::YearSummary>,
 }
 
 /// The legs a tax section leaves out for want of a block time.
@@ -708,10 +719,14 @@ impl TaxSection {
                 acquired: h.acquired.map(time),
             })
             .collect();
-        let years = a
+        let summaries: Vec<jurisdiction::YearSummary> = a
             .years
             .iter()
             .filter(|y| wanted(y.tax_year()))
+            .cloned()
+            .collect();
+        let years = summaries
+            .iter()
             .filter_map(|y| serde_json::to_value(y).ok())
             .collect();
         TaxSection {
@@ -733,6 +748,7 @@ impl TaxSection {
             holdings,
             undated: UndatedView::default(),
             other_wallets: Vec::new(),
+            summaries,
         }
     }
 }

@@ -19,7 +19,9 @@ pub mod reports;
 pub mod research;
 pub mod scan;
 pub mod sessions;
+pub mod settings;
 pub mod signin;
+pub mod tax_view;
 
 use std::sync::Arc;
 

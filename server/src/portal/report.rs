@@ -47,6 +47,10 @@ struct Outcome {
     new_link: Option<String>,
     notice: Option<String>,
     error: Option<String>,
+    /// The tax choices of the view (the GET's query; defaults otherwise).
+    tax: super::tax_view::TaxQuery,
+    /// The request's `Accept-Language`, when the answer is a GET's.
+    accept_language: Option<axum::http::HeaderMap>,
 }
 
 async fn watched(
@@ -90,6 +94,11 @@ async fn view_response(
     let reader = Principal::Link(LinkReader {
         wallet: wallet.clone(),
     });
+    let headers = outcome.accept_language.clone().unwrap_or_default();
+    let locale = match super::settings::locale_for(state, Some(account), &headers).await {
+        Ok(locale) => locale,
+        Err(err) => return err.into_response(),
+    };
     let caches = state.services().caches();
     let kept = (&*caches.pages, &*caches.positions);
     let (section, scanned) = match report::build(&state.reads(), kept, &reader, query).await {
@@ -97,7 +106,14 @@ async fn view_response(
             let charts = share::charts::charts(&built);
             let base = format!("/wallets/{wallet}");
             (
-                report_section(&built, &charts, &Links { base: &base }),
+                report_section(
+                    &built,
+                    &charts,
+                    &Links {
+                        base: &base,
+                        locale,
+                    },
+                ),
                 true,
             )
         }
@@ -133,6 +149,22 @@ async fn view_response(
             expires: l.expires_at,
         })
         .collect();
+    let tax = if scanned {
+        match super::tax_view::tax_view(state, account, &wallet, &outcome.tax, locale).await {
+            Ok(view) => Some(Box::new(view)),
+            Err(err) if err.code() == crate::error::Code::Internal => {
+                return err.into_response();
+            }
+            // Rates unavailable and the like: said in words, the rest of
+            // the page still shown.
+            Err(err) => Some(Box::new(app::views::TaxView {
+                error: Some(err.message().to_owned()),
+                ..app::views::TaxView::default()
+            })),
+        }
+    } else {
+        None
+    };
     let portal = Portal {
         viewer,
         page: PortalPage::Report(ReportView {
@@ -145,11 +177,49 @@ async fn view_response(
             links: rows,
             limit,
             scanned,
+            tax,
         }),
     };
     let mut response = render(state, &format!("/wallets/{wallet}"), status, portal).await;
     crate::site::share::protect_without_csp(response.headers_mut());
     response
+}
+
+/// The view again, answered `status`, with `message` as its error and the
+/// tax summary's choices `tax` (a refused label form).
+pub(super) async fn refused_view(
+    state: &AppState,
+    viewer: Viewer,
+    account: &AccountId,
+    address: &str,
+    tax: super::tax_view::TaxQuery,
+    status: StatusCode,
+    message: String,
+) -> Response {
+    let outcome = Outcome {
+        error: Some(message),
+        tax,
+        ..Outcome::default()
+    };
+    view_response(
+        state,
+        viewer,
+        account,
+        address,
+        ViewQuery::default(),
+        status,
+        outcome,
+    )
+    .await
+}
+
+/// The view's query: the report's view, and the tax summary's choices.
+#[derive(Deserialize)]
+pub struct PageQuery {
+    #[serde(flatten)]
+    view: ViewQuery,
+    #[serde(flatten)]
+    tax: super::tax_view::TaxQuery,
 }
 
 /// `GET /wallets/{address}`.
@@ -158,14 +228,19 @@ pub async fn page(
     axum::Extension(parts): axum::Extension<Parts>,
     session: Session,
     axum::extract::OriginalUri(uri): axum::extract::OriginalUri,
+    headers: axum::http::HeaderMap,
     Path(address): Path<String>,
-    Query(query): Query<ViewQuery>,
+    Query(PageQuery { view: query, tax }): Query<PageQuery>,
 ) -> Response {
     let (viewer, account) = match account_page(&state, &parts, &session, &uri).await {
         Ok(page) => page,
         Err(response) => return response,
     };
-    let mut outcome = Outcome::default();
+    let mut outcome = Outcome {
+        tax,
+        accept_language: Some(headers),
+        ..Outcome::default()
+    };
     match take_flash(
         &session,
         &account,

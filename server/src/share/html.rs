@@ -21,7 +21,7 @@ use super::{
     charts::ChartJson,
     report::{Report, mint_label},
 };
-use crate::values::format;
+use crate::values::format::{self, Locale};
 
 /// Escape text for HTML content and double-quoted attributes.
 pub fn esc(text: &str) -> String {
@@ -52,9 +52,9 @@ pub fn units(amount: &str, decimals: u32) -> String {
 
 /// A USD decimal string as money people read: cents, thousands grouped
 /// (the JSON reads keep every digit).
-fn cents(text: &str) -> String {
+fn cents(text: &str, locale: Locale) -> String {
     text.parse::<Decimal>()
-        .map(|d| format::decimal(d, 2))
+        .map(|d| format::decimal_in(d, 2, locale))
         .unwrap_or_else(|_| text.to_owned())
 }
 
@@ -64,24 +64,17 @@ fn places(unit: &str) -> u32 {
 }
 
 /// A figure in `unit`, grouped (`86,088.34`).
-fn amount_in(text: &str, unit: &str) -> String {
+fn amount_in(text: &str, unit: &str, locale: Locale) -> String {
     text.parse::<Decimal>()
-        .map(|d| format::decimal(d, places(unit)))
+        .map(|d| format::decimal_in(d, places(unit), locale))
         .unwrap_or_else(|_| text.to_owned())
 }
 
 /// A change: always signed, grouped (`+1,200.00`, `−81,521.90`).
-fn signed(text: &str, places: u32) -> String {
+fn signed(text: &str, places: u32, locale: Locale) -> String {
     match text.parse::<Decimal>() {
-        Ok(d) => {
-            let written = format::decimal(d, places);
-            // Zero (at the places shown) has no direction.
-            if written.starts_with(format::MINUS) || d.round_dp(places).is_zero() {
-                written
-            } else {
-                format!("+{written}")
-            }
-        }
+        // Zero (at the places shown) has no direction.
+        Ok(d) => format::signed_in(d, places, locale),
         Err(_) => text.to_owned(),
     }
 }
@@ -90,6 +83,9 @@ fn signed(text: &str, places: u32) -> String {
 pub struct Links<'a> {
     /// The page's path (`/s/{token}` or `/wallets/{address}`).
     pub base: &'a str,
+    /// The locale numbers are written in (en-US unless the reader's
+    /// setting or `Accept-Language` says otherwise).
+    pub locale: Locale,
 }
 
 impl Links<'_> {
@@ -123,6 +119,11 @@ fn chart(out: &mut String, id: &str, label: &str, json: &str) {
 
 /// The headline: value at the end of the range and its change.
 pub fn headline(report: &Report) -> String {
+    headline_in(report, Locale::EnUs)
+}
+
+/// [`headline`] in `locale`.
+pub fn headline_in(report: &Report, locale: Locale) -> String {
     let s = &report.summary;
     match &s.value_end {
         None => "No value in this range yet.".to_owned(),
@@ -131,16 +132,16 @@ pub fn headline(report: &Report) -> String {
                 (Some(c), Some(p)) => {
                     format!(
                         "{} {} ({}%) over {}",
-                        signed(c, places(&s.unit)),
+                        signed(c, places(&s.unit), locale),
                         s.unit,
-                        signed(p, 1),
+                        signed(p, 1, locale),
                         report.range.words()
                     )
                 }
                 (Some(c), None) => {
                     format!(
                         "{} {} over {}",
-                        signed(c, places(&s.unit)),
+                        signed(c, places(&s.unit), locale),
                         s.unit,
                         report.range.words()
                     )
@@ -155,7 +156,7 @@ pub fn headline(report: &Report) -> String {
             };
             format!(
                 "{} {}{}",
-                amount_in(end, &s.unit),
+                amount_in(end, &s.unit, locale),
                 s.unit,
                 if change.is_empty() {
                     String::new()
@@ -210,12 +211,13 @@ fn stale_note(o: &mut String, report: &Report) {
 pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) -> String {
     let mut o = String::with_capacity(32 * 1024);
     let unit = &report.summary.unit;
+    let locale = links.locale;
     let _ = write!(
         o,
         "<section class=\"report-head\"><p class=\"meta\">Wallet {}</p>\
          <p class=\"headline\" id=\"headline\">{}</p>",
         wallet_cell(&report.address),
-        esc(&headline(report))
+        esc(&headline_in(report, locale))
     );
     // Range tabs above the chart they change; the currency beside them.
     o.push_str(
@@ -299,7 +301,7 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
     );
     for p in &report.value.points {
         let v = super::report::point_value(p, report.denominate)
-            .map(|d| format::decimal(d, places(unit)))
+            .map(|d| format::decimal_in(d, places(unit), locale))
             .unwrap_or_else(|| "—".to_owned());
         let stale = if p.stale_mints.is_empty() {
             String::new()
@@ -318,10 +320,10 @@ pub fn report_section(report: &Report, charts: &ChartJson, links: &Links<'_>) ->
     }
     o.push_str("</tbody></table></details></section>");
 
-    allocation_part(&mut o, report, charts);
-    positions_part(&mut o, report);
+    allocation_part(&mut o, report, charts, locale);
+    positions_part(&mut o, report, locale);
     ledger_part(&mut o, report, links);
-    flows_part(&mut o, report, charts);
+    flows_part(&mut o, report, charts, locale);
     o
 }
 
@@ -379,7 +381,7 @@ fn address_cell(address: &str, name: &str) -> String {
     }
 }
 
-fn allocation_part(o: &mut String, report: &Report, charts: &ChartJson) {
+fn allocation_part(o: &mut String, report: &Report, charts: &ChartJson, locale: Locale) {
     o.push_str("<section id=\"allocation\"><h2>Allocation now (USD)</h2>");
     if report.allocation.is_empty() {
         o.push_str("<p>No priced holdings.</p>");
@@ -400,7 +402,7 @@ fn allocation_part(o: &mut String, report: &Report, charts: &ChartJson) {
             o,
             "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}%</td></tr>",
             token_cell(&s.mint),
-            esc(&cents(&s.usd)),
+            esc(&cents(&s.usd, locale)),
             esc(&s.pct)
         );
     }
@@ -423,17 +425,22 @@ fn unit_price(report: &Report, mint: &str) -> Option<(Decimal, bool)> {
     Some((usd.checked_div(amount)?, stale))
 }
 
-fn positions_part(o: &mut String, report: &Report) {
+fn positions_part(o: &mut String, report: &Report, locale: Locale) {
     let p = &report.positions;
     let _ = write!(
         o,
         "<section id=\"positions\"><h2>Positions</h2><p>Cost basis by {}. Realized gain {} USD \
          (short term {}, long term {}) over {}.</p>",
         esc(&p.method.to_uppercase()),
-        esc(&cents(&p.realized.gain)),
-        esc(&cents(&p.realized.short_term_gain)),
-        esc(&cents(&p.realized.long_term_gain)),
-        esc(&format::count(p.realized.rows, "disposal", "disposals"))
+        esc(&cents(&p.realized.gain, locale)),
+        esc(&cents(&p.realized.short_term_gain, locale)),
+        esc(&cents(&p.realized.long_term_gain, locale)),
+        esc(&format::count_in(
+            p.realized.rows,
+            "disposal",
+            "disposals",
+            locale
+        ))
     );
     o.push_str(
         "<div class=\"scroll\"><table class=\"data\" id=\"table-positions\"><thead><tr><th scope=\"col\">Token</th>\
@@ -466,11 +473,14 @@ fn positions_part(o: &mut String, report: &Report) {
             "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}{mark}</td>\
              <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
             token_cell(&pos.mint),
-            esc(&quantity.map_or_else(|| pos.open_quantity.clone(), format::quantity)),
-            value.map_or("—".to_owned(), |v| format::decimal(v, 2)),
-            basis.map_or("—".to_owned(), |b| format::decimal(b, 2)),
-            unrealized.map_or("—".to_owned(), |u| signed(&u.to_string(), 2)),
-            esc(&cents(&pos.realized.gain))
+            esc(&quantity.map_or_else(
+                || pos.open_quantity.clone(),
+                |q| format::quantity_in(q, locale)
+            )),
+            value.map_or("—".to_owned(), |v| format::decimal_in(v, 2, locale)),
+            basis.map_or("—".to_owned(), |b| format::decimal_in(b, 2, locale)),
+            unrealized.map_or("—".to_owned(), |u| signed(&u.to_string(), 2, locale)),
+            esc(&cents(&pos.realized.gain, locale))
         );
     }
     if p.positions.is_empty() {
@@ -520,8 +530,11 @@ fn ledger_part(o: &mut String, report: &Report, links: &Links<'_>) {
                 .as_deref()
                 .map_or_else(|| "—".to_owned(), format::date_time_text)),
             esc(&r.what),
-            r.usd
-                .map_or("—".to_owned(), |u| esc(&format::decimal(u, 2))),
+            r.usd.map_or("—".to_owned(), |u| esc(&format::decimal_in(
+                u,
+                2,
+                links.locale
+            ))),
         );
     }
     if rows.is_empty() {
@@ -545,7 +558,7 @@ fn ledger_part(o: &mut String, report: &Report, links: &Links<'_>) {
     o.push_str("</nav></section>");
 }
 
-fn flows_part(o: &mut String, report: &Report, charts: &ChartJson) {
+fn flows_part(o: &mut String, report: &Report, charts: &ChartJson, locale: Locale) {
     o.push_str("<section id=\"flows\"><h2>Counterparties</h2>");
     if report.flows.edges.is_empty() {
         o.push_str("<p>No transfers with counterparties.</p>");
@@ -591,9 +604,12 @@ fn flows_part(o: &mut String, report: &Report, charts: &ChartJson) {
             address_cell(&e.source, &name(&e.source)),
             address_cell(&e.target, &name(&e.target)),
             token_cell(&e.mint),
-            esc(&units(&e.amount, e.decimals)),
-            esc(&e.usd.as_deref().map_or_else(|| "—".to_owned(), cents)),
-            esc(&format::quantity(Decimal::from(e.legs)))
+            esc(&format::atomic_text_in(&e.amount, e.decimals, locale)),
+            esc(&e
+                .usd
+                .as_deref()
+                .map_or_else(|| "—".to_owned(), |u| cents(u, locale))),
+            esc(&format::quantity_in(Decimal::from(e.legs), locale))
         );
     }
     o.push_str("</tbody></table></div></section>");
@@ -605,6 +621,8 @@ pub struct SharePage<'a> {
     pub token: &'a str,
     /// RFC 3339.
     pub expires_at: &'a str,
+    /// The visitor's `Accept-Language`, negotiated (no account here).
+    pub locale: Locale,
 }
 
 fn head(o: &mut String, title: &str) {
@@ -630,7 +648,7 @@ fn header(o: &mut String) {
 pub fn share_page(report: &Report, charts: &ChartJson, page: &SharePage<'_>) -> String {
     let short = mint_label(&report.address);
     let title = format!("Wallet {short}: Ledger report");
-    let description = headline(report);
+    let description = headline_in(report, page.locale);
     let base = page.public_url.trim_end_matches('/');
     let card = format!("{base}/s/{}/card.png", page.token);
     let url = format!("{base}/s/{}", page.token);
@@ -660,6 +678,7 @@ pub fn share_page(report: &Report, charts: &ChartJson, page: &SharePage<'_>) -> 
         charts,
         &Links {
             base: &format!("/s/{}", page.token),
+            locale: page.locale,
         },
     ));
     let _ = write!(

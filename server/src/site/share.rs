@@ -198,6 +198,7 @@ async fn read(state: &AppState, link: &OpenLink, view: ViewQuery) -> Result<Repo
 pub async fn page(
     State(state): State<AppState>,
     ClientAddr(client): ClientAddr,
+    headers: HeaderMap,
     Path(token): Path<String>,
     Query(view): Query<ViewQuery>,
 ) -> Response {
@@ -219,9 +220,16 @@ pub async fn page(
                     public_url: state.public_url(),
                     token: &token,
                     expires_at: &rfc3339(link.expires_at),
+                    // No one is signed in here: the visitor's browser alone
+                    // says how numbers read.
+                    locale: crate::portal::settings::browser_locale(&headers),
                 },
             );
-            respond(StatusCode::OK, HTML, body)
+            let mut response = respond(StatusCode::OK, HTML, body);
+            response
+                .headers_mut()
+                .insert(header::VARY, HeaderValue::from_static("Accept-Language"));
+            response
         }
         Err(err) => problem(&err),
     }

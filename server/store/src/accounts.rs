@@ -8,6 +8,18 @@ use super::{Pool, Store, StoreError};
 use ledger_core::clock::UnixMillis;
 
 /// One identity row. `issuer` is `''` for a Solana wallet.
+/// An account's tax and display defaults as stored (names as the REST
+/// schema writes them; `None`: not set).
+#[derive(Clone, Debug, Default, PartialEq, Eq, sqlx::FromRow)]
+pub struct TaxSettingsRow {
+    pub jurisdiction: String,
+    pub currency: Option<String>,
+    pub unlabelled: Option<String>,
+    pub method: Option<String>,
+    /// A BCP 47 tag of the supported set (`de-DE`).
+    pub locale: Option<String>,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct IdentityRecord {
     pub account_id: String,
@@ -488,15 +500,14 @@ impl Store {
         .await?))
     }
 
-    /// An account's tax defaults: (jurisdiction, currency, unlabelled), as
-    /// stored; `None` when it has set none.
+    /// An account's tax defaults as stored; `None` when it has set none.
     pub async fn tax_settings_of(
         &self,
         account_id: &str,
-    ) -> Result<Option<(String, Option<String>, Option<String>)>, StoreError> {
+    ) -> Result<Option<TaxSettingsRow>, StoreError> {
         Ok(on_pool!(&self.pool, |pool| sqlx::query_as(
-            "SELECT jurisdiction, currency, unlabelled FROM account_tax_settings \
-             WHERE account_id = $1"
+            "SELECT jurisdiction, currency, unlabelled, method, locale \
+             FROM account_tax_settings WHERE account_id = $1"
         )
         .bind(account_id)
         .fetch_optional(pool)
@@ -507,23 +518,24 @@ impl Store {
     pub async fn set_tax_settings(
         &self,
         account_id: &str,
-        jurisdiction: &str,
-        currency: Option<&str>,
-        unlabelled: Option<&str>,
+        row: &TaxSettingsRow,
         now: i64,
     ) -> Result<(), StoreError> {
         on_pool!(&self.pool, |pool| sqlx::query(
             "INSERT INTO account_tax_settings \
-             (account_id, jurisdiction, currency, unlabelled, updated_at) \
-             VALUES ($1, $2, $3, $4, $5) \
+             (account_id, jurisdiction, currency, unlabelled, method, locale, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7) \
              ON CONFLICT (account_id) DO UPDATE \
              SET jurisdiction = excluded.jurisdiction, currency = excluded.currency, \
-                 unlabelled = excluded.unlabelled, updated_at = excluded.updated_at"
+                 unlabelled = excluded.unlabelled, method = excluded.method, \
+                 locale = excluded.locale, updated_at = excluded.updated_at"
         )
         .bind(account_id)
-        .bind(jurisdiction)
-        .bind(currency)
-        .bind(unlabelled)
+        .bind(&row.jurisdiction)
+        .bind(&row.currency)
+        .bind(&row.unlabelled)
+        .bind(&row.method)
+        .bind(&row.locale)
         .bind(now)
         .execute(pool)
         .await?

@@ -88,7 +88,7 @@ use sqlx::{
     sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
 };
 
-pub use accounts::{IdentityRecord, TokenRecord, WatchRow};
+pub use accounts::{IdentityRecord, TaxSettingsRow, TokenRecord, WatchRow};
 pub use credits::{ActionRow, Begun, Credited, MovementRow, NewAction, NewCredit};
 pub use jobs::{
     Created, JobProgress, JobRecord, JobStatus, LedgerQuery, LegRow, NewScanJob, TransactionLegs,

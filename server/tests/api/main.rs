@@ -29,6 +29,7 @@ mod oidc_standin;
 mod pages;
 mod payments;
 mod portal;
+mod portal_tax;
 #[path = "../support/price_standin.rs"]
 mod price_standin;
 mod prices;

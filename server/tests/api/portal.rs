@@ -87,6 +87,16 @@ impl Browser {
         self.send(request).await
     }
 
+    /// A GET with an `Accept-Language` header, as a browser in `language`
+    /// sends it.
+    pub(crate) async fn get_in(&mut self, url: &str, language: &str) -> reqwest::Response {
+        let request = self
+            .client
+            .get(url)
+            .header(header::ACCEPT_LANGUAGE, language);
+        self.send(request).await
+    }
+
     pub(crate) async fn post_form(
         &mut self,
         url: &str,

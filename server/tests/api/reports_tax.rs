@@ -23,10 +23,10 @@ use server::{
 
 use crate::{ecb_standin, helpers::TestApp};
 
-const A: &str = "4kLALtynrmd6pU2LkGXZCmUaMDfsnVixs7SkLjPKNJQG";
+pub(crate) const A: &str = "4kLALtynrmd6pU2LkGXZCmUaMDfsnVixs7SkLjPKNJQG";
 const B: &str = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin";
 /// Someone who sent SOL in, and someone it went out to.
-const STRANGER: &str = "71WDyyCsZwyEYDV91Qrb212rdg6woCHYQhFnmZUBxiJ6";
+pub(crate) const STRANGER: &str = "71WDyyCsZwyEYDV91Qrb212rdg6woCHYQhFnmZUBxiJ6";
 const SHOP: &str = "GThUX1Atko4tqhN2NaiTazWSeFWMuiUvfFnyJyUghFMJ";
 
 fn dec(v: &Value) -> Decimal {
@@ -38,7 +38,7 @@ fn d(text: &str) -> Decimal {
 }
 
 /// Unix seconds of a UTC date at 12:00.
-fn noon(date: &str) -> i64 {
+pub(crate) fn noon(date: &str) -> i64 {
     chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d")
         .unwrap()
         .and_hms_opt(12, 0, 0)
@@ -65,7 +65,7 @@ fn sol_close(day: i64) -> &'static str {
 type Tx<'a> = (&'a str, i64, Vec<(OperationType, i128, Option<&'a str>)>);
 
 /// Record a completed scan of `wallet` holding `txs` (SOL legs only).
-async fn seed(app: &TestApp, wallet: &str, txs: Vec<Tx<'_>>) {
+pub(crate) async fn seed(app: &TestApp, wallet: &str, txs: Vec<Tx<'_>>) {
     let legs: Vec<crate::helpers::SeededTx> = txs
         .into_iter()
         .enumerate()
@@ -106,10 +106,10 @@ async fn seed(app: &TestApp, wallet: &str, txs: Vec<Tx<'_>>) {
     crate::helpers::seed_completed_scan(app, wallet, &legs).await;
 }
 
-const SOL: i128 = 1_000_000_000;
+pub(crate) const SOL: i128 = 1_000_000_000;
 
 /// A server with the price and ECB stand-ins and the SOL series stored.
-async fn app_with(
+pub(crate) async fn app_with(
     ecb: Vec<ecb_standin::Day>,
 ) -> (
     TestApp,
@@ -305,9 +305,20 @@ async fn a_move_between_two_own_wallets_realizes_nothing_and_the_lot_keeps_its_d
 }
 
 async fn account(app: &TestApp) -> (accounts::AccountId, String) {
+    let account = accounts::create_account(app.state.store(), app.state.now_ms(), "tests")
+        .await
+        .unwrap();
+    account_of(app, &account).await
+}
+
+/// A read token of `account`.
+pub(crate) async fn account_of(
+    app: &TestApp,
+    account: &accounts::AccountId,
+) -> (accounts::AccountId, String) {
     let store = app.state.store();
     let now = app.state.now_ms();
-    let account = accounts::create_account(store, now, "tests").await.unwrap();
+    let account = account.clone();
     let minted = accounts::mint(
         store,
         now,
@@ -406,7 +417,7 @@ async fn an_exchange_label_keeps_a_send_out_of_the_books_and_relabelling_as_merc
     assert_eq!(tax["transfers"][1]["counterparty"], "merchant");
 }
 
-fn day(date: &str, usd: &str, gbp: &str) -> ecb_standin::Day {
+pub(crate) fn day(date: &str, usd: &str, gbp: &str) -> ecb_standin::Day {
     (
         date.to_owned(),
         vec![
@@ -419,7 +430,7 @@ fn day(date: &str, usd: &str, gbp: &str) -> ecb_standin::Day {
 
 /// A: 10 SOL in on 1 May 2024 (at 100: 1,000 USD) and 4 SOL out on
 /// 1 July 2024 (at 150: 600 USD), no fees.
-async fn uk_wallet(app: &TestApp) {
+pub(crate) async fn uk_wallet(app: &TestApp) {
     use OperationType::*;
     seed(
         app,

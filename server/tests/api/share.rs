@@ -744,6 +744,47 @@ async fn the_share_page_reads_as_snapshotted() {
     insta::assert_snapshot!("share_page", html);
 }
 
+/// The share page as a visitor whose browser asks for `language` (no one
+/// is signed in there: `Accept-Language` alone says how numbers read).
+#[tokio::test]
+async fn the_share_page_writes_numbers_in_the_visitors_locale() {
+    let (app, _clock, _s, _p) = scanned(|_| {}).await;
+    let (_, token) = owner(&app).await;
+    let link = create(&app, &token, json!({"address": WALLET, "range": "30d"})).await["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let en_us = get(&app, &format!("/s/{link}")).await.text().await.unwrap();
+    for (language, name) in [
+        ("de-DE,de;q=0.9", "share_page_de_de"),
+        ("en-GB", "share_page_en_gb"),
+    ] {
+        let response = app
+            .client
+            .get(app.url(&format!("/s/{link}")))
+            .header(reqwest::header::ACCEPT_LANGUAGE, language)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        assert!(
+            response.headers()[reqwest::header::VARY]
+                .to_str()
+                .unwrap()
+                .contains("Accept-Language"),
+            "a cache keeps one page per language"
+        );
+        let html = response.text().await.unwrap();
+        if name == "share_page_en_gb" {
+            // en-GB writes numbers as en-US does.
+            assert_eq!(html, en_us);
+        }
+        let html = html.replace(&link, "[token]").replace(&app.base, "[base]");
+        let html = html.replace("><", ">\n<");
+        insta::assert_snapshot!(name, html);
+    }
+}
+
 #[tokio::test]
 async fn a_never_scanned_wallet_says_so_and_offers_no_downloads() {
     use crate::portal::{Browser, sign_in};
