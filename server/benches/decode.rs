@@ -76,8 +76,7 @@ fn main() {
         ledger::legs(&view, view.fee_payer().expect("payer")).len()
     };
     let read_only = |bytes: &Vec<u8>| stored::decode(bytes).expect("view").ops.len();
-    let legs_only =
-        |view: &TxView| ledger::legs(view, view.fee_payer().expect("payer")).len();
+    let legs_only = |view: &TxView| ledger::legs(view, view.fee_payer().expect("payer")).len();
 
     // Warm-up, then measure.
     let _ = measure(&parsed_texts, Duration::from_millis(500), from_text);
