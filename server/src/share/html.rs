@@ -707,12 +707,16 @@ pub fn sample_page(report: &Report, charts: &ChartJson) -> String {
          <a href=\"/signin\">Sign in</a> to watch and scan your own wallets.</p>\
          <h1>Sample report</h1>",
     );
-    o.push_str(&report_section(report, charts, &Links {
+    o.push_str(&report_section(
+        report,
+        charts,
+        &Links {
             base: "/sample",
             // The sample is read by anyone: en-US, as the page it stands for
             // reads without a setting.
             locale: Locale::default(),
-        }));
+        },
+    ));
     o.push_str("</main></body></html>");
     o
 }
