@@ -209,9 +209,12 @@ async fn every_tool_is_the_guide_s_row_its_description_first_and_whole() {
 }
 
 /// Optional arguments tools take beyond the guide's table: the tax section
-/// (issue 24; docs/reports.md).
+/// (issue 24) and Form 8949's dust threshold (issue 23; docs/reports.md).
 const EXTENDED: &[(&str, &[&str])] = &[
-    ("get_report", &["jurisdiction", "currency", "tax_year"]),
+    (
+        "get_report",
+        &["jurisdiction", "currency", "tax_year", "dust_threshold"],
+    ),
     ("get_positions", &["jurisdiction", "currency", "tax_year"]),
 ];
 
