@@ -937,6 +937,18 @@ fn percent_decode(text: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// The locale a browser's `Accept-Language` negotiates against the
+/// supported set (`values::format::Locale::negotiate`; en-US without one):
+/// the portal's pages (under an account's own setting) and the share page
+/// write numbers in it.
+pub fn browser_locale(headers: &HeaderMap) -> crate::values::format::Locale {
+    headers
+        .get(header::ACCEPT_LANGUAGE)
+        .and_then(|v| v.to_str().ok())
+        .map(crate::values::format::Locale::negotiate)
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -523,7 +523,7 @@ fn portal_router(
         .route("/wallets/{address}/report", get(portal::reports::download))
         .route("/wallets/{address}", get(portal::report::page))
         .route("/wallets/{address}/share", post(portal::report::create))
-        .route("/wallets/{address}/label", post(portal::tax_view::label))
+        .route("/wallets/{address}/label", post(portal::report::label))
         .route(
             "/settings",
             get(portal::settings::page).post(portal::settings::save),

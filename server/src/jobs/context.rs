@@ -1,11 +1,16 @@
 //! What one scan run is handed and how it fails: the small context a scan
 //! takes instead of the application state (store, RPC client, settings,
 //! clock, stop signal), its error, and [`record`], which every step of a
-//! scan calls to save progress and keep its lease. It is the ground both
-//! the signature scan ([`super::scan`]) and its staking half
-//! ([`super::staking`]) stand on, so neither imports the other for it.
+//! scan calls to save progress and keep its lease; and how a batch of
+//! transactions becomes legs ([`legs_of`], [`note_unknown_programs`]). It
+//! is the ground the signature scan ([`super::scan`]), its staking half
+//! ([`super::staking`]) and the re-derivation of old readings
+//! ([`super::rescan`]) stand on, so none imports another for it.
+
+use std::collections::BTreeSet;
 
 use crate::{
+    ledger::{self, TxView},
     solana::{RpcClient, RpcCost, RpcError},
     store::{JobProgress, JobRecord, Store, StoreError},
 };
@@ -62,4 +67,44 @@ pub(super) async fn record(
     } else {
         Err(ScanError::LeaseLost)
     }
+}
+
+/// The wallet's legs of each transaction. The stake accounts the scan
+/// knows to be the wallet's at a slot count: SOL sent to one of them is a
+/// stake deposit even when the transaction has no stake instruction saying
+/// so (docs/ledger.md, Staking).
+pub(super) fn legs_of(
+    views: &[TxView],
+    address: &str,
+    known: &[crate::store::StakeAccountRow],
+) -> Vec<Vec<ledger::Leg>> {
+    views
+        .iter()
+        .map(|v| {
+            let own: BTreeSet<String> = known
+                .iter()
+                .filter(|k| k.handover_slot.is_none_or(|at| v.slot < at))
+                .map(|k| k.account.clone())
+                .collect();
+            ledger::legs_with_stake_accounts(v, address, &own)
+        })
+        .collect()
+}
+
+/// Programs read the conservative way, listed on the job (get_job's
+/// unknown_programs): how many of these transactions ran each.
+pub(super) async fn note_unknown_programs(
+    ctx: &ScanContext<'_>,
+    job: &JobRecord,
+    views: &[TxView],
+) -> Result<(), ScanError> {
+    let mut unknown: std::collections::BTreeMap<String, i64> = std::collections::BTreeMap::new();
+    for view in views {
+        for program in ledger::protocols::unknown_programs(view) {
+            *unknown.entry(program).or_insert(0) += 1;
+        }
+    }
+    let unknown: Vec<(String, i64)> = unknown.into_iter().collect();
+    ctx.store.add_unknown_programs(&job.id, &unknown).await?;
+    Ok(())
 }

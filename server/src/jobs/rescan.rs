@@ -12,10 +12,7 @@
 //! or the provider), `transactions_missing` (could not be fetched or read:
 //! its old legs stay) and `legs_written`.
 
-use super::{
-    context::{ScanContext, ScanError, record},
-    scan::{legs_of, note_unknown_programs},
-};
+use super::context::{ScanContext, ScanError, legs_of, note_unknown_programs, record};
 use crate::{
     ledger::{DECODER_VERSION, TxView, stored},
     solana::RpcCost,

@@ -8,10 +8,11 @@
 //! token accounts and stake accounts, then reads its stake accounts'
 //! rewards epoch by epoch ([`super::staking`]).
 
-use std::collections::BTreeSet;
-
 pub use super::context::{ScanContext, ScanError, ScanSettings};
-use super::{context::record, rescan, staking};
+use super::{
+    context::{legs_of, note_unknown_programs, record},
+    rescan, staking,
+};
 use crate::{
     ledger::{self, TxView},
     payments::Scope,
@@ -173,46 +174,6 @@ async fn fetch_and_write(
     progress.transactions_fetched += views.len() as i64;
     progress.legs_written += i64::try_from(written).unwrap_or(i64::MAX);
     record(ctx, job, cost, progress).await
-}
-
-/// The wallet's legs of each transaction. The stake accounts the scan
-/// knows to be the wallet's at a slot count: SOL sent to one of them is a
-/// stake deposit even when the transaction has no stake instruction saying
-/// so (docs/ledger.md, Staking).
-pub(super) fn legs_of(
-    views: &[TxView],
-    address: &str,
-    known: &[crate::store::StakeAccountRow],
-) -> Vec<Vec<ledger::Leg>> {
-    views
-        .iter()
-        .map(|v| {
-            let own: BTreeSet<String> = known
-                .iter()
-                .filter(|k| k.handover_slot.is_none_or(|at| v.slot < at))
-                .map(|k| k.account.clone())
-                .collect();
-            ledger::legs_with_stake_accounts(v, address, &own)
-        })
-        .collect()
-}
-
-/// Programs read the conservative way, listed on the job (get_job's
-/// unknown_programs): how many of these transactions ran each.
-pub(super) async fn note_unknown_programs(
-    ctx: &ScanContext<'_>,
-    job: &JobRecord,
-    views: &[TxView],
-) -> Result<(), ScanError> {
-    let mut unknown: std::collections::BTreeMap<String, i64> = std::collections::BTreeMap::new();
-    for view in views {
-        for program in ledger::protocols::unknown_programs(view) {
-            *unknown.entry(program).or_insert(0) += 1;
-        }
-    }
-    let unknown: Vec<(String, i64)> = unknown.into_iter().collect();
-    ctx.store.add_unknown_programs(&job.id, &unknown).await?;
-    Ok(())
 }
 
 /// Run `job` until it ends, the lease is lost, or a stop is asked for.

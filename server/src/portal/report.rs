@@ -7,7 +7,9 @@
 //! and answer a 303 back to the view, what they did kept in the session's
 //! one-time flash (a new link's URL shown once), so a reload never mints
 //! a second link. Revoking a link asks first
-//! (`GET /wallets/{address}/share/revoke?id=…`).
+//! (`GET /wallets/{address}/share/revoke?id=…`). The tax summary's label
+//! form (`POST /wallets/{address}/label`) is here too: a refused label shows
+//! this view again.
 
 use axum::{
     extract::{Path, Query, State},
@@ -505,5 +507,113 @@ mod tests {
     #[test]
     fn the_report_paths_are_left_out_of_the_leptos_route_list() {
         assert!(app::ACCOUNT_PATHS.contains(&"/wallets/{address}"));
+    }
+}
+
+/// The label form of an unlabelled counterparty.
+#[derive(Debug, Deserialize)]
+pub struct LabelForm {
+    #[serde(default)]
+    address: String,
+    #[serde(default)]
+    label: String,
+    #[serde(default)]
+    category: String,
+    /// The view's query to go back to.
+    #[serde(default)]
+    back: String,
+    #[serde(default, rename = "csrf")]
+    _csrf: String,
+}
+
+impl PortalForm for LabelForm {
+    fn page(address: Option<&str>) -> Result<String, AppError> {
+        Ok(format!("/wallets/{}", address.unwrap_or_default()))
+    }
+}
+
+/// `POST /wallets/{address}/label`: label a counterparty of the tax
+/// summary's unlabelled transfers (`super::tax_view`), then back to the
+/// view with the same choices (`#tax`), whose next read sees the label.
+pub async fn label(
+    State(state): State<AppState>,
+    Path(address): Path<String>,
+    CheckedForm {
+        viewer,
+        account,
+        form,
+        session,
+    }: CheckedForm<LabelForm>,
+) -> Response {
+    let Ok(wallet) = WalletAddress::parse(&address) else {
+        return AppError::not_found("your account does not watch this wallet").into_response();
+    };
+    // Only the view's own choices go back into the URL.
+    let back: super::tax_view::TaxQuery =
+        serde_urlencoded::from_str(&form.back).unwrap_or_default();
+    let query = back.query();
+    let page = if query.is_empty() {
+        format!("/wallets/{wallet}")
+    } else {
+        format!("/wallets/{wallet}?{query}")
+    };
+    // A refusal: the view again (400) with the reason, nothing labelled.
+    let refuse = |message: String| {
+        refused_view(
+            &state,
+            viewer.clone(),
+            &account,
+            &address,
+            serde_urlencoded::from_str(&form.back).unwrap_or_default(),
+            axum::http::StatusCode::BAD_REQUEST,
+            format!("Not labelled: {message}"),
+        )
+    };
+    let counterparty = match WalletAddress::parse(form.address.trim()) {
+        Ok(a) => a,
+        Err(e) => return refuse(format!("address: {e}")).await,
+    };
+    let category = match crate::accounts::labels::AddressCategory::parse(form.category.trim()) {
+        Ok(c) => c,
+        Err(e) => return refuse(e.to_string()).await,
+    };
+    if form.label.trim().is_empty() {
+        return refuse("give the address a name (e.g. my Kraken account).".to_owned()).await;
+    }
+    match crate::accounts::labels::set_address_label(
+        state.store(),
+        state.now_ms(),
+        &account,
+        counterparty.clone(),
+        &form.label,
+        category,
+        state.config().quota.labels_per_account,
+    )
+    .await
+    {
+        Ok(()) => {
+            let notice = format!(
+                "Labelled {} as {} ({}): the tax summary now reads it so.",
+                crate::values::format::short_address(counterparty.as_str()),
+                form.label.trim(),
+                category.as_str()
+            );
+            // The flash is kept for the view's path; the query rides along.
+            let flashed = done(
+                &state,
+                &session,
+                &account,
+                &format!("/wallets/{wallet}"),
+                Flashed::Notice(notice),
+            )
+            .await;
+            if flashed.status().is_redirection() {
+                axum::response::Redirect::to(&format!("{page}#tax")).into_response()
+            } else {
+                flashed
+            }
+        }
+        Err(err @ crate::accounts::AccountsError::Invalid { .. }) => refuse(err.to_string()).await,
+        Err(err) => AppError::from(err).into_response(),
     }
 }

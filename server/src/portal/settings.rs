@@ -16,11 +16,13 @@
 
 use axum::{
     extract::State,
-    http::{HeaderMap, StatusCode, header},
+    http::{HeaderMap, StatusCode},
     response::{IntoResponse, Response},
 };
 use serde::Deserialize;
 use tower_sessions::Session;
+
+use crate::http::browser_locale;
 
 use super::{
     Parts,
@@ -211,15 +213,6 @@ pub async fn locale_for(
         return Ok(locale);
     }
     Ok(browser_locale(headers))
-}
-
-/// The locale `Accept-Language` negotiates (en-US without one).
-pub fn browser_locale(headers: &HeaderMap) -> Locale {
-    headers
-        .get(header::ACCEPT_LANGUAGE)
-        .and_then(|v| v.to_str().ok())
-        .map(Locale::negotiate)
-        .unwrap_or_default()
 }
 
 /// The form as sent: every field text, parsed by the REST args' own rules.

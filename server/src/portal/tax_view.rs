@@ -1,6 +1,6 @@
 //! The tax part of the report view (`GET /wallets/{address}` with
-//! `jurisdiction`, `method`, `currency`, `tax_year`) and its label form
-//! (`POST /wallets/{address}/label`).
+//! `jurisdiction`, `method`, `currency`, `tax_year`); its label form
+//! (`POST /wallets/{address}/label`) is the view's own (`super::report`).
 //!
 //! The figures are the json report's own `tax` section: the choices go
 //! through `analytics::tax::TaxChoice::from_args` with the account's
@@ -19,19 +19,10 @@
 
 use std::collections::BTreeMap;
 
-use axum::{
-    extract::{Path, State},
-    response::{IntoResponse, Redirect, Response},
-};
 use rust_decimal::Decimal;
 use serde::Deserialize;
 
-use super::{
-    form::{CheckedForm, PortalForm},
-    pages::done,
-    sessions::Flashed,
-    settings::{currencies, jurisdiction_name, jurisdictions, methods, own_matching, rules},
-};
+use super::settings::{currencies, jurisdiction_name, jurisdictions, methods, own_matching, rules};
 use crate::{
     accounts::{AccountId, labels::AddressCategory},
     analytics::tax::{TaxChoice, TaxSection},
@@ -67,7 +58,7 @@ pub struct TaxQuery {
 
 impl TaxQuery {
     /// The query string of these choices (for the label form's way back).
-    fn query(&self) -> String {
+    pub(super) fn query(&self) -> String {
         let mut out = url::form_urlencoded::Serializer::new(String::new());
         for (k, v) in [
             ("jurisdiction", &self.jurisdiction),
@@ -517,110 +508,4 @@ async fn unlabelled_lines(
 fn section_year(section: &TaxSection, unix: i64) -> Option<String> {
     let j = Jurisdiction::parse(&section.jurisdiction)?;
     Some(j.tax_year_in(j.zone(), unix).to_string())
-}
-
-/// The label form of an unlabelled counterparty.
-#[derive(Debug, Deserialize)]
-pub struct LabelForm {
-    #[serde(default)]
-    address: String,
-    #[serde(default)]
-    label: String,
-    #[serde(default)]
-    category: String,
-    /// The view's query to go back to.
-    #[serde(default)]
-    back: String,
-    #[serde(default, rename = "csrf")]
-    _csrf: String,
-}
-
-impl PortalForm for LabelForm {
-    fn page(address: Option<&str>) -> Result<String, AppError> {
-        Ok(format!("/wallets/{}", address.unwrap_or_default()))
-    }
-}
-
-/// `POST /wallets/{address}/label`: label a counterparty, then back to the
-/// view with the same choices (`#tax`), whose next read sees the label.
-pub async fn label(
-    State(state): State<AppState>,
-    Path(address): Path<String>,
-    CheckedForm {
-        viewer,
-        account,
-        form,
-        session,
-    }: CheckedForm<LabelForm>,
-) -> Response {
-    let Ok(wallet) = WalletAddress::parse(&address) else {
-        return AppError::not_found("your account does not watch this wallet").into_response();
-    };
-    // Only the view's own choices go back into the URL.
-    let back: TaxQuery = serde_urlencoded::from_str(&form.back).unwrap_or_default();
-    let query = back.query();
-    let page = if query.is_empty() {
-        format!("/wallets/{wallet}")
-    } else {
-        format!("/wallets/{wallet}?{query}")
-    };
-    // A refusal: the view again (400) with the reason, nothing labelled.
-    let refuse = |message: String| {
-        super::report::refused_view(
-            &state,
-            viewer.clone(),
-            &account,
-            &address,
-            serde_urlencoded::from_str(&form.back).unwrap_or_default(),
-            axum::http::StatusCode::BAD_REQUEST,
-            format!("Not labelled: {message}"),
-        )
-    };
-    let counterparty = match WalletAddress::parse(form.address.trim()) {
-        Ok(a) => a,
-        Err(e) => return refuse(format!("address: {e}")).await,
-    };
-    let category = match AddressCategory::parse(form.category.trim()) {
-        Ok(c) => c,
-        Err(e) => return refuse(e.to_string()).await,
-    };
-    if form.label.trim().is_empty() {
-        return refuse("give the address a name (e.g. my Kraken account).".to_owned()).await;
-    }
-    match crate::accounts::labels::set_address_label(
-        state.store(),
-        state.now_ms(),
-        &account,
-        counterparty.clone(),
-        &form.label,
-        category,
-        state.config().quota.labels_per_account,
-    )
-    .await
-    {
-        Ok(()) => {
-            let notice = format!(
-                "Labelled {} as {} ({}): the tax summary now reads it so.",
-                format::short_address(counterparty.as_str()),
-                form.label.trim(),
-                category.as_str()
-            );
-            // The flash is kept for the view's path; the query rides along.
-            let flashed = done(
-                &state,
-                &session,
-                &account,
-                &format!("/wallets/{wallet}"),
-                Flashed::Notice(notice),
-            )
-            .await;
-            if flashed.status().is_redirection() {
-                Redirect::to(&format!("{page}#tax")).into_response()
-            } else {
-                flashed
-            }
-        }
-        Err(err @ crate::accounts::AccountsError::Invalid { .. }) => refuse(err.to_string()).await,
-        Err(err) => AppError::from(err).into_response(),
-    }
 }

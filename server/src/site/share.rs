@@ -222,7 +222,7 @@ pub async fn page(
                     expires_at: &rfc3339(link.expires_at),
                     // No one is signed in here: the visitor's browser alone
                     // says how numbers read.
-                    locale: crate::portal::settings::browser_locale(&headers),
+                    locale: crate::http::browser_locale(&headers),
                 },
             );
             let mut response = respond(StatusCode::OK, HTML, body);
