@@ -23,6 +23,7 @@ import { after, before, test } from 'node:test';
 
 import { chromium } from 'playwright-core';
 
+import { width } from './overflow.mjs';
 import { installWallet, testWallet } from './test-wallet.mjs';
 
 const BASE = (process.env.LEDGER_URL ?? '').replace(/\/+$/, '');
@@ -51,26 +52,6 @@ after(async () => {
   await context?.close();
   await browser?.close();
 });
-
-/** How wide the page is, and what sticks out past the screen's right edge. */
-async function width(p) {
-  return p.evaluate(() => {
-    const limit = document.documentElement.clientWidth;
-    const offenders = [...document.querySelectorAll('body *')]
-      .filter((el) => {
-        const box = el.getBoundingClientRect();
-        if (box.width === 0 || box.right <= limit + 1) return false;
-        // Inside a box that scrolls sideways is fine: the box is the screen's width.
-        for (let a = el.parentElement; a; a = a.parentElement) {
-          if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(a).overflowX)) return false;
-        }
-        return true;
-      })
-      .slice(0, 5)
-      .map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${el.className} (${Math.round(el.getBoundingClientRect().right)}px)`);
-    return { scrollWidth: document.documentElement.scrollWidth, offenders };
-  });
-}
 
 test('a person signs in at 390 px and lands where they were going', async () => {
   context = await browser.newContext({ viewport: { width: PHONE, height: 844 } });

@@ -18,6 +18,7 @@ import { after, before, test } from 'node:test';
 
 import { chromium } from 'playwright-core';
 
+import { width } from './overflow.mjs';
 import { installWallet, testWallet } from './test-wallet.mjs';
 
 const BASE = (process.env.LEDGER_URL ?? '').replace(/\/+$/, '');
@@ -48,25 +49,6 @@ after(async () => {
   await context?.close();
   await browser?.close();
 });
-
-/** The page's width at its viewport, and what sticks out (as phones.test.mjs). */
-async function width(p) {
-  return p.evaluate(() => {
-    const limit = document.documentElement.clientWidth;
-    const offenders = [...document.querySelectorAll('body *')]
-      .filter((el) => {
-        const box = el.getBoundingClientRect();
-        if (box.width === 0 || box.right <= limit + 1) return false;
-        for (let a = el.parentElement; a; a = a.parentElement) {
-          if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(a).overflowX)) return false;
-        }
-        return true;
-      })
-      .slice(0, 5)
-      .map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${el.className} (${Math.round(el.getBoundingClientRect().right)}px)`);
-    return { scrollWidth: document.documentElement.scrollWidth, offenders };
-  });
-}
 
 async function fits(p, w, name) {
   await p.screenshot({ path: join(OUT, `tax-${name}-${w}.png`), fullPage: true });
