@@ -339,7 +339,10 @@ pub async fn start_portal_scan(
     } else {
         let action_id = ActionId::parse(&format!("scan:{}", quote.id))
             .map_err(|why| AppError::internal("a scan's credit action id", why))?;
-        let cost = Usd::from_micros(u64::try_from(quote.price_micros).unwrap_or(0));
+        // A stored price below zero is no price: never a free scan.
+        let micros = u64::try_from(quote.price_micros)
+            .map_err(|_| AppError::internal("a quote's price", "below zero"))?;
+        let cost = Usd::from_micros(micros);
         let charge = Charge {
             account,
             action_id: &action_id,
@@ -389,10 +392,15 @@ pub async fn start_portal_scan(
     match (created, debit) {
         (Ok(Created::Job(job)), debit) => {
             tracing::info!(job = %job.id, address = %job.address, scope = %job.scope, paid = debit.is_some(), "portal scan queued");
-            if let Some(action_id) = &debit {
-                credits
+            // The scan is paid for and queued: a failure to record its job
+            // on the debit must not answer an error for it (the person
+            // would pay again); it is logged, and the scan runs.
+            if let Some(action_id) = &debit
+                && let Err(err) = credits
                     .finish(account, action_id, &serde_json::json!({ "job_id": job.id }))
-                    .await?;
+                    .await
+            {
+                tracing::warn!(job = %job.id, error = %err, "a paid portal scan's job was not recorded on its debit");
             }
             view(pw, job).await
         }
