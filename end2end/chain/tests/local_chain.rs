@@ -35,6 +35,9 @@ use solana_transaction::{Transaction, versioned::VersionedTransaction};
 use surfpool_core::surfnet::svm::SurfnetSvm;
 use surfpool_types::{RpcConfig, SimnetConfig, SimnetEvent, SurfpoolConfig};
 
+#[path = "local_chain/staking.rs"]
+mod staking;
+
 const SYSTEM: &str = "11111111111111111111111111111111";
 const TOKEN: &str = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
 const TOKEN_2022: &str = "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb";
