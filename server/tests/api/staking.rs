@@ -664,6 +664,195 @@ async fn a_stakers_rewards_are_income_in_every_report_format() {
     app.stop().await;
 }
 
+/// The USD price of SOL the test stores for day `day` (days since the
+/// epoch), the same for every hour of that day, so a leg's fair value is
+/// this day's price whichever of the hourly or daily close values it
+/// (docs/prices.md "Valuation").
+fn sol_price_on(day: i64) -> rust_decimal::Decimal {
+    rust_decimal::Decimal::new(2_000 + (day % 13) * 125 + day % 4, 2)
+}
+
+/// Days 19,675 to 19,706 (2023-11-14 to 2023-12-15) cover every
+/// transaction (`1_700_000_000 + slot × 1,728`) and every reward of the
+/// staker: both series are stored whole, so valuation fetches nothing.
+async fn store_sol_prices(app: &TestApp) {
+    let (first, last): (i64, i64) = (19_675 * 86_400, 19_707 * 86_400);
+    for granularity in [3_600, 86_400] {
+        let points: Vec<(i64, String)> = (first..last)
+            .step_by(granularity as usize)
+            .map(|t| (t, sol_price_on(t.div_euclid(86_400)).to_string()))
+            .collect();
+        app.state
+            .store()
+            .store_price_range("sol", granularity, (first, last), &points, "coinbase")
+            .await
+            .unwrap();
+    }
+}
+
+/// A reward's fair value at receipt, from first principles: its lamports
+/// in SOL times the price of SOL on the day of its block time (the block
+/// of its effective slot, or the next block when that slot was skipped).
+fn reward_usd(i: u8, epoch: u64) -> rust_decimal::Decimal {
+    let times = block_times();
+    let (_, time) = times
+        .range((epoch + 1) * SPE..)
+        .next()
+        .expect("a block at or after the effective slot");
+    let sol = rust_decimal::Decimal::new(i64::try_from(amount(i, epoch)).unwrap(), 9);
+    sol * sol_price_on(time.div_euclid(86_400))
+}
+
+/// Rewards are income at their fair value when received (US: Rev. Rul.
+/// 2023-14): each reward leg is valued at SOL's price on its block's day;
+/// `get_report`'s staking income, `get_positions`' income and the PDF's
+/// income page carry their sum; Form 8949 carries none of them (income is
+/// not a disposal) and its proceeds are the json report's.
+#[tokio::test]
+async fn a_stakers_rewards_are_income_at_fair_value_on_the_pdf_and_never_on_the_8949() {
+    let (app, _stand_in) = app_with_encoding(staker(), None, TxEncoding::Json).await;
+    store_sol_prices(&app).await;
+    let job = scan(&app, "full").await;
+    assert_eq!(job["status"], "completed", "{job}");
+
+    // Each leg's usd_value is kept to 6 decimals (docs/prices.md), so each
+    // may be half a micro-dollar off the exact product.
+    let half_micro = rust_decimal::Decimal::new(5, 7);
+    let dec = |v: &Value| -> rust_decimal::Decimal {
+        v.as_str()
+            .unwrap_or_else(|| panic!("not a decimal string: {v}"))
+            .parse()
+            .unwrap()
+    };
+    let found = rewards_in_ledger(&app).await;
+    let mut exact_total = rust_decimal::Decimal::ZERO;
+    for (i, epoch) in earned() {
+        let leg = &found[&reward_signature(i, epoch)];
+        let exact = reward_usd(i, epoch);
+        exact_total += exact;
+        assert_eq!(leg["priced"], true, "{leg}");
+        assert!(
+            (dec(&leg["usd_value"]) - exact).abs() <= half_micro,
+            "{leg}: expected {exact}"
+        );
+    }
+    let tolerance = half_micro * rust_decimal::Decimal::from(earned().len());
+
+    let figures = report(&app, json!({"wallets": [wallet()], "format": "json"})).await;
+    assert_eq!(figures["isError"], false, "{figures}");
+    let total = &figures["structuredContent"]["total"];
+    let staking = total["income"]["by_kind"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kind"] == "staking_rewards")
+        .unwrap_or_else(|| panic!("no staking_rewards: {total}"))
+        .clone();
+    assert_eq!(staking["unpriced_legs"], 0, "{staking}");
+    let staking_usd = dec(&staking["usd"]);
+    assert!(
+        (staking_usd - exact_total).abs() <= tolerance,
+        "staking income {staking_usd}, expected {exact_total}"
+    );
+
+    // get_positions: SOL's income is the same rewards, quantity exact.
+    let positions = app
+        .call_tool("get_positions", json!({"address": wallet()}))
+        .await;
+    let positions = &positions["structuredContent"];
+    let sol = positions["positions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["mint"] == "sol")
+        .unwrap_or_else(|| panic!("no SOL: {positions}"));
+    let lamports: u64 = earned().iter().map(|&(i, e)| amount(i, e)).sum();
+    assert_eq!(
+        dec(&sol["income_quantity"]),
+        rust_decimal::Decimal::new(i64::try_from(lamports).unwrap(), 9),
+        "{sol}"
+    );
+    assert_eq!(dec(&sol["income_usd"]), staking_usd, "{sol}");
+
+    // Form 8949 of 2023, the year of the whole history: disposals only
+    // (network fees and the handover; this staker's own funding is not in
+    // its history, so what it spent beyond its rewards is an `incomplete`
+    // row, outside the form's parts). No reward row, and the proceeds of its
+    // rows are the json report's realized proceeds.
+    let form = report(
+        &app,
+        json!({"wallets": [wallet()], "format": "8949", "dust_threshold": 0,
+               "from": "2023-01-01", "to": "2023-12-31"}),
+    )
+    .await;
+    assert_eq!(form["isError"], false, "{form}");
+    let csv = form["content"][1]["text"].as_str().unwrap();
+    assert!(!csv.contains("reward"), "{csv}");
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let headers = reader.headers().unwrap().clone();
+    let column = headers
+        .iter()
+        .position(|h| h == "(d) proceeds")
+        .unwrap_or_else(|| panic!("no proceeds column: {headers:?}"));
+    let proceeds: rust_decimal::Decimal = reader
+        .records()
+        .map(Result::unwrap)
+        .filter(|r| &r[0] == "row")
+        .map(|r| r[column].parse::<rust_decimal::Decimal>().unwrap())
+        .sum();
+    assert!(
+        proceeds > rust_decimal::Decimal::ZERO,
+        "the fees are disposals: {csv}"
+    );
+    assert_eq!(proceeds, dec(&total["realized"]["proceeds"]), "{csv}");
+
+    // The PDF's income page names the kind and its fair value.
+    let pdf = report(&app, json!({"wallets": [wallet()], "format": "pdf"})).await;
+    let uri = pdf["content"][1]["uri"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no link: {pdf}"));
+    let bytes = app
+        .client
+        .get(uri)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    if let Some(text) = crate::reports::pdftotext(&bytes) {
+        assert!(text.contains("Income by kind"), "{text}");
+        let fiat = server::values::format::fiat(staking_usd, "USD");
+        let line = text
+            .lines()
+            .find(|l| l.contains("All wallets") && l.contains("staking rewards"))
+            .unwrap_or_else(|| panic!("no staking rewards line with {fiat}:\n{text}"));
+        assert!(line.contains(&fiat), "{fiat} not in {line:?}");
+    }
+    app.stop().await;
+}
+
+/// `get_report` over MCP (a protocol version with resource links); the
+/// tool result, or a panic naming the whole answer.
+async fn report(app: &TestApp, args: Value) -> Value {
+    let body: Value = app
+        .post_mcp(
+            &json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+                    "params":{"name":"get_report","arguments":args}}),
+            &[("mcp-protocol-version", "2025-06-18")],
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(body["result"]["isError"], false, "{body}");
+    body["result"].clone()
+}
+
+fn reward_signature(i: u8, epoch: u64) -> String {
+    format!("reward:{epoch}:{}", stake(i))
+}
+
 /// `get_positions`' stake accounts, by address.
 async fn stake_accounts_in_positions(app: &TestApp) -> BTreeMap<String, Value> {
     let result = app
