@@ -64,6 +64,44 @@ macro_rules! in_quota_tx {
     };
 }
 
+/// The one INSERT of a leg row, for the scan (`write_legs`, where a row
+/// already kept is skipped: append `ON CONFLICT DO NOTHING`) and the rescan
+/// (`replace_legs`, which deleted the transaction's rows first). Its
+/// parameters are bound by `bind_leg!`, in this order.
+macro_rules! insert_leg_sql {
+    () => {
+        "INSERT INTO legs (wallet, signature, leg_index, slot, block_time, operation_type, \
+         mint, amount, decimals, counterparties, position, venue, router) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
+    };
+}
+const INSERT_LEG: &str = insert_leg_sql!();
+const INSERT_LEG_OR_SKIP: &str = concat!(insert_leg_sql!(), " ON CONFLICT DO NOTHING");
+
+/// Bind one ledger `Leg` of `$wallet` to a query of `INSERT_LEG` (with
+/// either driver: it expands inside each arm of `on_pool!`).
+macro_rules! bind_leg {
+    ($query:expr, $wallet:expr, $leg:expr) => {{
+        let leg = $leg;
+        let counterparties =
+            serde_json::to_string(&leg.counterparties).unwrap_or_else(|_| "[]".to_owned());
+        $query
+            .bind($wallet)
+            .bind(&leg.signature)
+            .bind(i32::try_from(leg.index).unwrap_or(i32::MAX))
+            .bind(to_i64(leg.slot))
+            .bind(leg.block_time)
+            .bind(leg.operation_type.as_str())
+            .bind(&leg.mint)
+            .bind(leg.amount.to_string())
+            .bind(i32::from(leg.decimals))
+            .bind(counterparties)
+            .bind(leg.position.as_deref())
+            .bind(leg.venue.as_deref())
+            .bind(leg.router.as_deref())
+    }};
+}
+
 mod accounts;
 mod credits;
 mod jobs;

@@ -148,28 +148,9 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
                 for leg in t.legs {
-                    let counterparties = serde_json::to_string(&leg.counterparties)
-                        .unwrap_or_else(|_| "[]".to_owned());
-                    sqlx::query(
-                        "INSERT INTO legs (wallet, signature, leg_index, slot, block_time, operation_type, \
-                         mint, amount, decimals, counterparties, position, venue, router) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-                    )
-                    .bind(wallet)
-                    .bind(&leg.signature)
-                    .bind(i32::try_from(leg.index).unwrap_or(i32::MAX))
-                    .bind(to_i64(leg.slot))
-                    .bind(leg.block_time)
-                    .bind(leg.operation_type.as_str())
-                    .bind(&leg.mint)
-                    .bind(leg.amount.to_string())
-                    .bind(i32::from(leg.decimals))
-                    .bind(counterparties)
-                    .bind(leg.position.as_deref())
-                    .bind(leg.venue.as_deref())
-                    .bind(leg.router.as_deref())
-                    .execute(&mut *tx)
-                    .await?;
+                    bind_leg!(sqlx::query(crate::INSERT_LEG), wallet, leg)
+                        .execute(&mut *tx)
+                        .await?;
                     written += 1;
                 }
             }
