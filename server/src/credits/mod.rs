@@ -15,6 +15,12 @@
 //! little credit is `insufficient_credit` with nothing recorded. A failed
 //! action is refunded once ([`Credits::refund`]).
 //!
+//! A portal scan paid from credits is not charged that way: its action,
+//! its charge and its job are one database transaction
+//! ([`Credits::pay_scan`]), so no state holds the money without the job;
+//! pending scan debits an earlier version left behind are settled once by
+//! [`settle_stale_scan_debits`] (docs/pricing.md).
+//!
 //! The `follow_the_money` feature gates the tools per account; until an
 //! operator switches it on (or `graph.enabled_for_all`), the tools answer
 //! `not_found`, as if they did not exist.
@@ -173,7 +179,7 @@ impl ActionState {
 /// (a `refund` movement, the balance the sum of the movements). Run by
 /// every maintenance pass (`worker::maintenance_pass`: at start and
 /// then periodically); idempotent, since both steps apply only to a
-/// `pending` action. Answers how many were settled.
+/// `pending` action. Answers how many pending debits it found.
 pub async fn settle_stale_scan_debits(
     store: &Store,
     tool: &str,
@@ -330,13 +336,13 @@ impl Credits<'_> {
                         "this action_id was used for other arguments; choose a new action_id",
                     ));
                 }
-                match (row.state.as_str(), row.result) {
-                    ("done", Some(text)) => {
+                match (ActionState::parse(&row.state), row.result) {
+                    (Some(ActionState::Done), Some(text)) => {
                         let result = serde_json::from_str(&text)
                             .map_err(|e| AppError::internal("a stored research result", e))?;
                         Ok(Started::Replay { result })
                     }
-                    ("refunded", _) => Err(conflict(
+                    (Some(ActionState::Refunded), _) => Err(conflict(
                         "this action_id failed and was refunded; retry with a new action_id",
                     )),
                     _ => Err(conflict(
