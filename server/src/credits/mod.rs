@@ -15,6 +15,12 @@
 //! little credit is `insufficient_credit` with nothing recorded. A failed
 //! action is refunded once ([`Credits::refund`]).
 //!
+//! A portal scan paid from credits is not charged that way: its action,
+//! its charge and its job are one database transaction
+//! ([`Credits::pay_scan`]), so no state holds the money without the job;
+//! pending scan debits an earlier version left behind are settled once by
+//! [`settle_stale_scan_debits`] (docs/pricing.md).
+//!
 //! The `follow_the_money` feature gates the tools per account; until an
 //! operator switches it on (or `graph.enabled_for_all`), the tools answer
 //! `not_found`, as if they did not exist.
@@ -30,7 +36,10 @@ use crate::{
     accounts::AccountId,
     config::GraphConfig,
     error::{AppError, Code},
-    store::{Begun, Credited, NewAction, NewCredit, RateDecision, RateRule, Store},
+    store::{
+        ActionRow, Begun, Credited, JobRecord, NewAction, NewCredit, NewPaidScan, NewScanJob,
+        PaidScan, RateDecision, RateRule, Store,
+    },
     values::Usd,
 };
 
@@ -125,6 +134,81 @@ pub enum Started {
     Charged { balance_atomic: i64 },
     /// The same action again: its stored result, nothing charged.
     Replay { result: Value },
+}
+
+/// How [`Credits::pay_scan`] went; nothing is charged but in `Started`.
+#[derive(Debug)]
+pub enum ScanDebit {
+    /// Charged and queued, in one commit.
+    Started(JobRecord),
+    /// The account has an action under this id already: what it holds.
+    Exists(ActionRow),
+    /// A scan of the wallet is running: this one.
+    AlreadyRunning(JobRecord),
+}
+
+/// The state of a recorded action, parsed from the store's text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ActionState {
+    /// Charged, its work not finished (or, for a scan paid by an earlier
+    /// version, its job not recorded yet).
+    Pending,
+    /// Finished; its result is kept.
+    Done,
+    /// Failed, and its cost given back.
+    Refunded,
+}
+
+impl ActionState {
+    /// A stored state; `None` for text no action is ever given.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "pending" => Some(Self::Pending),
+            "done" => Some(Self::Done),
+            "refunded" => Some(Self::Refunded),
+            _ => None,
+        }
+    }
+}
+
+/// Portal scan debits an earlier version left `pending` (it took the
+/// debit and created the job in two commits, so a crash between them kept
+/// the money with no job), begun before `before`: each is settled once.
+/// One whose quote has a job of the account is marked `done` with that
+/// job (the scan ran; it keeps its charge); one without is refunded
+/// (a `refund` movement, the balance the sum of the movements). Run by
+/// every maintenance pass (`worker::maintenance_pass`: at start and
+/// then periodically); idempotent, since both steps apply only to a
+/// `pending` action. Answers how many pending debits it found.
+pub async fn settle_stale_scan_debits(
+    store: &Store,
+    tool: &str,
+    before: i64,
+    now: i64,
+) -> Result<usize, crate::store::StoreError> {
+    let mut settled = 0;
+    for stale in store.stale_scan_debits(tool, before).await? {
+        match &stale.job_id {
+            Some(job_id) => {
+                let result = serde_json::json!({ "job_id": job_id }).to_string();
+                store
+                    .finish_action(&stale.account_id, &stale.action_id, &result, now)
+                    .await?;
+                tracing::info!(account = %stale.account_id, action = %stale.action_id, job = %job_id, "a pending scan debit's job recorded");
+            }
+            None => {
+                let movement_id = crate::ids::new_id("cm_", now);
+                if let Some(balance) = store
+                    .refund_action(&stale.account_id, &stale.action_id, &movement_id, now)
+                    .await?
+                {
+                    tracing::warn!(account = %stale.account_id, action = %stale.action_id, balance, "a pending scan debit with no job refunded");
+                }
+            }
+        }
+        settled += 1;
+    }
+    Ok(settled)
 }
 
 /// The SHA-256 (hex) of `normalised`, the arguments with every default
@@ -245,32 +329,20 @@ impl Credits<'_> {
             Begun::Charged { balance_after } => Ok(Started::Charged {
                 balance_atomic: balance_after,
             }),
-            Begun::Insufficient { balance } => Err(AppError::new(
-                Code::InsufficientCredit,
-                format!(
-                    "insufficient credit: this {} costs {} USD ({cost} atomic USDC) and your \
-                     balance is {} USD ({balance} atomic); nothing was fetched or charged. Top up \
-                     with POST /v1/credits or on the portal's Credits page",
-                    charge.tool,
-                    charge.cost,
-                    usd_text(balance)
-                ),
-            )
-            .with("cost_atomic", Value::String(cost.to_string()))
-            .with("balance_atomic", Value::String(balance.to_string()))),
+            Begun::Insufficient { balance } => Err(insufficient(charge, cost, balance)),
             Begun::Exists(row) => {
                 if row.tool != charge.tool || row.args_hash != charge.args_hash {
                     return Err(conflict(
                         "this action_id was used for other arguments; choose a new action_id",
                     ));
                 }
-                match (row.state.as_str(), row.result) {
-                    ("done", Some(text)) => {
+                match (ActionState::parse(&row.state), row.result) {
+                    (Some(ActionState::Done), Some(text)) => {
                         let result = serde_json::from_str(&text)
                             .map_err(|e| AppError::internal("a stored research result", e))?;
                         Ok(Started::Replay { result })
                     }
-                    ("refunded", _) => Err(conflict(
+                    (Some(ActionState::Refunded), _) => Err(conflict(
                         "this action_id failed and was refunded; retry with a new action_id",
                     )),
                     _ => Err(conflict(
@@ -278,6 +350,47 @@ impl Credits<'_> {
                     )),
                 }
             }
+        }
+    }
+
+    /// A portal scan paid from credits: record the action, take its cost
+    /// and queue `job`, all in one database transaction
+    /// ([`Store::begin_paid_scan`]), so a crash or an error between the
+    /// debit and the job keeps no money: either both are committed or
+    /// neither. The action is kept `done` with the job's id as its result
+    /// (`{"job_id": …}`), for the same form sent again. Too little credit
+    /// is `insufficient_credit` with nothing recorded.
+    pub async fn pay_scan(
+        &self,
+        charge: &Charge<'_>,
+        job: NewScanJob<'_>,
+    ) -> Result<ScanDebit, AppError> {
+        let movement_id = crate::ids::new_id("cm_", self.now_ms);
+        let cost = atomic(charge.cost)
+            .ok_or_else(|| AppError::internal("a scan's price", "above i64::MAX atomic"))?;
+        let result = serde_json::json!({ "job_id": job.id }).to_string();
+        let paid = self
+            .store
+            .begin_paid_scan(&NewPaidScan {
+                action: NewAction {
+                    account_id: charge.account.as_str(),
+                    action_id: charge.action_id.as_str(),
+                    tool: charge.tool,
+                    args_hash: &charge.args_hash,
+                    cost_atomic: cost,
+                    movement_id: &movement_id,
+                    note: &charge.note,
+                    now: self.now_ms,
+                },
+                job,
+                result: &result,
+            })
+            .await?;
+        match paid {
+            PaidScan::Started { job, .. } => Ok(ScanDebit::Started(job)),
+            PaidScan::Exists(row) => Ok(ScanDebit::Exists(row)),
+            PaidScan::AlreadyRunning(job) => Ok(ScanDebit::AlreadyRunning(job)),
+            PaidScan::Insufficient { balance } => Err(insufficient(charge, cost, balance)),
         }
     }
 
@@ -451,6 +564,24 @@ impl Credits<'_> {
             movements,
         })
     }
+}
+
+/// Too little credit for `charge`: `insufficient_credit`, what it costs
+/// and what the balance holds; nothing was recorded or charged.
+fn insufficient(charge: &Charge<'_>, cost: i64, balance: i64) -> AppError {
+    AppError::new(
+        Code::InsufficientCredit,
+        format!(
+            "insufficient credit: this {} costs {} USD ({cost} atomic USDC) and your \
+             balance is {} USD ({balance} atomic); nothing was fetched or charged. Top up \
+             with POST /v1/credits or on the portal's Credits page",
+            charge.tool,
+            charge.cost,
+            usd_text(balance)
+        ),
+    )
+    .with("cost_atomic", Value::String(cost.to_string()))
+    .with("balance_atomic", Value::String(balance.to_string()))
 }
 
 fn conflict(message: &str) -> AppError {

@@ -16,11 +16,12 @@ use serde::{Deserialize, Serialize};
 use crate::{
     accounts::{AccountId, Principal},
     config::PaymentsMode,
-    credits::{ActionId, Charge, Credits, Started, args_hash},
+    credits::{ActionId, ActionState, Charge, Credits, ScanDebit, args_hash},
     error::{AppError, Code},
     ids,
     payments::{self, Paywall, Presented, Resource, Scope},
-    store::{Created, JobRecord, NewScanJob},
+    solana::WalletAddress,
+    store::{ActionRow, Created, JobRecord, NewScanJob},
     values::{Usd, rfc3339},
 };
 
@@ -290,36 +291,74 @@ pub async fn start_scan(
 /// sent.
 pub const CREDITS_TOOL: &str = "scan_wallet";
 
+/// How old a `pending` portal scan debit must be before a maintenance
+/// pass settles it (`credits::settle_stale_scan_debits`): ten minutes,
+/// far longer than the earlier version took between its debit and its
+/// job, so a debit still being worked on by an older instance (a rolling
+/// deploy) is left alone.
+pub const STALE_SCAN_DEBIT_MS: i64 = 10 * 60 * 1000;
+
 /// The scan a signed-in account starts from the portal (`Scan now` on
 /// `/wallets`), on a quote [`payments::quote`] made for the page. The
 /// portal takes no x402 payment (a browser form cannot sign one). With
 /// payments off every scan is free. With payments on the scan is paid
 /// from the account's research credits through [`crate::credits`] (no
-/// other money path): [`Credits::begin`] records the action `scan:{quote}`
-/// and takes the quote's price in one transaction (a `charge` movement,
-/// never below zero, `insufficient_credit` when the balance does not cover
-/// it), and the job's id is kept as the action's result, so the same form
-/// sent again answers that job without a second debit. A scan that cannot
-/// start after the debit (a scan of the wallet began elsewhere meanwhile)
-/// is refunded. The job carries the account, so [`job_of_account`] reads
-/// it back for the progress page.
+/// other money path).
+///
+/// The checks, in order, each refusing before any money moves:
+/// 1. the quote exists (`quote_not_found`), prices `wallet` and was made
+///    for `account` by its offer page (`wrong_quote`): this function
+///    checks it, not its caller;
+/// 2. this account already paid this quote: that scan, answered whatever
+///    the quote's age (as `start_scan` answers a known x402 payment before
+///    the expiry check), so a reload after expiry never charges again; a
+///    quote whose debit was refunded, or is still being settled, is
+///    `action_conflict` in words of its own;
+/// 3. the quote is live (`quote_expired`) and prices a scan
+///    (`wrong_quote`); no scan of the wallet runs (`job_already_running`).
+///
+/// Then [`Credits::pay_scan`] records the action `scan:{quote}`, takes the
+/// quote's price (a `charge` movement, never below zero,
+/// `insufficient_credit` when the balance does not cover it) and creates
+/// the job in ONE database transaction: a crash or error anywhere in it
+/// keeps no money and starts no scan, and a scan that cannot start (one
+/// of the wallet began meanwhile) rolls the charge back. The job carries
+/// the account, so [`job_of_account`] reads it back for the progress page.
 pub async fn start_portal_scan(
     pw: &Paywall<'_>,
     credits: &Credits<'_>,
     account: &AccountId,
+    wallet: &WalletAddress,
     quote_id: &str,
 ) -> Result<JobView, AppError> {
     let quote = pw.store.quote(quote_id.trim()).await?.ok_or_else(|| {
         AppError::new(
             Code::QuoteNotFound,
-            "this price is no longer known; ask again",
+            "this price is no longer known; here is a new one",
         )
     })?;
+    let made_for = pw.store.quote_account(&quote.id).await?;
+    if quote.address != wallet.as_str() || made_for.as_deref() != Some(account.as_str()) {
+        tracing::warn!(account = account.as_str(), quote = %quote.id, wallet = %wallet, "a portal scan form named a quote not made for this wallet and account");
+        return Err(AppError::new(
+            Code::WrongQuote,
+            "this price was not made for this wallet on your account; here is a new one",
+        ));
+    }
+    let action_id = ActionId::parse(&format!("scan:{}", quote.id))
+        .map_err(|why| AppError::internal("a scan's credit action id", why))?;
+    if let Some(row) = pw
+        .store
+        .action(account.as_str(), action_id.as_str())
+        .await?
+    {
+        return answer_paid(pw, account, row).await;
+    }
     let now = pw.now_ms();
     if quote.expires_at <= now {
         return Err(AppError::new(
             Code::QuoteExpired,
-            "the price shown expired (a price holds fifteen minutes); ask again",
+            "the price shown expired (a price holds fifteen minutes); here is a new one",
         ));
     }
     let scope = match Scope::parse(&quote.scope) {
@@ -327,95 +366,103 @@ pub async fn start_portal_scan(
         _ => {
             return Err(AppError::new(
                 Code::WrongQuote,
-                "this price is not a scan's; ask again",
+                "this price is not a scan's; here is a new one",
             ));
         }
     };
     if let Some(job) = pw.store.running_job_for(&quote.address).await? {
         return Err(already_running(&job));
     }
-    let debit = if pw.mode == PaymentsMode::Off {
-        None
-    } else {
-        let action_id = ActionId::parse(&format!("scan:{}", quote.id))
-            .map_err(|why| AppError::internal("a scan's credit action id", why))?;
-        // A stored price below zero is no price: never a free scan.
-        let micros = u64::try_from(quote.price_micros)
-            .map_err(|_| AppError::internal("a quote's price", "below zero"))?;
-        let cost = Usd::from_micros(micros);
-        let charge = Charge {
-            account,
-            action_id: &action_id,
-            tool: CREDITS_TOOL,
-            args_hash: args_hash(&serde_json::json!({ "quote_id": quote.id })),
-            cost,
-            note: format!(
-                "scan of {} ({} USD, quote {})",
-                crate::values::format::short_address(&quote.address),
-                cost,
-                quote.id
-            ),
-        };
-        match credits.begin(&charge).await? {
-            // This quote was debited and its scan started before: that job.
-            Started::Replay { result } => {
-                let job_id = result
-                    .get("job_id")
-                    .and_then(serde_json::Value::as_str)
-                    .ok_or_else(|| AppError::internal("a paid scan's result", "no job_id"))?;
-                return job_of_account(pw, account, job_id).await;
-            }
-            Started::Charged { .. } => Some(action_id),
-        }
-    };
     let stop_at = match scope {
-        Scope::Incremental => pw.store.newest_known_signature(&quote.address).await,
-        _ => Ok(None),
+        Scope::Incremental => pw.store.newest_known_signature(&quote.address).await?,
+        _ => None,
     };
     let id = ids::new_id("job_", now);
-    let created = match stop_at {
-        Ok(stop_at) => pw
-            .store
-            .create_scan_job(&NewScanJob {
-                id: &id,
-                address: &quote.address,
-                scope: &quote.scope,
-                quote_id: &quote.id,
-                stop_at: stop_at.as_deref(),
-                account_id: Some(account.as_str()),
-                now,
-            })
-            .await
-            .map_err(AppError::from),
-        Err(err) => Err(AppError::from(err)),
+    let new_job = NewScanJob {
+        id: &id,
+        address: &quote.address,
+        scope: &quote.scope,
+        quote_id: &quote.id,
+        stop_at: stop_at.as_deref(),
+        account_id: Some(account.as_str()),
+        now,
     };
-    match (created, debit) {
-        (Ok(Created::Job(job)), debit) => {
-            tracing::info!(job = %job.id, address = %job.address, scope = %job.scope, paid = debit.is_some(), "portal scan queued");
-            // The scan is paid for and queued: a failure to record its job
-            // on the debit must not answer an error for it (the person
-            // would pay again); it is logged, and the scan runs.
-            if let Some(action_id) = &debit
-                && let Err(err) = credits
-                    .finish(account, action_id, &serde_json::json!({ "job_id": job.id }))
-                    .await
-            {
-                tracing::warn!(job = %job.id, error = %err, "a paid portal scan's job was not recorded on its debit");
+    if pw.mode == PaymentsMode::Off {
+        return match pw.store.create_scan_job(&new_job).await? {
+            Created::Job(job) => {
+                tracing::info!(job = %job.id, address = %job.address, scope = %job.scope, paid = false, "portal scan queued");
+                view(pw, job).await
             }
+            Created::AlreadyRunning(job) => Err(already_running(&job)),
+        };
+    }
+    // A stored price below zero is no price: never a free scan.
+    let micros = u64::try_from(quote.price_micros)
+        .map_err(|_| AppError::internal("a quote's price", "below zero"))?;
+    let cost = Usd::from_micros(micros);
+    let charge = Charge {
+        account,
+        action_id: &action_id,
+        tool: CREDITS_TOOL,
+        args_hash: args_hash(&serde_json::json!({ "quote_id": quote.id })),
+        cost,
+        note: format!(
+            "scan of {} ({} USD, quote {})",
+            crate::values::format::short_address(&quote.address),
+            cost,
+            quote.id
+        ),
+    };
+    match credits.pay_scan(&charge, new_job).await? {
+        ScanDebit::Started(job) => {
+            tracing::info!(job = %job.id, address = %job.address, scope = %job.scope, paid = true, "portal scan queued");
             view(pw, job).await
         }
-        (Ok(Created::AlreadyRunning(job)), debit) => {
-            if let Some(action_id) = &debit {
-                credits.refund(account, action_id).await;
-            }
-            Err(already_running(&job))
+        // The same form sent twice at once: the other one paid first.
+        ScanDebit::Exists(row) => answer_paid(pw, account, row).await,
+        ScanDebit::AlreadyRunning(job) => Err(already_running(&job)),
+    }
+}
+
+/// A quote this account's credits were debited for before: the scan it
+/// paid, or why there is none, in words.
+async fn answer_paid(
+    pw: &Paywall<'_>,
+    account: &AccountId,
+    row: ActionRow,
+) -> Result<JobView, AppError> {
+    if row.tool != CREDITS_TOOL {
+        return Err(AppError::new(
+            Code::ActionConflict,
+            "this price cannot start a scan on your account; here is a new one",
+        ));
+    }
+    match ActionState::parse(&row.state) {
+        Some(ActionState::Done) => {
+            let job_id = row
+                .result
+                .as_deref()
+                .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok())
+                .and_then(|result| {
+                    result
+                        .get("job_id")
+                        .and_then(serde_json::Value::as_str)
+                        .map(str::to_owned)
+                })
+                .ok_or_else(|| AppError::internal("a paid scan's result", "no job_id"))?;
+            job_of_account(pw, account, &job_id).await
         }
-        (Err(err), debit) => {
-            if let Some(action_id) = &debit {
-                credits.refund(account, action_id).await;
-            }
-            Err(err)
-        }
+        Some(ActionState::Refunded) => Err(AppError::new(
+            Code::ActionConflict,
+            "the scan this price paid for could not start, and its cost went back to your \
+             credits; here is a new price",
+        )),
+        Some(ActionState::Pending) => Err(AppError::new(
+            Code::ActionConflict,
+            "the scan this price paid for is still being set up; reload this page in a few \
+             minutes to see it, or its cost back in your credits",
+        )),
+        None => Err(AppError::internal("a paid scan's state", row.state)),
     }
 }
 

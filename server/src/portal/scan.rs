@@ -12,8 +12,11 @@
 //! payments off every scan is free and starts; with payments on a scan is
 //! paid from the account's research credits when they cover the price
 //! ("Scan now (uses 0.25 USD of credits)", debited once per quote by
-//! `jobs::start_portal_scan` through `credits`), and otherwise the offer
-//! says the price, how to buy credits, and how to pay with `scan_wallet`.
+//! `jobs::start_portal_scan` through `credits`, in the transaction that
+//! queues the job), and otherwise the offer says the price, how to buy
+//! credits, and how to pay with `scan_wallet`. The offer records the
+//! account it priced the quote for; `jobs::start_portal_scan` itself
+//! refuses a quote of another account or wallet.
 
 use axum::{
     Json,
@@ -103,6 +106,12 @@ async fn offer(
         },
     )
     .await?;
+    // The form starts a scan only on a quote made for this account
+    // (`jobs::start_portal_scan` checks it).
+    state
+        .store()
+        .bind_quote_to_account(&quote.quote_id, account.as_str())
+        .await?;
     let free = pw.mode == PaymentsMode::Off;
     let size = quote.signatures.map(|s| {
         let n = format::count(s.counted, "transaction", "transactions");
@@ -259,30 +268,13 @@ pub async fn start(
         Err(err) => return crate::site::share::problem(&err),
     };
     let pw = state.paywall();
-    // The quote must be this wallet's: a form naming another wallet's
-    // quote would scan a wallet the account does not watch.
-    match state.store().quote(form.quote_id.trim()).await {
-        Ok(Some(q)) if q.address == wallet.address.as_str() => {}
-        Ok(_) => {
-            let why = "this price is not this wallet's; here is a new one".to_owned();
-            return offer_response(
-                &state,
-                viewer,
-                &account,
-                &wallet,
-                StatusCode::BAD_REQUEST,
-                Some(why),
-            )
-            .await;
-        }
-        Err(err) => return AppError::from(err).into_response(),
-    }
     let credits = state.credits();
-    match jobs::start_portal_scan(&pw, &credits, &account, &form.quote_id).await {
+    match jobs::start_portal_scan(&pw, &credits, &account, &wallet.address, &form.quote_id).await {
         Ok(job) => Redirect::to(&format!("/scans/{}", job.job_id)).into_response(),
-        // The same form sent twice at once: the first debited and is
-        // starting the scan; this one follows it.
-        Err(err) if matches!(err.code(), Code::JobAlreadyRunning | Code::ActionConflict) => {
+        // A scan of the wallet is running: this account's own (another
+        // form of it started first) is followed; one started elsewhere is
+        // said, and nothing was debited for this form.
+        Err(err) if err.code() == Code::JobAlreadyRunning => {
             match state.store().running_job_for(wallet.address.as_str()).await {
                 Ok(Some(job)) if job.account_id.as_deref() == Some(account.as_str()) => {
                     Redirect::to(&format!("/scans/{}", job.id)).into_response()

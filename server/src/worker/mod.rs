@@ -3,7 +3,8 @@
 //!
 //! The work: scan jobs (claimed with leases, see `jobs`) and maintenance
 //! (forgetting expired MCP sessions, idle rate-limit buckets, unpaid
-//! quotes and spent OAuth tokens). Shutdown
+//! quotes and spent OAuth tokens; settling portal scan debits an earlier
+//! version left pending). Shutdown
 //! is observed at safe points only: between maintenance passes, and
 //! between pages of a scan, where the job is handed back for the next
 //! worker.
@@ -27,6 +28,10 @@ pub struct Maintenance {
     /// OAuth rows past use: expired or revoked tokens, spent grants,
     /// expired consent requests, old activity (see oauth::purge).
     pub oauth: u64,
+    /// Portal scan debits an earlier version left pending (a crash
+    /// between its debit and its job), settled: refunded, or given the
+    /// job they paid for (see credits::settle_stale_scan_debits).
+    pub scan_debits_settled: usize,
 }
 
 /// One maintenance pass.
@@ -40,7 +45,15 @@ pub async fn maintenance_pass(state: &Services) -> Result<Maintenance, crate::st
     let quotes = state.store().purge_expired_quotes(now).await?;
     let payments_recovered = crate::payments::settle::recover(&state.paywall()).await?;
     let oauth = crate::oauth::purge(state.store(), &state.config().oauth, now).await?;
+    let scan_debits_settled = crate::credits::settle_stale_scan_debits(
+        state.store(),
+        crate::jobs::CREDITS_TOOL,
+        now - crate::jobs::STALE_SCAN_DEBIT_MS,
+        now,
+    )
+    .await?;
     Ok(Maintenance {
+        scan_debits_settled,
         oauth,
         sessions,
         rate_buckets,

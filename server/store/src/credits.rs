@@ -9,7 +9,7 @@
 //! the condition against the first one's result, so no interleaving takes
 //! a balance below zero. Each movement line records the balance it left.
 
-use super::{Pool, Store, StoreError};
+use super::{JobRecord, NewScanJob, Pool, Store, StoreError};
 use ledger_core::clock::UnixMillis;
 
 /// One line of an account's credit ledger.
@@ -93,6 +93,41 @@ pub enum Credited {
     /// The balance would pass `max_balance`: nothing applied. The balance
     /// as it stands.
     OverLimit { balance: i64 },
+}
+
+/// A scan paid from credits, taken all or nothing by
+/// [`Store::begin_paid_scan`]: the action (its charge) and the job.
+#[derive(Clone, Debug)]
+pub struct NewPaidScan<'a> {
+    pub action: NewAction<'a>,
+    pub job: NewScanJob<'a>,
+    /// The action's result, kept for the same form sent again: the job's
+    /// id (`{"job_id": …}`).
+    pub result: &'a str,
+}
+
+/// The outcome of [`Store::begin_paid_scan`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum PaidScan {
+    /// Charged and queued, in one commit; the balance it left.
+    Started { job: JobRecord, balance_after: i64 },
+    /// The account already has an action under this id (nothing charged).
+    Exists(ActionRow),
+    /// The balance is short of the cost (nothing recorded or charged).
+    Insufficient { balance: i64 },
+    /// A scan of the wallet is running: this one (nothing recorded or
+    /// charged).
+    AlreadyRunning(JobRecord),
+}
+
+/// A portal scan's debit left `pending` by an earlier version (which took
+/// the debit and created the job in two commits), with the job of its
+/// quote and account if one was created.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct StaleScanDebit {
+    pub account_id: String,
+    pub action_id: String,
+    pub job_id: Option<String>,
 }
 
 const MOVEMENT_COLUMNS: &str = "id, account_id, kind, amount_atomic, balance_after, action_id, \
@@ -274,6 +309,146 @@ impl Store {
                     .ok_or(StoreError::Vanished)?,
             ),
         })
+    }
+
+    /// Record the portal scan's action, charge its cost and create its
+    /// job in ONE transaction, so no state keeps the money without a job
+    /// (nor a job without its charge): a crash or an error at any step
+    /// rolls back every step. The action is written `done` with the job's
+    /// id as its result. The statements run in the order
+    /// [`Store::begin_action`]'s do (action row, balance row, movement
+    /// line), then the job: its insert meets `jobs_one_running`, and a
+    /// running scan of the wallet rolls the charge back.
+    pub async fn begin_paid_scan(&self, p: &NewPaidScan<'_>) -> Result<PaidScan, StoreError> {
+        let a = &p.action;
+        let j = &p.job;
+        enum Step {
+            Committed(i64),
+            Exists,
+            Short,
+            Running,
+        }
+        let step = on_pool!(&self.pool, |pool| {
+            let mut tx = pool.begin().await?;
+            let inserted = sqlx::query(
+                "INSERT INTO research_actions (account_id, action_id, tool, args_hash, state, \
+                 cost_atomic, result, created_at, finished_at) \
+                 VALUES ($1, $2, $3, $4, 'done', $5, $6, $7, $7) ON CONFLICT DO NOTHING",
+            )
+            .bind(a.account_id)
+            .bind(a.action_id)
+            .bind(a.tool)
+            .bind(a.args_hash)
+            .bind(a.cost_atomic)
+            .bind(p.result)
+            .bind(a.now)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if inserted == 0 {
+                tx.rollback().await?;
+                Step::Exists
+            } else {
+                let left: Option<i64> = sqlx::query_scalar(
+                    "UPDATE credit_balances SET balance_atomic = balance_atomic - $1 \
+                     WHERE account_id = $2 AND balance_atomic >= $1 RETURNING balance_atomic",
+                )
+                .bind(a.cost_atomic)
+                .bind(a.account_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+                match left {
+                    None if a.cost_atomic > 0 => {
+                        tx.rollback().await?;
+                        Step::Short
+                    }
+                    left => {
+                        let left = left.unwrap_or(0);
+                        sqlx::query(
+                            "INSERT INTO credit_movements (id, account_id, kind, amount_atomic, \
+                             balance_after, action_id, reference, note, created_at) \
+                             VALUES ($1, $2, 'charge', $3, $4, $5, NULL, $6, $7)",
+                        )
+                        .bind(a.movement_id)
+                        .bind(a.account_id)
+                        .bind(-a.cost_atomic)
+                        .bind(left)
+                        .bind(a.action_id)
+                        .bind(a.note)
+                        .bind(a.now)
+                        .execute(&mut *tx)
+                        .await?;
+                        let queued = sqlx::query(
+                            "INSERT INTO jobs (id, kind, address, scope, quote_id, status, phase, \
+                             stop_at, created_at, updated_at, account_id) \
+                             VALUES ($1, 'scan', $2, $3, $4, 'running', 'queued', $5, $6, $6, $7) \
+                             ON CONFLICT DO NOTHING",
+                        )
+                        .bind(j.id)
+                        .bind(j.address)
+                        .bind(j.scope)
+                        .bind(j.quote_id)
+                        .bind(j.stop_at)
+                        .bind(j.now)
+                        .bind(j.account_id)
+                        .execute(&mut *tx)
+                        .await?
+                        .rows_affected();
+                        if queued == 1 {
+                            tx.commit().await?;
+                            Step::Committed(left)
+                        } else {
+                            tx.rollback().await?;
+                            Step::Running
+                        }
+                    }
+                }
+            }
+        });
+        Ok(match step {
+            Step::Committed(balance_after) => PaidScan::Started {
+                job: self.job(j.id).await?.ok_or(StoreError::Vanished)?,
+                balance_after,
+            },
+            Step::Exists => PaidScan::Exists(
+                self.action(a.account_id, a.action_id)
+                    .await?
+                    .ok_or(StoreError::Vanished)?,
+            ),
+            Step::Short => PaidScan::Insufficient {
+                balance: self.credit_balance(a.account_id).await?,
+            },
+            Step::Running => match self.running_job_for(j.address).await? {
+                Some(job) => PaidScan::AlreadyRunning(job),
+                // The running scan ended between our insert and this read.
+                None => Box::pin(self.begin_paid_scan(p)).await?,
+            },
+        })
+    }
+
+    /// Portal scan debits (tool `scan_wallet`, action `scan:{quote}`)
+    /// still `pending` and begun before `before`: what an earlier version
+    /// left when it crashed (or failed) between its debit and its job, or
+    /// between the job and recording it. Each with the job of its quote
+    /// and account, if any. None are written any more
+    /// ([`Store::begin_paid_scan`] writes `done`).
+    pub async fn stale_scan_debits(
+        &self,
+        tool: &str,
+        before: UnixMillis,
+    ) -> Result<Vec<StaleScanDebit>, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(
+            "SELECT r.account_id, r.action_id, \
+             (SELECT j.id FROM jobs j WHERE j.account_id = r.account_id \
+              AND 'scan:' || j.quote_id = r.action_id ORDER BY j.created_at LIMIT 1) AS job_id \
+             FROM research_actions r \
+             WHERE r.tool = $1 AND r.state = 'pending' AND r.created_at < $2 \
+             ORDER BY r.created_at"
+        )
+        .bind(tool)
+        .bind(before)
+        .fetch_all(pool)
+        .await?))
     }
 
     pub async fn action(

@@ -127,7 +127,10 @@ use sqlx::{
 };
 
 pub use accounts::{IdentityRecord, TaxSettingsRow, TokenRecord, WatchRow};
-pub use credits::{ActionRow, Begun, Credited, MovementRow, NewAction, NewCredit};
+pub use credits::{
+    ActionRow, Begun, Credited, MovementRow, NewAction, NewCredit, NewPaidScan, PaidScan,
+    StaleScanDebit,
+};
 pub use jobs::{
     Created, JobProgress, JobRecord, JobStatus, LedgerQuery, LegRow, NewScanJob, TransactionLegs,
 };

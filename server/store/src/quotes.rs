@@ -47,4 +47,34 @@ impl Store {
         .fetch_optional(pool)
         .await?))
     }
+
+    /// Record that a portal offer made quote `id` for `account_id`, once:
+    /// a quote already given to an account keeps it.
+    pub async fn bind_quote_to_account(
+        &self,
+        id: &str,
+        account_id: &str,
+    ) -> Result<(), StoreError> {
+        on_pool!(&self.pool, |pool| sqlx::query(
+            "UPDATE quotes SET account_id = $1 WHERE id = $2 AND account_id IS NULL"
+        )
+        .bind(account_id)
+        .bind(id)
+        .execute(pool)
+        .await
+        .map(|_| ())?);
+        Ok(())
+    }
+
+    /// The account a portal offer made quote `id` for; `None` for a quote
+    /// no account was given (`quote_wallet`'s) or no quote at all.
+    pub async fn quote_account(&self, id: &str) -> Result<Option<String>, StoreError> {
+        let account: Option<Option<String>> = on_pool!(&self.pool, |pool| sqlx::query_scalar(
+            "SELECT account_id FROM quotes WHERE id = $1"
+        )
+        .bind(id)
+        .fetch_optional(pool)
+        .await?);
+        Ok(account.flatten())
+    }
 }
