@@ -306,15 +306,17 @@ pub const STALE_SCAN_DEBIT_MS: i64 = 10 * 60 * 1000;
 /// other money path).
 ///
 /// The checks, in order, each refusing before any money moves:
-/// 1. the quote exists (`quote_not_found`), prices `wallet` and was made
-///    for `account` by its offer page (`wrong_quote`): this function
-///    checks it, not its caller;
-/// 2. this account already paid this quote: that scan, answered whatever
-///    the quote's age (as `start_scan` answers a known x402 payment before
-///    the expiry check), so a reload after expiry never charges again; a
-///    quote whose debit was refunded, or is still being settled, is
-///    `action_conflict` in words of its own;
-/// 3. the quote is live (`quote_expired`) and prices a scan
+/// 1. the quote exists (`quote_not_found`) and prices `wallet`
+///    (`wrong_quote`): this function checks it, not its caller;
+/// 2. this account already paid this quote (its action `scan:{quote}`,
+///    keyed by the account): that scan, answered whatever the quote's age
+///    (as `start_scan` answers a known x402 payment before the expiry
+///    check), so a reload after expiry never charges again; a quote whose
+///    debit was refunded, or is still being settled, is `action_conflict`
+///    in words of its own;
+/// 3. the quote was made for `account` by its offer page (`wrong_quote`;
+///    a quote bound to no account, as `quote_wallet` makes them, too);
+/// 4. the quote is live (`quote_expired`) and prices a scan
 ///    (`wrong_quote`); no scan of the wallet runs (`job_already_running`).
 ///
 /// Then [`Credits::pay_scan`] records the action `scan:{quote}`, takes the
@@ -337,14 +339,19 @@ pub async fn start_portal_scan(
             "this price is no longer known; here is a new one",
         )
     })?;
-    let made_for = pw.store.quote_account(&quote.id).await?;
-    if quote.address != wallet.as_str() || made_for.as_deref() != Some(account.as_str()) {
+    let not_ours = || {
         tracing::warn!(account = account.as_str(), quote = %quote.id, wallet = %wallet, "a portal scan form named a quote not made for this wallet and account");
-        return Err(AppError::new(
+        AppError::new(
             Code::WrongQuote,
             "this price was not made for this wallet on your account; here is a new one",
-        ));
+        )
+    };
+    if quote.address != wallet.as_str() {
+        return Err(not_ours());
     }
+    // This account's own action on the quote proves it paid it (the key
+    // holds the account): answered before the binding check, so a debit
+    // an earlier version took on a quote it never bound is still answered.
     let action_id = ActionId::parse(&format!("scan:{}", quote.id))
         .map_err(|why| AppError::internal("a scan's credit action id", why))?;
     if let Some(row) = pw
@@ -353,6 +360,10 @@ pub async fn start_portal_scan(
         .await?
     {
         return answer_paid(pw, account, row).await;
+    }
+    let made_for = pw.store.quote_account(&quote.id).await?;
+    if made_for.as_deref() != Some(account.as_str()) {
+        return Err(not_ours());
     }
     let now = pw.now_ms();
     if quote.expires_at <= now {

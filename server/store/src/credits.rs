@@ -320,6 +320,17 @@ impl Store {
     /// line), then the job: its insert meets `jobs_one_running`, and a
     /// running scan of the wallet rolls the charge back.
     pub async fn begin_paid_scan(&self, p: &NewPaidScan<'_>) -> Result<PaidScan, StoreError> {
+        self.begin_paid_scan_attempt(p, 1).await
+    }
+
+    /// [`Store::begin_paid_scan`], attempt `attempt`: a scan of the wallet
+    /// that refused the job and ended before it could be read back is tried
+    /// again, at most three times in all (each attempt rolls back whole).
+    async fn begin_paid_scan_attempt(
+        &self,
+        p: &NewPaidScan<'_>,
+        attempt: u8,
+    ) -> Result<PaidScan, StoreError> {
         let a = &p.action;
         let j = &p.job;
         enum Step {
@@ -421,7 +432,10 @@ impl Store {
             Step::Running => match self.running_job_for(j.address).await? {
                 Some(job) => PaidScan::AlreadyRunning(job),
                 // The running scan ended between our insert and this read.
-                None => Box::pin(self.begin_paid_scan(p)).await?,
+                None if attempt < 3 => {
+                    Box::pin(self.begin_paid_scan_attempt(p, attempt + 1)).await?
+                }
+                None => return Err(StoreError::Vanished),
             },
         })
     }

@@ -839,3 +839,165 @@ async fn two_quotes_racing_for_credits_that_cover_one_start_one_scan() {
     );
     app.stop().await;
 }
+
+/// A quote no account owns (as `quote_wallet` and earlier versions' offer
+/// pages made them: `quotes.account_id` NULL) starts nothing through the
+/// form: `wrong_quote`, no action, no movement, no job.
+#[tokio::test]
+async fn a_quote_bound_to_no_account_moves_no_money() {
+    let (app, _s) = paid_app(false).await;
+    let mut browser = Browser::new();
+    let account = watching(&app, &mut browser, "1").await;
+    let csrf = hidden_csrf_of(&offer(&app, &mut browser).await);
+    let unbound = unbound_quote(&app, WALLET).await;
+    let before = money(&app, &account).await;
+    let text = refused(
+        start(&app, &mut browser, &csrf, &unbound).await,
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    assert!(
+        text.contains("this price was not made for this wallet on your account"),
+        "{text}"
+    );
+    assert_eq!(money(&app, &account).await, before);
+    assert!(
+        app.state
+            .store()
+            .action(account.as_str(), &format!("scan:{unbound}"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(jobs_of(&app, WALLET).await, 0);
+    app.stop().await;
+}
+
+/// A debit an earlier version took on a quote it never bound (its offer
+/// page did not record the account) is still this account's: the form
+/// sent again is answered from the action (here refunded by maintenance:
+/// its own words), never `wrong_quote`, and charges nothing.
+#[tokio::test]
+async fn an_earlier_versions_debit_on_an_unbound_quote_is_answered_from_its_action() {
+    let (app, _s) = paid_app(false).await;
+    let mut browser = Browser::new();
+    let account = watching(&app, &mut browser, "1").await;
+    let csrf = hidden_csrf_of(&offer(&app, &mut browser).await);
+    let unbound = unbound_quote(&app, WALLET).await;
+    let at = app.state.now_ms() - server::jobs::STALE_SCAN_DEBIT_MS - 1;
+    pending_debit(&app, &account, &unbound, at).await;
+    server::worker::maintenance_pass(app.state.services())
+        .await
+        .unwrap();
+    let before = money(&app, &account).await;
+    assert_eq!(before.0, 1_000_000, "refunded");
+    let text = refused(
+        start(&app, &mut browser, &csrf, &unbound).await,
+        StatusCode::CONFLICT,
+    )
+    .await;
+    assert!(
+        text.contains("its cost went back to your credits"),
+        "{text}"
+    );
+    assert!(!text.contains("not made for this wallet"), "{text}");
+    assert_eq!(money(&app, &account).await, before, "no money moved");
+    assert_eq!(jobs_of(&app, WALLET).await, 0);
+    app.stop().await;
+}
+
+/// The store's one transaction itself: when a scan of the wallet is
+/// already running, `begin_paid_scan` rolls back the action and the
+/// charge it wrote (no action row, balance and movements unchanged) and
+/// answers the running scan.
+#[tokio::test]
+async fn begin_paid_scan_rolls_the_charge_back_when_a_scan_of_the_wallet_runs() {
+    let (app, _s) = paid_app(false).await;
+    let mut browser = Browser::new();
+    let account = watching(&app, &mut browser, "1").await;
+    let quote = stored_quote(&app, &account, WALLET, app.state.now_ms() + 60_000).await;
+    let now = app.state.now_ms();
+    let store = app.state.store();
+    let elsewhere = server::ids::new_id("job_", now);
+    store
+        .create_scan_job(&server::store::NewScanJob {
+            id: &elsewhere,
+            address: WALLET,
+            scope: "full",
+            quote_id: &quote,
+            stop_at: None,
+            account_id: None,
+            now,
+        })
+        .await
+        .unwrap();
+    let before = money(&app, &account).await;
+    let action_id = format!("scan:{quote}");
+    let ours = server::ids::new_id("job_", now);
+    let outcome = store
+        .begin_paid_scan(&server::store::NewPaidScan {
+            action: server::store::NewAction {
+                account_id: account.as_str(),
+                action_id: &action_id,
+                tool: server::jobs::CREDITS_TOOL,
+                args_hash: "h",
+                cost_atomic: PRICE,
+                movement_id: &server::ids::new_id("cm_", now),
+                note: "scan",
+                now,
+            },
+            job: server::store::NewScanJob {
+                id: &ours,
+                address: WALLET,
+                scope: "full",
+                quote_id: &quote,
+                stop_at: None,
+                account_id: Some(account.as_str()),
+                now,
+            },
+            result: &format!(r#"{{"job_id":"{ours}"}}"#),
+        })
+        .await
+        .unwrap();
+    match outcome {
+        server::store::PaidScan::AlreadyRunning(job) => assert_eq!(job.id, elsewhere),
+        other => panic!("expected the running scan, got {other:?}"),
+    }
+    assert!(
+        store
+            .action(account.as_str(), &action_id)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(
+        money(&app, &account).await,
+        before,
+        "the charge rolled back"
+    );
+    assert_eq!(jobs_of(&app, WALLET).await, 1, "only the other scan");
+    app.stop().await;
+}
+
+/// A quote for `address` written into the store and bound to no account,
+/// as `quote_wallet` makes them.
+async fn unbound_quote(app: &TestApp, address: &str) -> String {
+    let now = app.state.now_ms();
+    let id = server::ids::new_id("q_", now);
+    app.state
+        .store()
+        .insert_quote(&server::store::QuoteRecord {
+            id: id.clone(),
+            address: address.to_owned(),
+            scope: "full".to_owned(),
+            tier: "small".to_owned(),
+            price_micros: PRICE,
+            signatures: Some(10),
+            created_at: now,
+            expires_at: now + 600_000,
+        })
+        .await
+        .unwrap();
+    assert_eq!(app.state.store().quote_account(&id).await.unwrap(), None);
+    id
+}
