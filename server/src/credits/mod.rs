@@ -211,6 +211,63 @@ pub async fn settle_stale_scan_debits(
     Ok(settled)
 }
 
+/// Give back the credits a portal scan took when its job `job_id` ended
+/// `failed` (the RPC endpoint kept failing after its retries): the scan
+/// delivered nothing, so nothing is kept. Once: the action goes from
+/// `done` to `refunded` in the refund's own transaction, and only while
+/// the job is failed (`Store::refund_failed_scan`). A scan that ended
+/// `partial` delivered its ledger and keeps its charge. The balance it
+/// left, or `None` when there was nothing to give back (not credit-paid,
+/// or already refunded).
+pub async fn refund_failed_scan(
+    store: &Store,
+    tool: &str,
+    account_id: &str,
+    quote_id: &str,
+    job_id: &str,
+    now: i64,
+) -> Result<Option<i64>, crate::store::StoreError> {
+    let action_id = format!("scan:{quote_id}");
+    let movement_id = crate::ids::new_id("cm_", now);
+    let balance = store
+        .refund_failed_scan(account_id, &action_id, tool, job_id, &movement_id, now)
+        .await?;
+    if let Some(balance) = balance {
+        tracing::info!(account = account_id, action = %action_id, job = job_id, balance, "a failed scan's credits given back");
+    }
+    Ok(balance)
+}
+
+/// Every credit-paid scan whose job failed and was not refunded yet
+/// (a crash between the failure and the refund): refunded now, once each.
+/// Run by every maintenance pass. Answers how many it refunded.
+pub async fn refund_failed_scans(
+    store: &Store,
+    tool: &str,
+    now: i64,
+) -> Result<usize, crate::store::StoreError> {
+    let mut refunded = 0;
+    for failed in store.failed_paid_scans(tool).await? {
+        let movement_id = crate::ids::new_id("cm_", now);
+        if store
+            .refund_failed_scan(
+                &failed.account_id,
+                &failed.action_id,
+                tool,
+                &failed.job_id,
+                &movement_id,
+                now,
+            )
+            .await?
+            .is_some()
+        {
+            tracing::warn!(account = %failed.account_id, action = %failed.action_id, job = %failed.job_id, "a failed scan's credits given back by maintenance");
+            refunded += 1;
+        }
+    }
+    Ok(refunded)
+}
+
 /// The SHA-256 (hex) of `normalised`, the arguments with every default
 /// filled in, so `{}` and the spelled-out defaults are the same action.
 pub fn args_hash(normalised: &Value) -> String {

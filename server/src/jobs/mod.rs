@@ -465,7 +465,7 @@ async fn answer_paid(
         }
         Some(ActionState::Refunded) => Err(AppError::new(
             Code::ActionConflict,
-            "the scan this price paid for could not start, and its cost went back to your \
+            "the scan this price paid for did not run to its end, and its cost went back to your \
              credits; here is a new price",
         )),
         Some(ActionState::Pending) => Err(AppError::new(
@@ -629,10 +629,28 @@ pub async fn run_next(
         Err(scan::ScanError::Store(e)) => return Err(e),
         Err(e @ scan::ScanError::BadScope(_)) => ("failed", Some(e.to_string())),
     };
-    run.store
+    let finished = run
+        .store
         .finish_job(&job.id, owner, status, error.as_deref(), run.now_ms())
         .await?;
     tracing::info!(job = %job.id, status, "scan ended");
+    // A failed scan delivered nothing: a portal scan paid from credits
+    // gets them back (once; the maintenance pass catches a stop between
+    // these two steps).
+    if finished
+        && status == "failed"
+        && let Some(account) = &job.account_id
+    {
+        crate::credits::refund_failed_scan(
+            run.store,
+            CREDITS_TOOL,
+            account,
+            &job.quote_id,
+            &job.id,
+            run.now_ms(),
+        )
+        .await?;
+    }
     Ok(true)
 }
 

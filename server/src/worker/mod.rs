@@ -32,6 +32,10 @@ pub struct Maintenance {
     /// between its debit and its job), settled: refunded, or given the
     /// job they paid for (see credits::settle_stale_scan_debits).
     pub scan_debits_settled: usize,
+    /// Credit-paid scans whose job failed, given back here when the worker
+    /// stopped between the failure and its refund (see
+    /// credits::refund_failed_scans).
+    pub failed_scans_refunded: usize,
 }
 
 /// One maintenance pass.
@@ -52,8 +56,11 @@ pub async fn maintenance_pass(state: &Services) -> Result<Maintenance, crate::st
         now,
     )
     .await?;
+    let failed_scans_refunded =
+        crate::credits::refund_failed_scans(state.store(), crate::jobs::CREDITS_TOOL, now).await?;
     Ok(Maintenance {
         scan_debits_settled,
+        failed_scans_refunded,
         oauth,
         sessions,
         rate_buckets,

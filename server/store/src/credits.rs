@@ -130,6 +130,15 @@ pub struct StaleScanDebit {
     pub job_id: Option<String>,
 }
 
+/// A portal scan paid from credits whose job failed while its action is
+/// still `done` (charged): what [`Store::refund_failed_scan`] gives back.
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
+pub struct FailedPaidScan {
+    pub account_id: String,
+    pub action_id: String,
+    pub job_id: String,
+}
+
 const MOVEMENT_COLUMNS: &str = "id, account_id, kind, amount_atomic, balance_after, action_id, \
     reference, note, created_at";
 const ACTION_COLUMNS: &str = "account_id, action_id, tool, args_hash, state, cost_atomic, result, \
@@ -465,6 +474,25 @@ impl Store {
         .await?))
     }
 
+    /// Portal scans paid from credits (actions of `tool`, `scan:{quote}`)
+    /// whose job ended `failed` and whose charge was not given back yet:
+    /// the maintenance pass refunds them, so a crash between a job's
+    /// failure and its refund loses nobody's money. Read from the failed
+    /// jobs side (few), each action by its primary key.
+    pub async fn failed_paid_scans(&self, tool: &str) -> Result<Vec<FailedPaidScan>, StoreError> {
+        Ok(on_pool!(&self.pool, |pool| sqlx::query_as(
+            "SELECT r.account_id, r.action_id, j.id AS job_id \
+             FROM jobs j JOIN research_actions r \
+               ON r.account_id = j.account_id AND r.action_id = 'scan:' || j.quote_id \
+             WHERE j.status = 'failed' AND j.account_id IS NOT NULL \
+               AND r.tool = $1 AND r.state = 'done' \
+             ORDER BY j.finished_at"
+        )
+        .bind(tool)
+        .fetch_all(pool)
+        .await?))
+    }
+
     pub async fn action(
         &self,
         account_id: &str,
@@ -529,19 +557,84 @@ impl Store {
         movement_id: &str,
         now: UnixMillis,
     ) -> Result<Option<i64>, StoreError> {
+        self.refund(account_id, action_id, None, movement_id, now)
+            .await
+    }
+
+    /// A portal scan paid from credits whose job `job_id` ended `failed`
+    /// (the RPC endpoint kept failing): its `done` action becomes
+    /// `refunded` and its cost comes back, once, in one transaction, and
+    /// only while that job of this account is failed and was started on
+    /// this action's quote. The balance it left, or `None` when there was
+    /// nothing to refund (no such action, already refunded, or the job not
+    /// failed).
+    pub async fn refund_failed_scan(
+        &self,
+        account_id: &str,
+        action_id: &str,
+        tool: &str,
+        job_id: &str,
+        movement_id: &str,
+        now: UnixMillis,
+    ) -> Result<Option<i64>, StoreError> {
+        self.refund(
+            account_id,
+            action_id,
+            Some((tool, job_id)),
+            movement_id,
+            now,
+        )
+        .await
+    }
+
+    /// [`Store::refund_action`] (`failed_job` `None`: a `pending` action)
+    /// and [`Store::refund_failed_scan`] (`Some((tool, job))`: a `done`
+    /// action of `tool` whose scan job failed): the state change, the balance and the `refund` movement in
+    /// one transaction; the movement's unique reference
+    /// `refund:{account}:{action}` makes a second refund impossible even
+    /// past the state check.
+    async fn refund(
+        &self,
+        account_id: &str,
+        action_id: &str,
+        failed_job: Option<(&str, &str)>,
+        movement_id: &str,
+        now: UnixMillis,
+    ) -> Result<Option<i64>, StoreError> {
         let reference = format!("refund:{account_id}:{action_id}");
         Ok(on_pool!(&self.pool, |pool| {
             let mut tx = pool.begin().await?;
-            let cost: Option<i64> = sqlx::query_scalar(
-                "UPDATE research_actions SET state = 'refunded', finished_at = $1 \
-                 WHERE account_id = $2 AND action_id = $3 AND state = 'pending' \
-                 RETURNING cost_atomic",
-            )
-            .bind(now)
-            .bind(account_id)
-            .bind(action_id)
-            .fetch_optional(&mut *tx)
-            .await?;
+            let cost: Option<i64> = match failed_job {
+                None => {
+                    sqlx::query_scalar(
+                        "UPDATE research_actions SET state = 'refunded', finished_at = $1 \
+                         WHERE account_id = $2 AND action_id = $3 AND state = 'pending' \
+                         RETURNING cost_atomic",
+                    )
+                    .bind(now)
+                    .bind(account_id)
+                    .bind(action_id)
+                    .fetch_optional(&mut *tx)
+                    .await?
+                }
+                Some((tool, job_id)) => {
+                    sqlx::query_scalar(
+                        "UPDATE research_actions SET state = 'refunded', finished_at = $1 \
+                         WHERE account_id = $2 AND action_id = $3 AND state = 'done' AND tool = $5 \
+                         AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = $4 \
+                           AND j.account_id = $2 AND j.status = 'failed' \
+                           AND 'scan:' || j.quote_id = $3) \
+                         RETURNING cost_atomic",
+                    )
+                    .bind(now)
+                    .bind(account_id)
+                    .bind(action_id)
+                    .bind(job_id)
+                    .bind(tool)
+                    .fetch_optional(&mut *tx)
+                    .await?
+                }
+            };
             match cost {
                 None => {
                     tx.rollback().await?;
@@ -561,7 +654,7 @@ impl Store {
                     sqlx::query(
                         "INSERT INTO credit_movements (id, account_id, kind, amount_atomic, \
                          balance_after, action_id, reference, note, created_at) \
-                         VALUES ($1, $2, 'refund', $3, $4, $5, $6, 'failed; refunded', $7)",
+                         VALUES ($1, $2, 'refund', $3, $4, $5, $6, $7, $8)",
                     )
                     .bind(movement_id)
                     .bind(account_id)
@@ -569,6 +662,11 @@ impl Store {
                     .bind(balance)
                     .bind(action_id)
                     .bind(&reference)
+                    .bind(if failed_job.is_some() {
+                        "scan failed; refunded"
+                    } else {
+                        "failed; refunded"
+                    })
                     .bind(now)
                     .execute(&mut *tx)
                     .await?;

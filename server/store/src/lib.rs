@@ -128,8 +128,8 @@ use sqlx::{
 
 pub use accounts::{IdentityRecord, TaxSettingsRow, TokenRecord, WatchRow};
 pub use credits::{
-    ActionRow, Begun, Credited, MovementRow, NewAction, NewCredit, NewPaidScan, PaidScan,
-    StaleScanDebit,
+    ActionRow, Begun, Credited, FailedPaidScan, MovementRow, NewAction, NewCredit, NewPaidScan,
+    PaidScan, StaleScanDebit,
 };
 pub use jobs::{
     Created, JobProgress, JobRecord, JobStatus, LedgerQuery, LegRow, NewScanJob, TransactionLegs,

@@ -592,7 +592,7 @@ async fn the_form_of_a_refunded_quote_says_it_was_refunded_and_charges_nothing()
     assert!(has_error_alert(&text), "{text}");
     assert!(
         text.contains(
-            "the scan this price paid for could not start, and its cost went back to your \
+            "the scan this price paid for did not run to its end, and its cost went back to your \
              credits; here is a new price"
         ),
         "{text}"
@@ -1000,4 +1000,106 @@ async fn unbound_quote(app: &TestApp, address: &str) -> String {
         .unwrap();
     assert_eq!(app.state.store().quote_account(&id).await.unwrap(), None);
     id
+}
+
+/// Wait for the scan job at the progress path `location` to end; the job.
+async fn ended(app: &TestApp, location: &str) -> server::store::JobRecord {
+    let job_id = location.trim_start_matches("/scans/");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let job = app.state.store().job(job_id).await.unwrap().unwrap();
+        if job.status != "running" {
+            return job;
+        }
+        assert!(std::time::Instant::now() < deadline, "the scan ends");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// A credit-paid scan that fails (the RPC endpoint answers 500 to every
+/// request, past its retries) delivered nothing: its charge comes back as
+/// one `refund` movement, the balance is the grant again, a maintenance
+/// pass gives nothing more, and the form sent again says the cost went
+/// back and charges nothing.
+#[tokio::test]
+async fn a_credit_paid_scan_that_fails_gives_its_credits_back_once() {
+    let (app, stand_in) = paid_app(true).await;
+    let mut browser = Browser::new();
+    let account = watching(&app, &mut browser, "1").await;
+    let page = offer(&app, &mut browser).await;
+    let (csrf, quote) = (hidden_csrf_of(&page), quote_of(&page));
+    stand_in
+        .shared
+        .faults
+        .lock()
+        .unwrap()
+        .extend([crate::standin::Fault::ServerError; 500]);
+    let progress = location(&start(&app, &mut browser, &csrf, &quote).await);
+    let job = ended(&app, &progress).await;
+    assert_eq!(job.status, "failed", "{job:?}");
+    let given_back = vec![
+        ("grant".to_owned(), 1_000_000),
+        ("charge".to_owned(), -PRICE),
+        ("refund".to_owned(), PRICE),
+    ];
+    assert_eq!(movements(&app, &account).await, given_back);
+    assert_eq!(balance(&app, &account).await, 1_000_000);
+    let pass = server::worker::maintenance_pass(app.state.services())
+        .await
+        .unwrap();
+    assert_eq!(pass.failed_scans_refunded, 0, "already given back");
+    stand_in.shared.faults.lock().unwrap().clear();
+    let text = refused(
+        start(&app, &mut browser, &csrf, &quote).await,
+        StatusCode::CONFLICT,
+    )
+    .await;
+    assert!(
+        text.contains("its cost went back to your credits"),
+        "{text}"
+    );
+    assert_eq!(movements(&app, &account).await, given_back, "nothing moved");
+    assert_eq!(balance(&app, &account).await, 1_000_000);
+    app.stop().await;
+}
+
+/// A worker that stopped between a scan's failure and its refund: the
+/// next maintenance pass gives the credits back, once however many passes
+/// run; a scan that completed keeps its charge.
+#[tokio::test]
+async fn a_failed_scan_left_unrefunded_is_refunded_by_maintenance_once() {
+    let (app, _s) = paid_app(false).await;
+    let mut browser = Browser::new();
+    let account = watching(&app, &mut browser, "1").await;
+    let page = offer(&app, &mut browser).await;
+    let (csrf, quote) = (hidden_csrf_of(&page), quote_of(&page));
+    let progress = location(&start(&app, &mut browser, &csrf, &quote).await);
+    let job_id = progress.trim_start_matches("/scans/");
+    assert_eq!(balance(&app, &account).await, 1_000_000 - PRICE);
+    // Still running: nothing to give back.
+    let pass = server::worker::maintenance_pass(app.state.services())
+        .await
+        .unwrap();
+    assert_eq!(pass.failed_scans_refunded, 0);
+    assert_eq!(balance(&app, &account).await, 1_000_000 - PRICE);
+    let fail = format!("UPDATE jobs SET status = 'failed', phase = 'done' WHERE id = '{job_id}'");
+    on_database(&app, &fail, &fail).await;
+    let mut refunded = 0;
+    for _ in 0..2 {
+        refunded += server::worker::maintenance_pass(app.state.services())
+            .await
+            .unwrap()
+            .failed_scans_refunded;
+    }
+    assert_eq!(refunded, 1, "once, over two passes");
+    assert_eq!(
+        movements(&app, &account).await,
+        vec![
+            ("grant".to_owned(), 1_000_000),
+            ("charge".to_owned(), -PRICE),
+            ("refund".to_owned(), PRICE),
+        ]
+    );
+    assert_eq!(balance(&app, &account).await, 1_000_000);
+    app.stop().await;
 }
