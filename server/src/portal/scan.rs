@@ -379,7 +379,24 @@ async fn progress(
         .map(|w| w.label)
         .unwrap_or_default();
     let name = name_of(&label, &job.address);
-    Ok(progress_of(&job, name))
+    let mut view = progress_of(&job, name);
+    // A failed scan paid from credits had them given back
+    // (credits::refund_failed_scan): the page says so.
+    if view.state == ScanState::Failed
+        && let Some(action) = state
+            .store()
+            .action(account.as_str(), &format!("scan:{}", job.quote.quote_id))
+            .await?
+        && crate::credits::ActionState::parse(&action.state)
+            == Some(crate::credits::ActionState::Refunded)
+    {
+        let note = "The credits it used went back to your balance.";
+        view.error = Some(match view.error.take() {
+            Some(why) => format!("{why} {note}"),
+            None => note.to_owned(),
+        });
+    }
+    Ok(view)
 }
 
 /// `GET /scans/{job_id}`: the progress view of one of the account's scans.

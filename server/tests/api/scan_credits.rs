@@ -1048,6 +1048,13 @@ async fn a_credit_paid_scan_that_fails_gives_its_credits_back_once() {
         .await
         .unwrap();
     assert_eq!(pass.failed_scans_refunded, 0, "already given back");
+    let shown = browser.get(&app.url(&progress)).await;
+    assert_eq!(shown.status(), StatusCode::OK);
+    let shown = crate::pages::unescape(&shown.text().await.unwrap());
+    assert!(
+        shown.contains("The credits it used went back to your balance."),
+        "{shown}"
+    );
     stand_in.shared.faults.lock().unwrap().clear();
     let text = refused(
         start(&app, &mut browser, &csrf, &quote).await,
