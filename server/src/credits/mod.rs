@@ -190,7 +190,7 @@ pub async fn settle_stale_scan_debits(
     for stale in store.stale_scan_debits(tool, before).await? {
         match &stale.job_id {
             Some(job_id) => {
-                let result = serde_json::json!({ "job_id": job_id }).to_string();
+                let result = crate::store::paid_job_result(job_id);
                 store
                     .finish_action(&stale.account_id, &stale.action_id, &result, now)
                     .await?;
@@ -213,7 +213,9 @@ pub async fn settle_stale_scan_debits(
 
 /// Give back the credits a portal scan took when its job `job_id` ended
 /// `failed` (the RPC endpoint kept failing after its retries): the scan
-/// delivered nothing, so nothing is kept. Once: the action goes from
+/// did not deliver the ledger it was paid for, so its price is not kept
+/// (the transactions it had read stay stored, and the next scan skips
+/// them). Once: the action goes from
 /// `done` to `refunded` in the refund's own transaction, and only while
 /// the job is failed (`Store::refund_failed_scan`). A scan that ended
 /// `partial` delivered its ledger and keeps its charge. The balance it
@@ -249,7 +251,8 @@ pub async fn refund_failed_scans(
     let mut refunded = 0;
     for failed in store.failed_paid_scans(tool).await? {
         let movement_id = crate::ids::new_id("cm_", now);
-        if store
+        // One row that cannot be settled does not hold up the others.
+        match store
             .refund_failed_scan(
                 &failed.account_id,
                 &failed.action_id,
@@ -258,11 +261,16 @@ pub async fn refund_failed_scans(
                 &movement_id,
                 now,
             )
-            .await?
-            .is_some()
+            .await
         {
-            tracing::warn!(account = %failed.account_id, action = %failed.action_id, job = %failed.job_id, "a failed scan's credits given back by maintenance");
-            refunded += 1;
+            Ok(Some(_)) => {
+                tracing::warn!(account = %failed.account_id, action = %failed.action_id, job = %failed.job_id, "a failed scan's credits given back by maintenance");
+                refunded += 1;
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::error!(account = %failed.account_id, action = %failed.action_id, job = %failed.job_id, error = %e, "a failed scan's credits could not be given back; the next pass tries again");
+            }
         }
     }
     Ok(refunded)
@@ -425,7 +433,7 @@ impl Credits<'_> {
         let movement_id = crate::ids::new_id("cm_", self.now_ms);
         let cost = atomic(charge.cost)
             .ok_or_else(|| AppError::internal("a scan's price", "above i64::MAX atomic"))?;
-        let result = serde_json::json!({ "job_id": job.id }).to_string();
+        let result = crate::store::paid_job_result(&job.id);
         let paid = self
             .store
             .begin_paid_scan(&NewPaidScan {

@@ -130,6 +130,15 @@ pub struct StaleScanDebit {
     pub job_id: Option<String>,
 }
 
+/// The result a paid portal scan's action keeps: the job it paid for, as
+/// `credits::pay_scan` writes it (`{"job_id":"job_…"}`). A refund matches
+/// it, so only the failure of the very job the credits paid for gives
+/// them back (another job started on the same quote, say through
+/// `scan_wallet`, is not that job).
+pub fn paid_job_result(job_id: &str) -> String {
+    serde_json::json!({ "job_id": job_id }).to_string()
+}
+
 /// A portal scan paid from credits whose job failed while its action is
 /// still `done` (charged): what [`Store::refund_failed_scan`] gives back.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
@@ -474,8 +483,9 @@ impl Store {
         .await?))
     }
 
-    /// Portal scans paid from credits (actions of `tool`, `scan:{quote}`)
-    /// whose job ended `failed` and whose charge was not given back yet:
+    /// Portal scans paid from credits (actions of `tool`, `scan:{quote}`,
+    /// whose result names the job: [`paid_job_result`]) whose job ended
+    /// `failed` and whose charge was not given back yet:
     /// the maintenance pass refunds them, so a crash between a job's
     /// failure and its refund loses nobody's money. Read from the failed
     /// jobs side (few), each action by its primary key.
@@ -484,6 +494,7 @@ impl Store {
             "SELECT r.account_id, r.action_id, j.id AS job_id \
              FROM jobs j JOIN research_actions r \
                ON r.account_id = j.account_id AND r.action_id = 'scan:' || j.quote_id \
+               AND r.result = '{\"job_id\":\"' || j.id || '\"}' \
              WHERE j.status = 'failed' AND j.account_id IS NOT NULL \
                AND r.tool = $1 AND r.state = 'done' \
              ORDER BY j.finished_at"
@@ -621,6 +632,7 @@ impl Store {
                     sqlx::query_scalar(
                         "UPDATE research_actions SET state = 'refunded', finished_at = $1 \
                          WHERE account_id = $2 AND action_id = $3 AND state = 'done' AND tool = $5 \
+                         AND result = $6 \
                          AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = $4 \
                            AND j.account_id = $2 AND j.status = 'failed' \
                            AND 'scan:' || j.quote_id = $3) \
@@ -631,6 +643,7 @@ impl Store {
                     .bind(action_id)
                     .bind(job_id)
                     .bind(tool)
+                    .bind(paid_job_result(job_id))
                     .fetch_optional(&mut *tx)
                     .await?
                 }

@@ -129,7 +129,7 @@ use sqlx::{
 pub use accounts::{IdentityRecord, TaxSettingsRow, TokenRecord, WatchRow};
 pub use credits::{
     ActionRow, Begun, Credited, FailedPaidScan, MovementRow, NewAction, NewCredit, NewPaidScan,
-    PaidScan, StaleScanDebit,
+    PaidScan, StaleScanDebit, paid_job_result,
 };
 pub use jobs::{
     Created, JobProgress, JobRecord, JobStatus, LedgerQuery, LegRow, NewScanJob, TransactionLegs,

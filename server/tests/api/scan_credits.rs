@@ -1042,6 +1042,13 @@ async fn a_credit_paid_scan_that_fails_gives_its_credits_back_once() {
         ("charge".to_owned(), -PRICE),
         ("refund".to_owned(), PRICE),
     ];
+    // The worker gives the credits back right after it records the
+    // failure, in its own transaction: wait for it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while movements(&app, &account).await.len() < given_back.len() {
+        assert!(std::time::Instant::now() < deadline, "the refund comes");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     assert_eq!(movements(&app, &account).await, given_back);
     assert_eq!(balance(&app, &account).await, 1_000_000);
     let pass = server::worker::maintenance_pass(app.state.services())
@@ -1108,5 +1115,71 @@ async fn a_failed_scan_left_unrefunded_is_refunded_by_maintenance_once() {
         ]
     );
     assert_eq!(balance(&app, &account).await, 1_000_000);
+    app.stop().await;
+}
+
+/// Only the failure of the very job the credits paid for gives them back:
+/// a paid scan that completed (or ended partial) keeps its charge, and a
+/// second job started on the same quote (as `scan_wallet` with a receipt
+/// could) that fails gives nothing back, by the worker's call or by
+/// maintenance.
+#[tokio::test]
+async fn only_the_paid_jobs_own_failure_gives_credits_back() {
+    let (app, _s) = paid_app(true).await;
+    let mut browser = Browser::new();
+    let account = watching(&app, &mut browser, "1").await;
+    let page = offer(&app, &mut browser).await;
+    let (csrf, quote) = (hidden_csrf_of(&page), quote_of(&page));
+    let progress = location(&start(&app, &mut browser, &csrf, &quote).await);
+    assert_eq!(ended(&app, &progress).await.status, "completed");
+    let charged = vec![
+        ("grant".to_owned(), 1_000_000),
+        ("charge".to_owned(), -PRICE),
+    ];
+    let passes = |app: &TestApp| {
+        let services = app.state.services().clone();
+        async move {
+            let mut refunded = 0;
+            for _ in 0..2 {
+                refunded += server::worker::maintenance_pass(&services)
+                    .await
+                    .unwrap()
+                    .failed_scans_refunded;
+            }
+            refunded
+        }
+    };
+    assert_eq!(passes(&app).await, 0, "a completed scan keeps its charge");
+    let paid = progress.trim_start_matches("/scans/");
+    let partial = format!("UPDATE jobs SET status = 'partial' WHERE id = '{paid}'");
+    on_database(&app, &partial, &partial).await;
+    assert_eq!(passes(&app).await, 0, "a partial scan keeps its charge");
+
+    // A second job of the account on the same quote, failed.
+    let other = format!(
+        "INSERT INTO jobs (id, kind, address, scope, quote_id, status, phase, created_at, \
+         updated_at, finished_at, account_id) VALUES ('job_second', 'scan', '{WALLET}', 'full', \
+         '{quote}', 'failed', 'done', 1, 1, 1, '{}')",
+        account.as_str()
+    );
+    on_database(&app, &other, &other).await;
+    assert_eq!(
+        passes(&app).await,
+        0,
+        "another job's failure gives nothing back"
+    );
+    let direct = server::credits::refund_failed_scan(
+        app.state.store(),
+        server::jobs::CREDITS_TOOL,
+        account.as_str(),
+        &quote,
+        "job_second",
+        app.state.now_ms(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(direct, None, "nor by the worker's call");
+    assert_eq!(movements(&app, &account).await, charged);
+    assert_eq!(balance(&app, &account).await, 1_000_000 - PRICE);
     app.stop().await;
 }
