@@ -433,7 +433,7 @@ impl Credits<'_> {
         let movement_id = crate::ids::new_id("cm_", self.now_ms);
         let cost = atomic(charge.cost)
             .ok_or_else(|| AppError::internal("a scan's price", "above i64::MAX atomic"))?;
-        let result = crate::store::paid_job_result(&job.id);
+        let result = crate::store::paid_job_result(job.id);
         let paid = self
             .store
             .begin_paid_scan(&NewPaidScan {
