@@ -210,8 +210,8 @@ fn role_at(data: &[u8], at: usize) -> Option<Role> {
 
 /// A raw (`json` encoding) stake instruction: the bincode
 /// `StakeInstruction` tag and arguments, and its accounts in order.
-pub fn raw(accounts: &[String], data: &[u8]) -> Option<StakeOp> {
-    let account = |i: usize| accounts.get(i).cloned();
+pub fn raw<S: AsRef<str>>(accounts: &[S], data: &[u8]) -> Option<StakeOp> {
+    let account = |i: usize| accounts.get(i).map(|a| a.as_ref().to_owned());
     Some(match u32_at(data, 0)? {
         // Initialize(Authorized { staker, withdrawer }, Lockup): [stake, rent]
         0 => StakeOp::Initialize {

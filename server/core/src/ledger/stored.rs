@@ -303,11 +303,33 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// [`Self::uint`] for what fits 64 bits (lamports, slots, fees): the
+    /// same bytes, read in 64-bit arithmetic, the common case of a view.
     fn u64(&mut self) -> Result<u64, TxError> {
-        u64::try_from(self.uint()?).map_err(|_| shape("integer out of range"))
+        let mut v: u64 = 0;
+        let mut shift = 0u32;
+        loop {
+            let b = self.byte()?;
+            if shift >= 64 || (shift == 63 && b > 1) {
+                return Err(shape("integer out of range"));
+            }
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+            shift += 7;
+        }
     }
 
     fn usize(&mut self) -> Result<usize, TxError> {
+        // Indexes, counts and lengths are nearly always below 128: one
+        // byte, read without the general loop.
+        if let Some(&b) = self.bytes.get(self.at)
+            && b < 0x80
+        {
+            self.at += 1;
+            return Ok(usize::from(b));
+        }
         usize::try_from(self.uint()?).map_err(|_| shape("integer out of range"))
     }
 
@@ -330,6 +352,13 @@ impl<'a> Reader<'a> {
 
 /// Read a stored view back into the [`TxView`] the decoder reads: the same
 /// view [`TxView::parse`] gives for the result it was encoded from.
+///
+/// Addresses are borrowed from the view's table while reading and owned
+/// only where the `TxView` keeps them (keys, token balances, the accounts
+/// an `Op` or an [`Invocation`] holds): an instruction's account list is
+/// read into one reused list of borrowed addresses, so a system or token
+/// instruction costs no allocation beyond the two addresses its `Op`
+/// keeps (docs/benchmarks.md, "Decode and legs").
 pub fn decode(bytes: &[u8]) -> Result<TxView, TxError> {
     let mut r = Reader { bytes, at: 0 };
     let format = r.byte()?;
@@ -337,21 +366,24 @@ pub fn decode(bytes: &[u8]) -> Result<TxView, TxError> {
         return Err(shape("unknown format"));
     }
     let count = r.usize()?;
-    let mut addresses: Vec<String> = Vec::with_capacity(count.min(bytes.len()));
+    let mut addresses: Vec<&str> = Vec::with_capacity(count.min(bytes.len()));
     for _ in 0..count {
-        addresses.push(r.str()?.to_owned());
+        addresses.push(r.str()?);
     }
     let address = |i: usize| {
         addresses
             .get(i)
-            .cloned()
+            .map(|a| (*a).to_owned())
             .ok_or_else(|| shape("address index out of range"))
     };
     let n_keys = r.usize()?;
     if n_keys > addresses.len() {
         return Err(shape("more keys than addresses"));
     }
-    let keys: Vec<String> = addresses[..n_keys].to_vec();
+    let keys: Vec<String> = addresses[..n_keys]
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect();
     let mut signers = vec![false; n_keys];
     for _ in 0..r.usize()? {
         let i = r.usize()?;
@@ -414,12 +446,13 @@ pub fn decode(bytes: &[u8]) -> Result<TxView, TxError> {
     let mut ops = Vec::with_capacity(n_top * 2);
     let mut programs = Vec::with_capacity(n_top);
     let mut invocations = Vec::new();
+    let mut scratch: Vec<&str> = Vec::new();
     for _ in 0..n_top {
-        let (program, op) = instruction(&mut r, &addresses, true, &mut invocations)?;
-        programs.push(program);
+        let (program, op) = instruction(&mut r, &addresses, true, &mut scratch, &mut invocations)?;
+        programs.push(program.to_owned());
         ops.push(op);
         for _ in 0..r.usize()? {
-            let (_, op) = instruction(&mut r, &addresses, false, &mut invocations)?;
+            let (_, op) = instruction(&mut r, &addresses, false, &mut scratch, &mut invocations)?;
             ops.push(op);
         }
     }
@@ -444,44 +477,50 @@ pub fn decode(bytes: &[u8]) -> Result<TxView, TxError> {
     })
 }
 
-fn instruction(
-    r: &mut Reader<'_>,
-    addresses: &[String],
+/// One instruction: its program (borrowed; the caller owns it only for a
+/// top-level one) and its `Op`. `scratch` is the caller's list, reused
+/// from one instruction to the next, that the accounts are read into.
+fn instruction<'a>(
+    r: &mut Reader<'a>,
+    addresses: &[&'a str],
     top_level: bool,
+    scratch: &mut Vec<&'a str>,
     invocations: &mut Vec<Invocation>,
-) -> Result<(String, Op), TxError> {
+) -> Result<(&'a str, Op), TxError> {
     let kind = r.byte()?;
-    let program = addresses
+    let program: &'a str = addresses
         .get(r.usize()?)
+        .copied()
         .ok_or_else(|| shape("program index out of range"))?;
     if kind == 1 {
         let parsed_type = r.str()?;
         let info: Value =
             serde_json::from_str(r.str()?).map_err(|_| shape("parsed instruction info"))?;
         let op = super::tx::parsed_kind_op(program, parsed_type, &info);
-        return Ok((program.clone(), op));
+        return Ok((program, op));
     }
     let n = r.usize()?;
-    let mut accounts = Vec::with_capacity(n.min(addresses.len().max(1) * 4));
+    scratch.clear();
+    scratch.reserve(n.min(addresses.len().max(1) * 4));
     for _ in 0..n {
-        accounts.push(
+        scratch.push(
             addresses
                 .get(r.usize()?)
-                .cloned()
+                .copied()
                 .ok_or_else(|| shape("account index out of range"))?,
         );
     }
     let data = r.bytes()?;
-    let op = super::tx::raw_op(program, &accounts, data);
+    let op = super::tx::raw_op(program, scratch, data);
     if matches!(op, Op::Other { .. }) {
         invocations.push(Invocation {
-            program: program.clone(),
-            accounts,
+            program: program.to_owned(),
+            accounts: scratch.iter().map(|a| (*a).to_owned()).collect(),
             tag: data.iter().take(8).copied().collect(),
             top_level,
         });
     }
-    Ok((program.clone(), op))
+    Ok((program, op))
 }
 
 #[cfg(test)]
@@ -496,6 +535,22 @@ mod tests {
             let mut r = Reader { bytes: &out, at: 0 };
             assert_eq!(r.uint().ok(), Some(v));
             assert_eq!(r.at, out.len());
+        }
+    }
+
+    #[test]
+    fn a_64_bit_integer_reads_as_the_general_reading_does() {
+        for v in [0u128, 1, 127, 128, 300, u128::from(u64::MAX)] {
+            let mut out = Vec::new();
+            put_uint(&mut out, v);
+            let mut r = Reader { bytes: &out, at: 0 };
+            assert_eq!(r.u64().ok().map(u128::from), Some(v));
+            assert_eq!(r.at, out.len());
+        }
+        for v in [u128::from(u64::MAX) + 1, u128::MAX] {
+            let mut out = Vec::new();
+            put_uint(&mut out, v);
+            assert!(Reader { bytes: &out, at: 0 }.u64().is_err(), "{v}");
         }
     }
 

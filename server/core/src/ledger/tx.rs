@@ -436,8 +436,11 @@ fn u64_at(data: &[u8], at: usize) -> Option<u64> {
         .map(u64::from_le_bytes)
 }
 
-pub(super) fn raw_op(program: &str, accounts: &[String], data: &[u8]) -> Op {
-    let account = |i: usize| accounts.get(i).cloned();
+/// Generic over the accounts' string type so the stored view
+/// ([`super::stored`]) can pass addresses borrowed from its table and own
+/// only those an `Op` keeps.
+pub(super) fn raw_op<S: AsRef<str>>(program: &str, accounts: &[S], data: &[u8]) -> Op {
+    let account = |i: usize| accounts.get(i).map(|a| a.as_ref().to_owned());
     let op = match program {
         SYSTEM_PROGRAM => {
             let tag = data
