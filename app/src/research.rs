@@ -33,7 +33,7 @@ pub fn CreditsView() -> impl IntoView {
         view! {
             <Title text="Ledger: research credits"/>
             <h1>"Research credits"</h1>
-            <p class="lede">"A prepaid balance for the follow-the-money tools (expand_graph, find_first_funder). Every charge and refund is a line below, and the balance is their sum."</p>
+            <p class="lede">"A prepaid balance for the follow-the-money tools (expand_graph, find_first_funder) and for scans started from this portal. Every charge and refund is a line below, and the balance is their sum."</p>
             <section class="card" aria-labelledby="balance-heading">
                 <h2 id="balance-heading">"Balance"</h2>
                 <p class="balance"><strong id="credit-balance">{page.balance_usd.clone()}" USD"</strong>" ("{page.balance_atomic.clone()}" atomic USDC)"</p>
