@@ -199,7 +199,7 @@ pub async fn settle_stale_scan_debits(
             None => {
                 let movement_id = crate::ids::new_id("cm_", now);
                 if let Some(balance) = store
-                    .refund_action(&stale.account_id, &stale.action_id, &movement_id, now)
+                    .refund_stale_scan_debit(&stale.account_id, &stale.action_id, &movement_id, now)
                     .await?
                 {
                     tracing::warn!(account = %stale.account_id, action = %stale.action_id, balance, "a pending scan debit with no job refunded");

@@ -130,6 +130,17 @@ pub struct StaleScanDebit {
     pub job_id: Option<String>,
 }
 
+/// Which actions a refund may settle.
+#[derive(Clone, Copy)]
+enum RefundOf<'a> {
+    /// A `pending` action that failed.
+    Pending,
+    /// A `pending` portal scan debit while no job of its quote exists.
+    PendingScanWithoutJob,
+    /// A `done` action of `tool` whose paid scan job `job_id` failed.
+    FailedScan { tool: &'a str, job_id: &'a str },
+}
+
 /// The result a paid portal scan's action keeps: the job it paid for, as
 /// `credits::pay_scan` writes it (`{"job_id":"job_…"}`). A refund matches
 /// it, so only the failure of the very job the credits paid for gives
@@ -568,8 +579,30 @@ impl Store {
         movement_id: &str,
         now: UnixMillis,
     ) -> Result<Option<i64>, StoreError> {
-        self.refund(account_id, action_id, None, movement_id, now)
+        self.refund(account_id, action_id, RefundOf::Pending, movement_id, now)
             .await
+    }
+
+    /// A portal scan debit an earlier version left `pending` with no job:
+    /// refunded as [`Store::refund_action`] does, but only while still no
+    /// job of the account exists on its quote, checked in the refund's own
+    /// UPDATE (an earlier-version server that stalled between its debit and
+    /// its job and inserts the job now is not refunded from under it).
+    pub async fn refund_stale_scan_debit(
+        &self,
+        account_id: &str,
+        action_id: &str,
+        movement_id: &str,
+        now: UnixMillis,
+    ) -> Result<Option<i64>, StoreError> {
+        self.refund(
+            account_id,
+            action_id,
+            RefundOf::PendingScanWithoutJob,
+            movement_id,
+            now,
+        )
+        .await
     }
 
     /// A portal scan paid from credits whose job `job_id` ended `failed`
@@ -591,16 +624,16 @@ impl Store {
         self.refund(
             account_id,
             action_id,
-            Some((tool, job_id)),
+            RefundOf::FailedScan { tool, job_id },
             movement_id,
             now,
         )
         .await
     }
 
-    /// [`Store::refund_action`] (`failed_job` `None`: a `pending` action)
-    /// and [`Store::refund_failed_scan`] (`Some((tool, job))`: a `done`
-    /// action of `tool` whose scan job failed): the state change, the balance and the `refund` movement in
+    /// [`Store::refund_action`], [`Store::refund_stale_scan_debit`] and
+    /// [`Store::refund_failed_scan`] ([`RefundOf`] says which actions each
+    /// may settle): the state change, the balance and the `refund` movement in
     /// one transaction; the movement's unique reference
     /// `refund:{account}:{action}` makes a second refund impossible even
     /// past the state check.
@@ -608,15 +641,15 @@ impl Store {
         &self,
         account_id: &str,
         action_id: &str,
-        failed_job: Option<(&str, &str)>,
+        of: RefundOf<'_>,
         movement_id: &str,
         now: UnixMillis,
     ) -> Result<Option<i64>, StoreError> {
         let reference = format!("refund:{account_id}:{action_id}");
         Ok(on_pool!(&self.pool, |pool| {
             let mut tx = pool.begin().await?;
-            let cost: Option<i64> = match failed_job {
-                None => {
+            let cost: Option<i64> = match of {
+                RefundOf::Pending => {
                     sqlx::query_scalar(
                         "UPDATE research_actions SET state = 'refunded', finished_at = $1 \
                          WHERE account_id = $2 AND action_id = $3 AND state = 'pending' \
@@ -628,7 +661,21 @@ impl Store {
                     .fetch_optional(&mut *tx)
                     .await?
                 }
-                Some((tool, job_id)) => {
+                RefundOf::PendingScanWithoutJob => {
+                    sqlx::query_scalar(
+                        "UPDATE research_actions SET state = 'refunded', finished_at = $1 \
+                         WHERE account_id = $2 AND action_id = $3 AND state = 'pending' \
+                         AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.account_id = $2 \
+                           AND 'scan:' || j.quote_id = $3) \
+                         RETURNING cost_atomic",
+                    )
+                    .bind(now)
+                    .bind(account_id)
+                    .bind(action_id)
+                    .fetch_optional(&mut *tx)
+                    .await?
+                }
+                RefundOf::FailedScan { tool, job_id } => {
                     sqlx::query_scalar(
                         "UPDATE research_actions SET state = 'refunded', finished_at = $1 \
                          WHERE account_id = $2 AND action_id = $3 AND state = 'done' AND tool = $5 \
@@ -675,10 +722,10 @@ impl Store {
                     .bind(balance)
                     .bind(action_id)
                     .bind(&reference)
-                    .bind(if failed_job.is_some() {
-                        "scan failed; refunded"
-                    } else {
-                        "failed; refunded"
+                    .bind(match of {
+                        RefundOf::Pending => "failed; refunded",
+                        RefundOf::PendingScanWithoutJob => "scan never started; refunded",
+                        RefundOf::FailedScan { .. } => "scan failed; refunded",
                     })
                     .bind(now)
                     .execute(&mut *tx)

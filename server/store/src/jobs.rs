@@ -150,6 +150,17 @@ pub(super) fn to_i64(v: u64) -> i64 {
 impl Store {
     /// Create a running scan job, unless one is running for the wallet.
     pub async fn create_scan_job(&self, new: &NewScanJob<'_>) -> Result<Created, StoreError> {
+        self.create_scan_job_attempt(new, 1).await
+    }
+
+    /// [`Store::create_scan_job`], attempt `attempt`: a running scan that
+    /// refused the insert and ended before it could be read back is tried
+    /// again, at most three times in all.
+    async fn create_scan_job_attempt(
+        &self,
+        new: &NewScanJob<'_>,
+        attempt: u8,
+    ) -> Result<Created, StoreError> {
         let NewScanJob {
             id,
             address,
@@ -183,7 +194,8 @@ impl Store {
         match self.running_job_for(address).await? {
             Some(job) => Ok(Created::AlreadyRunning(job)),
             // The running job ended between our insert and this read.
-            None => Box::pin(self.create_scan_job(new)).await,
+            None if attempt < 3 => Box::pin(self.create_scan_job_attempt(new, attempt + 1)).await,
+            None => Err(StoreError::Vanished),
         }
     }
 

@@ -1183,3 +1183,51 @@ async fn only_the_paid_jobs_own_failure_gives_credits_back() {
     assert_eq!(balance(&app, &account).await, 1_000_000 - PRICE);
     app.stop().await;
 }
+
+/// The stale-debit refund checks, in its own UPDATE, that still no job of
+/// the account exists on the quote: an earlier-version server that
+/// stalled between its debit and its job, and inserted the job after the
+/// maintenance pass read the list, is not refunded from under it.
+#[tokio::test]
+async fn a_stale_debit_whose_job_appeared_meanwhile_is_not_refunded() {
+    let (app, _s) = paid_app(false).await;
+    let mut browser = Browser::new();
+    let account = watching(&app, &mut browser, "1").await;
+    let quote = stored_quote(&app, &account, WALLET, app.state.now_ms() + 60_000).await;
+    let at = app.state.now_ms() - server::jobs::STALE_SCAN_DEBIT_MS - 1;
+    pending_debit(&app, &account, &quote, at).await;
+    let now = app.state.now_ms();
+    let job = server::ids::new_id("job_", now);
+    app.state
+        .store()
+        .create_scan_job(&server::store::NewScanJob {
+            id: &job,
+            address: WALLET,
+            scope: "full",
+            quote_id: &quote,
+            stop_at: None,
+            account_id: Some(account.as_str()),
+            now,
+        })
+        .await
+        .unwrap();
+    let before = money(&app, &account).await;
+    let refunded = app
+        .state
+        .store()
+        .refund_stale_scan_debit(
+            account.as_str(),
+            &format!("scan:{quote}"),
+            &server::ids::new_id("cm_", now),
+            now,
+        )
+        .await
+        .unwrap();
+    assert_eq!(refunded, None);
+    assert_eq!(
+        money(&app, &account).await,
+        before,
+        "the scan keeps its charge"
+    );
+    app.stop().await;
+}
