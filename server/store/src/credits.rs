@@ -164,6 +164,48 @@ const MOVEMENT_COLUMNS: &str = "id, account_id, kind, amount_atomic, balance_aft
 const ACTION_COLUMNS: &str = "account_id, action_id, tool, args_hash, state, cost_atomic, result, \
     created_at, finished_at";
 
+/// Inside the open transaction `$tx`, charge action `$a`'s cost: one
+/// conditional update of the balance row (never below zero) and its
+/// `charge` movement line. `Some(balance left)`, or `None` when the balance
+/// does not cover a cost above zero (nothing written; the caller rolls
+/// back). Shared by [`Store::begin_action`] and [`Store::begin_paid_scan`],
+/// which write the action row before it, so both take their locks in the
+/// same order.
+macro_rules! charge_in_tx {
+    ($tx:ident, $a:expr) => {{
+        let a = $a;
+        let left: Option<i64> = sqlx::query_scalar(
+            "UPDATE credit_balances SET balance_atomic = balance_atomic - $1 \
+             WHERE account_id = $2 AND balance_atomic >= $1 RETURNING balance_atomic",
+        )
+        .bind(a.cost_atomic)
+        .bind(a.account_id)
+        .fetch_optional(&mut *$tx)
+        .await?;
+        match left {
+            None if a.cost_atomic > 0 => None,
+            left => {
+                let left = left.unwrap_or(0);
+                sqlx::query(
+                    "INSERT INTO credit_movements (id, account_id, kind, amount_atomic, \
+                     balance_after, action_id, reference, note, created_at) \
+                     VALUES ($1, $2, 'charge', $3, $4, $5, NULL, $6, $7)",
+                )
+                .bind(a.movement_id)
+                .bind(a.account_id)
+                .bind(-a.cost_atomic)
+                .bind(left)
+                .bind(a.action_id)
+                .bind(a.note)
+                .bind(a.now)
+                .execute(&mut *$tx)
+                .await?;
+                Some(left)
+            }
+        }
+    }};
+}
+
 impl Store {
     /// An account's balance (0 when it never had credit).
     pub async fn credit_balance(&self, account_id: &str) -> Result<i64, StoreError> {
@@ -292,35 +334,12 @@ impl Store {
                 tx.rollback().await?;
                 None
             } else {
-                let left: Option<i64> = sqlx::query_scalar(
-                    "UPDATE credit_balances SET balance_atomic = balance_atomic - $1 \
-                     WHERE account_id = $2 AND balance_atomic >= $1 RETURNING balance_atomic",
-                )
-                .bind(a.cost_atomic)
-                .bind(a.account_id)
-                .fetch_optional(&mut *tx)
-                .await?;
-                match left {
-                    None if a.cost_atomic > 0 => {
+                match charge_in_tx!(tx, a) {
+                    None => {
                         tx.rollback().await?;
                         Some(None)
                     }
-                    left => {
-                        let left = left.unwrap_or(0);
-                        sqlx::query(
-                            "INSERT INTO credit_movements (id, account_id, kind, amount_atomic, \
-                             balance_after, action_id, reference, note, created_at) \
-                             VALUES ($1, $2, 'charge', $3, $4, $5, NULL, $6, $7)",
-                        )
-                        .bind(a.movement_id)
-                        .bind(a.account_id)
-                        .bind(-a.cost_atomic)
-                        .bind(left)
-                        .bind(a.action_id)
-                        .bind(a.note)
-                        .bind(a.now)
-                        .execute(&mut *tx)
-                        .await?;
+                    Some(left) => {
                         tx.commit().await?;
                         Some(Some(left))
                     }
@@ -389,51 +408,23 @@ impl Store {
                 tx.rollback().await?;
                 Step::Exists
             } else {
-                let left: Option<i64> = sqlx::query_scalar(
-                    "UPDATE credit_balances SET balance_atomic = balance_atomic - $1 \
-                     WHERE account_id = $2 AND balance_atomic >= $1 RETURNING balance_atomic",
-                )
-                .bind(a.cost_atomic)
-                .bind(a.account_id)
-                .fetch_optional(&mut *tx)
-                .await?;
-                match left {
-                    None if a.cost_atomic > 0 => {
+                match charge_in_tx!(tx, a) {
+                    None => {
                         tx.rollback().await?;
                         Step::Short
                     }
-                    left => {
-                        let left = left.unwrap_or(0);
-                        sqlx::query(
-                            "INSERT INTO credit_movements (id, account_id, kind, amount_atomic, \
-                             balance_after, action_id, reference, note, created_at) \
-                             VALUES ($1, $2, 'charge', $3, $4, $5, NULL, $6, $7)",
-                        )
-                        .bind(a.movement_id)
-                        .bind(a.account_id)
-                        .bind(-a.cost_atomic)
-                        .bind(left)
-                        .bind(a.action_id)
-                        .bind(a.note)
-                        .bind(a.now)
-                        .execute(&mut *tx)
-                        .await?;
-                        let queued = sqlx::query(
-                            "INSERT INTO jobs (id, kind, address, scope, quote_id, status, phase, \
-                             stop_at, created_at, updated_at, account_id) \
-                             VALUES ($1, 'scan', $2, $3, $4, 'running', 'queued', $5, $6, $6, $7) \
-                             ON CONFLICT DO NOTHING",
-                        )
-                        .bind(j.id)
-                        .bind(j.address)
-                        .bind(j.scope)
-                        .bind(j.quote_id)
-                        .bind(j.stop_at)
-                        .bind(j.now)
-                        .bind(j.account_id)
-                        .execute(&mut *tx)
-                        .await?
-                        .rows_affected();
+                    Some(left) => {
+                        let queued = sqlx::query(crate::INSERT_SCAN_JOB)
+                            .bind(j.id)
+                            .bind(j.address)
+                            .bind(j.scope)
+                            .bind(j.quote_id)
+                            .bind(j.stop_at)
+                            .bind(j.now)
+                            .bind(j.account_id)
+                            .execute(&mut *tx)
+                            .await?
+                            .rows_affected();
                         if queued == 1 {
                             tx.commit().await?;
                             Step::Committed(left)

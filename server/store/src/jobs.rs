@@ -171,21 +171,17 @@ impl Store {
             now,
         } = *new;
         let inserted = on_pool!(&self.pool, |pool| {
-            sqlx::query(
-            "INSERT INTO jobs (id, kind, address, scope, quote_id, status, phase, stop_at, created_at, updated_at, account_id) \
-             VALUES ($1, 'scan', $2, $3, $4, 'running', 'queued', $5, $6, $6, $7) \
-             ON CONFLICT DO NOTHING"
-        )
-        .bind(id)
-        .bind(address)
-        .bind(scope)
-        .bind(quote_id)
-        .bind(stop_at)
-        .bind(now)
-        .bind(account_id)
-        .execute(pool)
-        .await?
-        .rows_affected()
+            sqlx::query(crate::INSERT_SCAN_JOB)
+                .bind(id)
+                .bind(address)
+                .bind(scope)
+                .bind(quote_id)
+                .bind(stop_at)
+                .bind(now)
+                .bind(account_id)
+                .execute(pool)
+                .await?
+                .rows_affected()
         });
         if inserted == 1 {
             let job = self.job(id).await?.ok_or(StoreError::Vanished)?;
@@ -490,13 +486,10 @@ impl Store {
             if written > 0 {
                 // In the same transaction as the legs: a reader that sees
                 // the old version cannot have missed a leg of the new one.
-                sqlx::query(
-                    "INSERT INTO ledger_versions (wallet, version) VALUES ($1, 1) \
-                     ON CONFLICT (wallet) DO UPDATE SET version = ledger_versions.version + 1",
-                )
-                .bind(wallet)
-                .execute(&mut *tx)
-                .await?;
+                sqlx::query(crate::BUMP_LEDGER_VERSION)
+                    .bind(wallet)
+                    .execute(&mut *tx)
+                    .await?;
             }
             tx.commit().await?;
             written
@@ -621,13 +614,10 @@ impl Store {
                 .await?
                 .rows_affected();
             }
-            sqlx::query(
-                "INSERT INTO ledger_versions (wallet, version) VALUES ($1, 1) \
-                 ON CONFLICT (wallet) DO UPDATE SET version = ledger_versions.version + 1",
-            )
-            .bind(wallet)
-            .execute(&mut *tx)
-            .await?;
+            sqlx::query(crate::BUMP_LEDGER_VERSION)
+                .bind(wallet)
+                .execute(&mut *tx)
+                .await?;
             tx.commit().await?;
             changed
         });
@@ -734,13 +724,10 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
             }
-            sqlx::query(
-                "INSERT INTO ledger_versions (wallet, version) VALUES ($1, 1) \
-                 ON CONFLICT (wallet) DO UPDATE SET version = ledger_versions.version + 1",
-            )
-            .bind(wallet)
-            .execute(&mut *tx)
-            .await?;
+            sqlx::query(crate::BUMP_LEDGER_VERSION)
+                .bind(wallet)
+                .execute(&mut *tx)
+                .await?;
             tx.commit().await?;
             changed
         });

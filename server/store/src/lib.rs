@@ -78,6 +78,21 @@ macro_rules! insert_leg_sql {
 const INSERT_LEG: &str = insert_leg_sql!();
 const INSERT_LEG_OR_SKIP: &str = concat!(insert_leg_sql!(), " ON CONFLICT DO NOTHING");
 
+/// Bump `$1`'s ledger version (`Store::ledger_version`), in the same
+/// transaction as the legs it changed, so a reader that sees the old
+/// version cannot have missed a leg of the new one. Every writer of legs
+/// uses it.
+const BUMP_LEDGER_VERSION: &str = "INSERT INTO ledger_versions (wallet, version) VALUES ($1, 1) \
+     ON CONFLICT (wallet) DO UPDATE SET version = ledger_versions.version + 1";
+
+/// Queue a scan job (`$1` id, `$2` address, `$3` scope, `$4` quote, `$5`
+/// stop_at, `$6` now, `$7` account), unless one of the wallet is running
+/// (`jobs_one_running` makes the insert do nothing): `create_scan_job` and
+/// the credit-paid `begin_paid_scan`.
+const INSERT_SCAN_JOB: &str = "INSERT INTO jobs (id, kind, address, scope, quote_id, status, \
+     phase, stop_at, created_at, updated_at, account_id) \
+     VALUES ($1, 'scan', $2, $3, $4, 'running', 'queued', $5, $6, $6, $7) ON CONFLICT DO NOTHING";
+
 /// Bind one ledger `Leg` of `$wallet` to a query of `INSERT_LEG` (with
 /// either driver: it expands inside each arm of `on_pool!`).
 macro_rules! bind_leg {

@@ -300,13 +300,10 @@ impl Store {
             .bind(difference)
             .execute(&mut *tx)
             .await?;
-            sqlx::query(
-                "INSERT INTO ledger_versions (wallet, version) VALUES ($1, 1) \
-                 ON CONFLICT (wallet) DO UPDATE SET version = ledger_versions.version + 1",
-            )
-            .bind(wallet)
-            .execute(&mut *tx)
-            .await?;
+            sqlx::query(crate::BUMP_LEDGER_VERSION)
+                .bind(wallet)
+                .execute(&mut *tx)
+                .await?;
             tx.commit().await?;
         });
         Ok(())

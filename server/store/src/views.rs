@@ -154,13 +154,10 @@ impl Store {
                     written += 1;
                 }
             }
-            sqlx::query(
-                "INSERT INTO ledger_versions (wallet, version) VALUES ($1, 1) \
-                 ON CONFLICT (wallet) DO UPDATE SET version = ledger_versions.version + 1",
-            )
-            .bind(wallet)
-            .execute(&mut *tx)
-            .await?;
+            sqlx::query(crate::BUMP_LEDGER_VERSION)
+                .bind(wallet)
+                .execute(&mut *tx)
+                .await?;
             tx.commit().await?;
             written
         });
