@@ -893,7 +893,7 @@ mod tests {
         }
     }
 
-    /// `rows` rows like scripts/gen_basis_csv.py's, over the change of US
+    /// `rows` rows like server/benches/gen_basis_csv.py's, over the change of US
     /// pools on 1 January 2025 (so the allocation runs), on assets and
     /// wallets whose names need quoting, with staking, income, unpriced
     /// rows, blank lines, dates without a time and, when `shuffled`, rows

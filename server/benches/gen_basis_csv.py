@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Deterministic `ledger basis` input for benchmarks (docs/benchmarks.md).
 
-usage: scripts/gen_basis_csv.py ROWS [usd_value|value] > FILE.csv
+usage: server/benches/gen_basis_csv.py ROWS [usd_value|value] > FILE.csv
 
 Rows 30 s apart from 2023-01-01 on 50 assets plus SOL over three wallets:
 about 55% acquisitions, 40% disposals (a random share of what the wallet
