@@ -656,14 +656,14 @@ fn a_stake_account_reconciles_by_its_standing() {
         (400, Flow::Withdrawal(SOL_1 + RESERVE + 3_000), Some(0)),
     ];
     assert_eq!(
-        stake::reconcile_account(&history, Standing::HandedOver { slot: 350 }),
+        stake::reconcile_account(&history, Standing::HandedOver { slot: 350 }, None),
         Reconciled {
             balance: SOL_1 + RESERVE + 3_000,
             difference: 0
         }
     );
     assert_eq!(
-        stake::reconcile_account(&history, Standing::Closed),
+        stake::reconcile_account(&history, Standing::Closed, None),
         Reconciled {
             balance: 0,
             difference: 0
@@ -672,7 +672,7 @@ fn a_stake_account_reconciles_by_its_standing() {
     // Open with the rewards not withdrawn: 1_002_285_880 expected; a
     // provider saying 1_002_285_881 leaves one lamport unexplained.
     assert_eq!(
-        stake::reconcile_account(&history[..4], Standing::Open(SOL_1 + RESERVE + 3_001)),
+        stake::reconcile_account(&history[..4], Standing::Open(SOL_1 + RESERVE + 3_001), None),
         Reconciled {
             balance: SOL_1 + RESERVE + 3_001,
             difference: 1
@@ -680,10 +680,61 @@ fn a_stake_account_reconciles_by_its_standing() {
     );
     // A missed reward shows as the account holding more than its history.
     assert_eq!(
-        stake::reconcile_account(&history[..2], Standing::Open(SOL_1 + RESERVE + 3_000)),
+        stake::reconcile_account(&history[..2], Standing::Open(SOL_1 + RESERVE + 3_000), None),
         Reconciled {
             balance: SOL_1 + RESERVE + 3_000,
             difference: 2_000
+        }
+    );
+}
+
+/// The other side of the handover above: the account received at slot 350
+/// opens with what it held right after (1_002_285_880, its 1 SOL + reserve
+/// and the two rewards the former owner earned), and reconciles against
+/// the new owner's history from there: one reward of 4_000 after, then
+/// everything withdrawn (closed). The former owner's flows before slot 350
+/// are not counted, so leaving them out or in changes nothing.
+#[test]
+fn a_received_stake_account_reconciles_from_its_receipt() {
+    let held = SOL_1 + RESERVE + 3_000;
+    let history = [
+        (100, Flow::Deposit(SOL_1 + RESERVE), Some(SOL_1 + RESERVE)),
+        (200, Flow::Reward(1_000), None),
+        (300, Flow::Reward(2_000), None),
+        (350, Flow::Deposit(0), Some(held)),
+        (450, Flow::Reward(4_000), None),
+    ];
+    assert_eq!(
+        stake::reconcile_account(&history, Standing::Open(held + 4_000), Some(350)),
+        Reconciled {
+            balance: held + 4_000,
+            difference: 0
+        }
+    );
+    assert_eq!(
+        stake::reconcile_account(&history[3..], Standing::Open(held + 4_000), Some(350)),
+        Reconciled {
+            balance: held + 4_000,
+            difference: 0
+        }
+    );
+    let mut closed = history.to_vec();
+    closed.push((500, Flow::Withdrawal(held + 4_000), Some(0)));
+    assert_eq!(
+        stake::reconcile_account(&closed, Standing::Closed, Some(350)),
+        Reconciled {
+            balance: 0,
+            difference: 0
+        }
+    );
+    // The receiving transaction missing from the history: the account
+    // opens at 0 and the whole balance shows as unexplained, never hidden.
+    let gap: Vec<_> = history.iter().copied().filter(|f| f.0 != 350).collect();
+    assert_eq!(
+        stake::reconcile_account(&gap, Standing::Open(held + 4_000), Some(350)),
+        Reconciled {
+            balance: held + 4_000,
+            difference: i128::from(held)
         }
     );
 }

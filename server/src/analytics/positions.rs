@@ -247,7 +247,7 @@ pub fn stake_account_views(rows: &[crate::store::StakeAccountRow]) -> Vec<StakeA
             let difference = row.difference_lamports.unwrap_or(0);
             Some(StakeAccountView {
                 address: row.account.clone(),
-                status: if row.handover_slot.is_some() {
+                status: if row.handed_over_now() {
                     StakeAccountStatus::HandedOver
                 } else if balance == 0 {
                     StakeAccountStatus::Closed

@@ -70,7 +70,8 @@ pub(super) async fn record(
 }
 
 /// The wallet's legs of each transaction. The stake accounts the scan
-/// knows to be the wallet's at a slot count: SOL sent to one of them is a
+/// knows to be the wallet's at a slot (`StakeAccountRow::owned_at`: not
+/// before it received one, nor after it handed one over) count: SOL sent to one of them is a
 /// stake deposit even when the transaction has no stake instruction saying
 /// so (docs/ledger.md, Staking).
 pub(super) fn legs_of(
@@ -83,7 +84,7 @@ pub(super) fn legs_of(
         .map(|v| {
             let own: BTreeSet<String> = known
                 .iter()
-                .filter(|k| k.handover_slot.is_none_or(|at| v.slot < at))
+                .filter(|k| k.owned_at(v.slot))
                 .map(|k| k.account.clone())
                 .collect();
             ledger::legs_with_stake_accounts(v, address, &own)

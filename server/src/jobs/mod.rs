@@ -193,6 +193,16 @@ pub async fn start_scan(
         }
         _ => false,
     };
+    // A quote the portal's offer page made for an account is paid from
+    // that account's research credits there (`start_portal_scan`), never
+    // here: one quote, one way to pay it, so it cannot buy two scans.
+    if !replay && pw.store.quote_account(&quote.id).await?.is_some() {
+        return Err(AppError::new(
+            Code::WrongQuote,
+            "this quote was made for a portal scan paid with research credits; quote the wallet \
+             with quote_wallet and pass that quote_id",
+        ));
+    }
     if quote.expires_at <= now && !replay {
         return Err(AppError::new(
             Code::QuoteExpired,
@@ -605,9 +615,15 @@ pub async fn run_next(
             missing,
             missing_epochs,
             unreconciled,
+            stake_listing_refused,
         }) => (
             "partial",
-            Some(partial_summary(missing, &missing_epochs, &unreconciled)),
+            Some(partial_summary(
+                missing,
+                &missing_epochs,
+                &unreconciled,
+                stake_listing_refused,
+            )),
         ),
         Err(scan::ScanError::Stopped) => {
             // A safe point: hand the job back for the next worker.
@@ -655,15 +671,19 @@ pub async fn run_next(
 }
 
 /// What a partial scan says it lacks: transactions, epochs whose staking
-/// rewards the provider would not serve, and stake accounts that do not
-/// reconcile (each named with its difference).
+/// rewards the provider would not serve, stake accounts that do not
+/// reconcile (each named with its difference), and the current stake
+/// accounts the provider would not list.
 fn partial_summary(
     missing: i64,
     missing_epochs: &[u64],
     unreconciled: &[staking::Unreconciled],
+    stake_listing_refused: bool,
 ) -> String {
     let mut parts = Vec::new();
-    if missing > 0 || (missing_epochs.is_empty() && unreconciled.is_empty()) {
+    if missing > 0
+        || (missing_epochs.is_empty() && unreconciled.is_empty() && !stake_listing_refused)
+    {
         parts.push(format!(
             "{missing} transactions could not be fetched or read"
         ));
@@ -676,6 +696,9 @@ fn partial_summary(
     }
     if !unreconciled.is_empty() {
         parts.push(staking::unreconciled_note(unreconciled));
+    }
+    if stake_listing_refused {
+        parts.push(staking::LISTING_REFUSED_NOTE.to_owned());
     }
     parts.join("; ")
 }

@@ -27,12 +27,14 @@ pub enum Outcome {
     Completed,
     /// Some transactions could not be fetched or read (`missing`), the
     /// provider would not serve some epochs' staking rewards
-    /// (`missing_epochs`), or some stake accounts do not reconcile to the
-    /// lamport (`unreconciled`).
+    /// (`missing_epochs`), some stake accounts do not reconcile to the
+    /// lamport (`unreconciled`), or the provider would not list the
+    /// wallet's current stake accounts (`stake_listing_refused`).
     Partial {
         missing: i64,
         missing_epochs: Vec<u64>,
         unreconciled: Vec<staking::Unreconciled>,
+        stake_listing_refused: bool,
     },
 }
 
@@ -275,23 +277,26 @@ pub async fn run(ctx: &ScanContext<'_>, job: &JobRecord) -> Result<Outcome, Scan
             "lending withdrawals split into principal and interest"
         );
     }
-    let (missing_epochs, unreconciled) = if staking {
+    let (missing_epochs, unreconciled, stake_listing_refused) = if staking {
         let missing = staking::read_rewards(ctx, job, scope, &cost, &mut progress).await?;
         let unreconciled = staking::reconcile(ctx, address, &cost).await?;
         record(ctx, job, &cost, &progress).await?;
-        (missing, unreconciled)
+        let refused = staking::listing_refused(ctx, address).await?;
+        (missing, unreconciled, refused)
     } else {
-        (Vec::new(), Vec::new())
+        (Vec::new(), Vec::new(), false)
     };
     Ok(
         if progress.transactions_missing > 0
             || !missing_epochs.is_empty()
             || !unreconciled.is_empty()
+            || stake_listing_refused
         {
             Outcome::Partial {
                 missing: progress.transactions_missing,
                 missing_epochs,
                 unreconciled,
+                stake_listing_refused,
             }
         } else {
             Outcome::Completed

@@ -47,21 +47,25 @@ pub use crate::ledger::protocols::stake::reward_signature;
 
 /// The current stake accounts whose staker or withdraw authority is the
 /// wallet (two `getProgramAccounts` calls), noted in the store. Returns
-/// their addresses.
+/// their addresses. A provider that refuses the listing is remembered for
+/// the wallet ([`listing_refused`]) and said in the job's outcome.
 pub async fn current_accounts(
     ctx: &ScanContext<'_>,
     wallet: &str,
     cost: &RpcCost,
 ) -> Result<Vec<String>, ScanError> {
     let mut found = Vec::new();
+    let mut refused = false;
     for authority in [StakeAuthority::Staker, StakeAuthority::Withdrawer] {
         let accounts = match ctx.rpc.stake_accounts(wallet, authority, cost).await {
             Ok(accounts) => accounts,
             // Some providers do not serve getProgramAccounts on the Stake
             // program: the wallet's history still names every stake
-            // account it created or authorized.
+            // account it created or authorized, but not one someone else
+            // created for it, so the scan says what it could not see.
             Err(RpcError::Rpc { code, message }) => {
                 tracing::warn!(code, %message, "stake accounts not listed by the provider");
+                refused = true;
                 continue;
             }
             Err(error) => return Err(error.into()),
@@ -82,8 +86,23 @@ pub async fn current_accounts(
             }
         }
     }
+    ctx.store
+        .set_stake_listing_refused(wallet, refused, (ctx.now)())
+        .await?;
     Ok(found)
 }
+
+/// Whether the provider refused to list the wallet's current stake
+/// accounts at this scan (kept in the store, so a resumed job says it too).
+pub async fn listing_refused(ctx: &ScanContext<'_>, wallet: &str) -> Result<bool, ScanError> {
+    Ok(ctx.store.stake_listing_refused(wallet).await?)
+}
+
+/// What a partial scan says when the provider would not list the wallet's
+/// current stake accounts.
+pub const LISTING_REFUSED_NOTE: &str = "the RPC provider would not list the wallet's current \
+    stake accounts (getProgramAccounts), so a stake account someone else created for it and \
+    its history never names may be missing";
 
 /// Note the stake accounts the wallet's transactions show to be its own.
 pub async fn note_history(
@@ -101,6 +120,7 @@ pub async fn note_history(
                         first_slot: Some(view.slot),
                         activation_epoch: None,
                         handover_slot: touch.handed_over.then_some(view.slot),
+                        acquired_slot: touch.acquired.then_some(view.slot),
                     },
                 )
                 .await?;
@@ -110,7 +130,11 @@ pub async fn note_history(
 }
 
 /// Keep the lamport flow of each of the wallet's stake accounts (`known`)
-/// that the fetched transactions name, from their own balances.
+/// that the fetched transactions name, from their own balances: of the
+/// transactions while it was the wallet's, of the one that gave it to the
+/// wallet (its opening balance) and of the one that handed it over (its
+/// closing balance, [`stake::reconcile_account`]); another owner's
+/// transactions are not the wallet's flows.
 pub async fn note_flows(
     ctx: &ScanContext<'_>,
     wallet: &str,
@@ -120,10 +144,18 @@ pub async fn note_flows(
     if known.is_empty() {
         return Ok(());
     }
-    let accounts: BTreeSet<String> = known.iter().map(|k| k.account.clone()).collect();
     let rows: Vec<StakeFlowRow> = views
         .iter()
         .flat_map(|view| {
+            let accounts: BTreeSet<String> = known
+                .iter()
+                .filter(|k| {
+                    k.owned_at(view.slot)
+                        || k.acquired_slot == Some(view.slot)
+                        || k.handover_slot == Some(view.slot)
+                })
+                .map(|k| k.account.clone())
+                .collect();
             stake::balance_flows(view, &accounts)
                 .into_iter()
                 .map(|f| StakeFlowRow {
@@ -164,7 +196,7 @@ pub async fn reconcile(
     let mut unreconciled = Vec::new();
     let held: Vec<String> = accounts
         .iter()
-        .filter(|a| a.handover_slot.is_none())
+        .filter(|a| !a.handed_over_now())
         .map(|a| a.account.clone())
         .collect();
     let balances: HashMap<String, Option<u64>> = if held.is_empty() {
@@ -196,7 +228,8 @@ pub async fn reconcile(
             .push((row.slot, row.flow, row.lamports_after));
     }
     for account in &accounts {
-        let standing = match (account.handover_slot, balances.get(&account.account)) {
+        let handed_over = account.handover_slot.filter(|_| account.handed_over_now());
+        let standing = match (handed_over, balances.get(&account.account)) {
             (Some(slot), _) => Standing::HandedOver { slot },
             (None, Some(Some(lamports))) => Standing::Open(*lamports),
             (None, Some(None)) => Standing::Closed,
@@ -204,7 +237,7 @@ pub async fn reconcile(
             (None, None) => continue,
         };
         let history = flows.remove(&account.account).unwrap_or_default();
-        let result = stake::reconcile_account(&history, standing);
+        let result = stake::reconcile_account(&history, standing, account.acquired_slot);
         let difference = i64::try_from(result.difference).unwrap_or(i64::MAX);
         ctx.store
             .set_stake_reconciliation(wallet, &account.account, result.balance, difference)
@@ -245,15 +278,33 @@ pub fn unreconciled_note(unreconciled: &[Unreconciled]) -> String {
     format!("stake accounts do not reconcile: {}", each.join("; "))
 }
 
-/// A staking reward as a leg of the wallet, in the core's one shape.
-fn reward_leg(account: &str, reward: &InflationReward, block_time: Option<i64>) -> Leg {
+/// A staking reward as a leg of the wallet, in the core's one shape, under
+/// the epoch that was asked (an answer's own `epoch` is checked against it,
+/// [`answer_fits`], never trusted for the leg's identity).
+fn reward_leg(account: &str, epoch: u64, reward: &InflationReward, block_time: i64) -> Leg {
     crate::ledger::protocols::stake::staking_reward_leg(
         account,
-        reward.epoch,
+        epoch,
         reward.amount,
         reward.effective_slot,
-        block_time,
+        Some(block_time),
     )
+}
+
+/// Whether a `getInflationReward` answer can be the reward of `epoch`
+/// (Solana's RPC documentation: `epoch` is the epoch the reward is for,
+/// `effectiveSlot` the slot it was credited in, which is in the next
+/// epoch, and `postBalance` the account's balance after it, so at least
+/// the amount). An answer that does not fit is the provider's error: its
+/// epoch counts as not served, never written as income.
+fn answer_fits(
+    reward: &InflationReward,
+    epoch: u64,
+    schedule: &crate::solana::EpochSchedule,
+) -> bool {
+    reward.epoch == epoch
+        && schedule.epoch_of(reward.effective_slot) == epoch + 1
+        && reward.amount <= reward.post_balance
 }
 
 /// Which epochs to ask, and for which accounts.
@@ -271,18 +322,26 @@ fn plan(
 ) -> Plan {
     // An account earns from the epoch it was first delegated (read from the
     // account) or first seen in the wallet's history, whichever is earlier,
-    // until the epoch its withdraw authority left the wallet.
+    // until the epoch its withdraw authority left the wallet. One the
+    // wallet received is asked from the epoch before its receipt (whose
+    // reward may be credited just after it); which rewards are the
+    // wallet's is then decided by their effective slot
+    // (`StakeAccountRow::owned_at`).
     let spans: Vec<(&StakeAccountRow, u64, u64)> = accounts
         .iter()
         .filter_map(|a| {
             let seen = a.first_slot.map(|s| schedule.epoch_of(s));
-            let start = match (a.activation_epoch, seen) {
+            let mut start = match (a.activation_epoch, seen) {
                 (Some(x), Some(y)) => x.min(y),
                 (x, y) => x.or(y)?,
             };
-            let end = a
-                .handover_slot
-                .map_or(last, |h| schedule.epoch_of(h).min(last));
+            if let Some(received) = a.acquired_slot {
+                start = start.max(schedule.epoch_of(received).saturating_sub(1));
+            }
+            let end = match a.handover_slot {
+                Some(h) if a.handed_over_now() => schedule.epoch_of(h).min(last),
+                _ => last,
+            };
             Some((a, start, end))
         })
         .collect();
@@ -325,6 +384,7 @@ pub async fn read_rewards(
     }
     let schedule = ctx.rpc.epoch_schedule(cost).await?;
     let info = ctx.rpc.epoch_info(cost).await?;
+    check_epoch(&info, &schedule)?;
     // The current epoch's reward is paid at its end: only completed ones.
     let Some(last) = info.epoch.checked_sub(1) else {
         return Ok(Vec::new());
@@ -335,10 +395,8 @@ pub async fn read_rewards(
         .await?
         .into_iter()
         .collect();
-    let handover: HashMap<&str, u64> = accounts
-        .iter()
-        .filter_map(|a| Some((a.account.as_str(), a.handover_slot?)))
-        .collect();
+    let rows: HashMap<&str, &StakeAccountRow> =
+        accounts.iter().map(|a| (a.account.as_str(), a)).collect();
     let plan = plan(
         &accounts,
         &schedule,
@@ -364,14 +422,21 @@ pub async fn read_rewards(
         };
         let mut times: HashMap<u64, Option<i64>> = HashMap::new();
         let mut legs = Vec::new();
+        let mut served = true;
         for (account, reward) in ask.iter().zip(rewards) {
             let Some(reward) = reward.filter(|r| r.amount > 0) else {
                 continue;
             };
-            // Credited after the account left the wallet: not its income.
-            if handover
+            if !answer_fits(&reward, *epoch, &schedule) {
+                tracing::warn!(epoch, %account, ?reward, "an inflation reward that cannot be this epoch's; the epoch counts as not served");
+                served = false;
+                continue;
+            }
+            // Credited while the account was not the wallet's (after its
+            // handover, or before the wallet received it): not its income.
+            if rows
                 .get(account.as_str())
-                .is_some_and(|h| reward.effective_slot >= *h)
+                .is_some_and(|row| !row.owned_at(reward.effective_slot))
             {
                 continue;
             }
@@ -387,7 +452,22 @@ pub async fn read_rewards(
                     time
                 }
             };
-            legs.push(reward_leg(account, &reward, time));
+            // Income is valued at the time it was received: without the
+            // block's time there is no value to give, so the epoch counts
+            // as not served (asked again by the next scan), never dated 1970.
+            let Some(time) = time else {
+                tracing::warn!(
+                    epoch,
+                    slot = reward.effective_slot,
+                    "no block time for a reward's slot; the epoch counts as not served"
+                );
+                served = false;
+                continue;
+            };
+            legs.push(reward_leg(account, *epoch, &reward, time));
+        }
+        if !served {
+            missing.push(*epoch);
         }
         let batch: Vec<TransactionLegs<'_>> = legs
             .iter()
@@ -424,6 +504,31 @@ pub async fn read_rewards(
         .set_missing_reward_epochs(wallet, &missing)
         .await?;
     Ok(missing)
+}
+
+/// The most epochs a chain can have reached: mainnet's epochs last about
+/// two days (432,000 slots), so this is centuries away; an answer beyond it
+/// is a broken provider, refused before it can size any loop.
+const MAX_EPOCH: u64 = 1_000_000;
+
+/// `getEpochInfo` checked against `getEpochSchedule` before any epoch is
+/// planned: its epoch must be the one its own absolute slot falls in, and
+/// a real one.
+fn check_epoch(
+    info: &crate::solana::EpochInfo,
+    schedule: &crate::solana::EpochSchedule,
+) -> Result<(), ScanError> {
+    if info.epoch > MAX_EPOCH
+        || schedule.slots_per_epoch == 0
+        || schedule.epoch_of(info.absolute_slot) != info.epoch
+    {
+        return Err(RpcError::Decode(format!(
+            "getEpochInfo: epoch {} at slot {} does not fit the epoch schedule",
+            info.epoch, info.absolute_slot
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// Epochs as people read them: `3, 7-9, 12`.
@@ -469,6 +574,7 @@ mod tests {
             first_slot,
             activation_epoch: None,
             handover_slot: None,
+            acquired_slot: None,
             rewards_read_through: read,
             balance_lamports: None,
             difference_lamports: None,
@@ -506,6 +612,65 @@ mod tests {
         let planned = plan(&[a], &SCHEDULE, 9, false, &BTreeSet::new());
         let epochs: Vec<u64> = planned.epochs.iter().map(|(e, _)| *e).collect();
         assert_eq!(epochs, vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn a_received_account_is_asked_from_the_epoch_before_its_receipt() {
+        // Delegated in epoch 1 by its former owner, received at slot 550.
+        let mut a = row("a", Some(550), None);
+        a.activation_epoch = Some(1);
+        a.acquired_slot = Some(550);
+        let planned = plan(&[a.clone()], &SCHEDULE, 9, false, &BTreeSet::new());
+        let epochs: Vec<u64> = planned.epochs.iter().map(|(e, _)| *e).collect();
+        assert_eq!(epochs, vec![4, 5, 6, 7, 8, 9]);
+        // Received, then handed over at slot 750: asked through epoch 7.
+        a.handover_slot = Some(750);
+        let planned = plan(&[a], &SCHEDULE, 9, false, &BTreeSet::new());
+        let epochs: Vec<u64> = planned.epochs.iter().map(|(e, _)| *e).collect();
+        assert_eq!(epochs, vec![4, 5, 6, 7]);
+    }
+
+    #[test]
+    fn an_answer_for_another_epoch_or_slot_does_not_fit() {
+        let reward = |epoch, effective_slot, amount, post_balance| InflationReward {
+            epoch,
+            effective_slot,
+            amount,
+            post_balance,
+            commission: Some(7),
+        };
+        assert!(answer_fits(&reward(4, 500, 10, 1_000), 4, &SCHEDULE));
+        assert!(answer_fits(&reward(4, 599, 10, 10), 4, &SCHEDULE));
+        assert!(
+            !answer_fits(&reward(9, 500, 10, 1_000), 4, &SCHEDULE),
+            "another epoch"
+        );
+        assert!(
+            !answer_fits(&reward(4, 400, 10, 1_000), 4, &SCHEDULE),
+            "credited in its own epoch"
+        );
+        assert!(
+            !answer_fits(&reward(4, 700, 10, 1_000), 4, &SCHEDULE),
+            "two epochs on"
+        );
+        assert!(
+            !answer_fits(&reward(4, 500, 11, 10), 4, &SCHEDULE),
+            "more than the balance"
+        );
+    }
+
+    #[test]
+    fn an_epoch_beyond_its_own_slot_or_any_chain_is_refused() {
+        let info = |epoch, absolute_slot| crate::solana::EpochInfo {
+            epoch,
+            absolute_slot,
+            slot_index: 7,
+            slots_in_epoch: 100,
+        };
+        assert!(check_epoch(&info(12, 1_207), &SCHEDULE).is_ok());
+        assert!(check_epoch(&info(13, 1_207), &SCHEDULE).is_err());
+        assert!(check_epoch(&info(1 << 60, 1 << 62), &SCHEDULE).is_err());
+        assert!(check_epoch(&info(2_000_000, 200_000_007), &SCHEDULE).is_err());
     }
 
     #[test]

@@ -494,7 +494,33 @@ impl RpcClient {
             .as_array()
             .or_else(|| result["value"].as_array())
             .ok_or_else(|| RpcError::Decode("getProgramAccounts: no list".to_owned()))?;
-        list.iter().map(StakeAccount::from_rpc).collect()
+        let mut accounts = Vec::with_capacity(list.len());
+        for entry in list {
+            let account = StakeAccount::from_rpc(entry)?;
+            // The filter is checked again on what came back: an entry the
+            // filter would not have matched (a provider that ignores
+            // filters, or worse), an address that is no account, or the
+            // wallet itself is dropped and said, never taken as the
+            // wallet's stake account (its rewards would become income).
+            let named = match authority {
+                StakeAuthority::Staker => &account.staker,
+                StakeAuthority::Withdrawer => &account.withdrawer,
+            };
+            if named != owner
+                || account.address == owner
+                || !super::WalletAddress::parse(&account.address)
+                    .is_ok_and(|a| a.as_str() == account.address)
+            {
+                tracing::warn!(
+                    address = %account.address,
+                    ?authority,
+                    "getProgramAccounts answered a stake account the filter does not match; left out"
+                );
+                continue;
+            }
+            accounts.push(account);
+        }
+        Ok(accounts)
     }
 
     /// One epoch's inflation rewards for `addresses`, in their order: `None`

@@ -22,6 +22,10 @@ pub struct StakeAccountRow {
     pub activation_epoch: Option<u64>,
     /// When its withdraw authority moved to someone else.
     pub handover_slot: Option<u64>,
+    /// When its withdraw authority moved to the wallet from someone else
+    /// (a stake account received, bought or given): before it, the
+    /// account and what it earned were the former owner's.
+    pub acquired_slot: Option<u64>,
     /// The last epoch whose reward was asked for it.
     pub rewards_read_through: Option<u64>,
     /// The balance the last reconciliation checked against (None: never
@@ -44,17 +48,50 @@ pub struct StakeFlowRow {
 }
 
 /// What a scan learned of a stake account: merged into what is stored (the
-/// earliest first slot, the latest handover, any activation epoch).
+/// earliest first slot, the latest handover and receipt, any activation
+/// epoch).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StakeAccountSeen<'a> {
     pub account: &'a str,
     pub first_slot: Option<u64>,
     pub activation_epoch: Option<u64>,
     pub handover_slot: Option<u64>,
+    pub acquired_slot: Option<u64>,
+}
+
+impl StakeAccountRow {
+    /// Whether the account was the wallet's at `slot`: after it received
+    /// the account (`acquired_slot`, exclusive: the receiving transaction
+    /// itself is where it becomes the wallet's) and before it handed it
+    /// over (`handover_slot`, exclusive: the handing-over transaction names
+    /// the wallet as the authority that signs it away). With both, the
+    /// later one says where it stands now: received then handed over is
+    /// the wallet's in between; handed over then received back is the
+    /// wallet's before the one and after the other.
+    pub fn owned_at(&self, slot: u64) -> bool {
+        match (self.acquired_slot, self.handover_slot) {
+            (None, None) => true,
+            (None, Some(h)) => slot < h,
+            (Some(a), None) => slot > a,
+            (Some(a), Some(h)) if a < h => a < slot && slot < h,
+            (Some(a), Some(h)) => slot < h || slot > a,
+        }
+    }
+
+    /// Whether it is someone else's now: its withdraw authority left the
+    /// wallet, and did not come back after.
+    pub fn handed_over_now(&self) -> bool {
+        match (self.acquired_slot, self.handover_slot) {
+            (_, None) => false,
+            (None, Some(_)) => true,
+            (Some(a), Some(h)) => h > a,
+        }
+    }
 }
 
 type Row = (
     String,
+    Option<i64>,
     Option<i64>,
     Option<i64>,
     Option<i64>,
@@ -84,7 +121,7 @@ impl Store {
         let rows: Vec<Row> = on_pool!(&self.pool, |pool| {
             sqlx::query_as(
             "SELECT account, first_slot, activation_epoch, handover_slot, rewards_read_through, \
-             balance_lamports, difference_lamports \
+             balance_lamports, difference_lamports, acquired_slot \
              FROM wallet_stake_accounts WHERE wallet = $1 ORDER BY account"
         )
         .bind(wallet)
@@ -94,12 +131,13 @@ impl Store {
         Ok(rows
             .into_iter()
             .map(
-                |(account, first, activation, handover, read, balance, difference)| {
+                |(account, first, activation, handover, read, balance, difference, acquired)| {
                     StakeAccountRow {
                         account,
                         first_slot: to_u64(first),
                         activation_epoch: to_u64(activation),
                         handover_slot: to_u64(handover),
+                        acquired_slot: to_u64(acquired),
                         rewards_read_through: to_u64(read),
                         balance_lamports: to_u64(balance),
                         difference_lamports: difference,
@@ -127,6 +165,7 @@ impl Store {
             first_slot: None,
             activation_epoch: None,
             handover_slot: None,
+            acquired_slot: None,
             rewards_read_through: None,
             balance_lamports: None,
             difference_lamports: None,
@@ -134,21 +173,24 @@ impl Store {
         let first_slot = earliest(known.first_slot, seen.first_slot);
         let activation_epoch = seen.activation_epoch.or(known.activation_epoch);
         let handover_slot = known.handover_slot.max(seen.handover_slot);
+        let acquired_slot = known.acquired_slot.max(seen.acquired_slot);
         on_pool!(&self.pool, |pool| {
             sqlx::query(
-            "INSERT INTO wallet_stake_accounts (wallet, account, first_slot, activation_epoch, handover_slot) \
-             VALUES ($1, $2, $3, $4, $5) \
+                "INSERT INTO wallet_stake_accounts \
+             (wallet, account, first_slot, activation_epoch, handover_slot, acquired_slot) \
+             VALUES ($1, $2, $3, $4, $5, $6) \
              ON CONFLICT (wallet, account) DO UPDATE SET first_slot = $3, activation_epoch = $4, \
-             handover_slot = $5"
-        )
-        .bind(wallet)
-        .bind(seen.account)
-        .bind(to_i64(first_slot))
-        .bind(to_i64(activation_epoch))
-        .bind(to_i64(handover_slot))
-        .execute(pool)
-        .await
-        .map(drop)?
+             handover_slot = $5, acquired_slot = $6",
+            )
+            .bind(wallet)
+            .bind(seen.account)
+            .bind(to_i64(first_slot))
+            .bind(to_i64(activation_epoch))
+            .bind(to_i64(handover_slot))
+            .bind(to_i64(acquired_slot))
+            .execute(pool)
+            .await
+            .map(drop)?
         });
         Ok(fresh)
     }
@@ -205,6 +247,48 @@ impl Store {
         .await
         .map(drop)?);
         Ok(())
+    }
+
+    /// Record whether the RPC provider listed the wallet's current stake
+    /// accounts at this scan (`refused`: it would not, at `now`).
+    pub async fn set_stake_listing_refused(
+        &self,
+        wallet: &str,
+        refused: bool,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        if refused {
+            on_pool!(&self.pool, |pool| sqlx::query(
+                "INSERT INTO wallet_stake_listing (wallet, refused_at) VALUES ($1, $2) \
+                 ON CONFLICT (wallet) DO UPDATE SET refused_at = $2"
+            )
+            .bind(wallet)
+            .bind(now)
+            .execute(pool)
+            .await
+            .map(drop)?);
+        } else {
+            on_pool!(&self.pool, |pool| sqlx::query(
+                "DELETE FROM wallet_stake_listing WHERE wallet = $1"
+            )
+            .bind(wallet)
+            .execute(pool)
+            .await
+            .map(drop)?);
+        }
+        Ok(())
+    }
+
+    /// Whether the provider refused to list the wallet's current stake
+    /// accounts at its last scan.
+    pub async fn stake_listing_refused(&self, wallet: &str) -> Result<bool, StoreError> {
+        let at: Option<i64> = on_pool!(&self.pool, |pool| sqlx::query_scalar(
+            "SELECT refused_at FROM wallet_stake_listing WHERE wallet = $1"
+        )
+        .bind(wallet)
+        .fetch_optional(pool)
+        .await?);
+        Ok(at.is_some())
     }
 
     /// Keep stake account flows, in one database transaction; a (stake

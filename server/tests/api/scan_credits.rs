@@ -873,6 +873,66 @@ async fn a_quote_bound_to_no_account_moves_no_money() {
     app.stop().await;
 }
 
+/// A quote the offer page made for an account is paid there, from the
+/// account's credits, and nowhere else: given to `scan_wallet` (MCP) or
+/// `POST /v1/scans` it is `wrong_quote` (not the payment challenge a
+/// `quote_wallet` quote gets there), so one price never buys two scans;
+/// no job, no movement; the portal still pays it once.
+#[tokio::test]
+async fn a_portal_quote_given_to_scan_wallet_is_wrong_quote_and_starts_nothing() {
+    let (app, _s) = paid_app(false).await;
+    let mut browser = Browser::new();
+    let account = watching(&app, &mut browser, "1").await;
+    let page = offer(&app, &mut browser).await;
+    let (csrf, quote) = (hidden_csrf_of(&page), quote_of(&page));
+    let before = money(&app, &account).await;
+
+    // The same path with a quote of quote_wallet's asks for the payment.
+    let unbound = unbound_quote(&app, WALLET).await;
+    let challenge = app
+        .call_tool("scan_wallet", serde_json::json!({"quote_id": unbound}))
+        .await;
+    assert_eq!(
+        challenge["structuredContent"]["code"], "payment_required",
+        "{challenge}"
+    );
+
+    let mcp = app
+        .call_tool("scan_wallet", serde_json::json!({"quote_id": quote}))
+        .await;
+    assert_eq!(mcp["isError"], true, "{mcp}");
+    assert_eq!(mcp["structuredContent"]["code"], "wrong_quote", "{mcp}");
+    assert!(
+        mcp["structuredContent"].get("x402").is_none(),
+        "no challenge to pay: {mcp}"
+    );
+    let rest = app
+        .client
+        .post(app.url("/v1/scans"))
+        .json(&serde_json::json!({"quote_id": quote}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.status(), StatusCode::BAD_REQUEST);
+    let body: serde_json::Value = rest.json().await.unwrap();
+    assert_eq!(body["code"], "wrong_quote", "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("made for a portal scan paid with research credits"),
+        "{body}"
+    );
+    assert_eq!(jobs_of(&app, WALLET).await, 0);
+    assert_eq!(money(&app, &account).await, before);
+
+    let started = location(&start(&app, &mut browser, &csrf, &quote).await);
+    assert!(started.starts_with("/scans/job_"), "{started}");
+    assert_eq!(jobs_of(&app, WALLET).await, 1);
+    assert_eq!(balance(&app, &account).await, 1_000_000 - PRICE);
+    app.stop().await;
+}
+
 /// A debit an earlier version took on a quote it never bound (its offer
 /// page did not record the account) is still this account's: the form
 /// sent again is answered from the action (here refunded by maintenance:

@@ -84,6 +84,12 @@ pub struct Shared {
     /// Staking: answer `getMultipleAccounts` with -32601 (a provider that
     /// does not serve it).
     pub refuse_balances: AtomicBool,
+    /// Staking: answer `getProgramAccounts` with -32601 (a provider that
+    /// does not serve it).
+    pub refuse_program_accounts: AtomicBool,
+    /// Staking: answer `getProgramAccounts` with every Stake account,
+    /// ignoring the `memcmp` filters (a broken or hostile provider).
+    pub ignore_program_account_filters: AtomicBool,
     /// Every JSON-RPC request served: method and params, in order.
     pub requests: Mutex<Vec<(String, Value)>>,
     /// Payments: accept sends without processing them (a node that drops
@@ -199,14 +205,21 @@ fn one(shared: &Shared, request: &Value) -> Value {
         params.clone(),
     ));
     let result = match request["method"].as_str() {
+        Some("getProgramAccounts") if shared.refuse_program_accounts.load(Ordering::SeqCst) => {
+            return rpc_error(id, -32601, "Method not found".to_owned());
+        }
         Some("getProgramAccounts") => {
             use base64::Engine;
             let options = &params[1];
+            let ignore = shared.ignore_program_account_filters.load(Ordering::SeqCst);
             let filters = options["filters"].as_array().cloned().unwrap_or_default();
             let matches = |data: &[u8]| {
                 filters.iter().all(|f| {
                     if let Some(size) = f["dataSize"].as_u64() {
                         return data.len() as u64 == size;
+                    }
+                    if ignore {
+                        return true;
                     }
                     let offset = f["memcmp"]["offset"].as_u64().unwrap() as usize;
                     let bytes = bs58::decode(f["memcmp"]["bytes"].as_str().unwrap())

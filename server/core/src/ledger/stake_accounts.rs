@@ -21,6 +21,10 @@ pub struct StakeTouch {
     /// This instruction moved the account's withdraw authority from the
     /// wallet to someone else: from here on it is not the wallet's.
     pub handed_over: bool,
+    /// This instruction moved the account's withdraw authority from someone
+    /// else to the wallet: it is the wallet's from here on, and what it did
+    /// before was the former owner's.
+    pub acquired: bool,
 }
 
 /// The stake accounts `tx` (a `getTransaction` result, or the whole
@@ -93,18 +97,30 @@ fn parsed_touches(parsed: &Value, wallet: &str, out: &mut Vec<StakeTouch>) {
                 .filter_map(|k| info[*k].as_str()),
         );
     }
-    let handed_over = kind.starts_with("authorize")
-        && info["authorityType"].as_str() == Some("Withdrawer")
-        && info["newAuthority"].as_str().is_some_and(|a| a != wallet);
-    push(out, &accounts, handed_over);
+    // `authorize` and `authorizeChecked` name the signing authority and the
+    // new one `authority` / `newAuthority`; the `…WithSeed` forms
+    // `authorityBase` / `newAuthorized` (agave's parse_stake).
+    let withdrawer =
+        kind.starts_with("authorize") && info["authorityType"].as_str() == Some("Withdrawer");
+    let new = info["newAuthority"]
+        .as_str()
+        .or_else(|| info["newAuthorized"].as_str());
+    let old = info["authority"]
+        .as_str()
+        .or_else(|| info["authorityBase"].as_str());
+    let handed_over = withdrawer && new.is_some_and(|a| a != wallet);
+    let acquired = withdrawer && new == Some(wallet) && old.is_some_and(|a| a != wallet);
+    push(out, &accounts, handed_over, acquired);
 }
 
-fn push(out: &mut Vec<StakeTouch>, accounts: &[&str], handed_over: bool) {
+fn push(out: &mut Vec<StakeTouch>, accounts: &[&str], handed_over: bool, acquired: bool) {
     for (i, account) in accounts.iter().enumerate() {
         out.push(StakeTouch {
             account: (*account).to_owned(),
-            // Only the first account of an authorize is the one handed over.
+            // Only the first account of an authorize is the one handed
+            // over or received.
             handed_over: handed_over && i == 0,
+            acquired: acquired && i == 0,
         });
     }
 }
@@ -168,16 +184,35 @@ fn raw_touches(ix: &Value, keys: &[String], wallet: &str, out: &mut Vec<StakeTou
     if matches!(tag, SPLIT | MERGE | MOVE_STAKE | MOVE_LAMPORTS) {
         stake.extend(accounts.get(1).copied());
     }
-    let handed_over = match tag {
-        AUTHORIZE | AUTHORIZE_WITH_SEED => {
-            u32_at(36) == Some(WITHDRAWER) && key_at(4).is_some_and(|k| k != wallet)
-        }
-        AUTHORIZE_CHECKED | AUTHORIZE_CHECKED_WITH_SEED => {
-            u32_at(4) == Some(WITHDRAWER) && accounts.get(3).is_some_and(|a| *a != wallet)
-        }
-        _ => false,
-    };
-    push(out, &stake, handed_over);
+    // (whether the withdraw authority moves, the new authority, the
+    // signing one): `Authorize(new, role)` signed by account 2;
+    // `AuthorizeWithSeed` signed through its base, account 1;
+    // `AuthorizeChecked(role)` with the new authority at account 3 (signed
+    // by account 2), `AuthorizeCheckedWithSeed` at account 3 (base 1).
+    // solana-program/stake interface/src/instruction.rs.
+    let moved = match tag {
+        AUTHORIZE => Some((u32_at(36), key_at(4), accounts.get(2))),
+        AUTHORIZE_WITH_SEED => Some((u32_at(36), key_at(4), accounts.get(1))),
+        AUTHORIZE_CHECKED => Some((
+            u32_at(4),
+            accounts.get(3).map(|a| (*a).to_owned()),
+            accounts.get(2),
+        )),
+        AUTHORIZE_CHECKED_WITH_SEED => Some((
+            u32_at(4),
+            accounts.get(3).map(|a| (*a).to_owned()),
+            accounts.get(1),
+        )),
+        _ => None,
+    }
+    .filter(|(role, _, _)| *role == Some(WITHDRAWER));
+    let handed_over = moved
+        .as_ref()
+        .is_some_and(|(_, new, _)| new.as_deref().is_some_and(|k| k != wallet));
+    let acquired = moved.as_ref().is_some_and(|(_, new, old)| {
+        new.as_deref() == Some(wallet) && old.is_some_and(|a| *a != wallet)
+    });
+    push(out, &stake, handed_over, acquired);
 }
 
 #[cfg(test)]
@@ -210,7 +245,8 @@ mod tests {
             stake_touches(&t, &[], WALLET),
             vec![StakeTouch {
                 account: STAKE.into(),
-                handed_over: false
+                handed_over: false,
+                acquired: false
             }]
         );
     }
@@ -255,6 +291,63 @@ mod tests {
         assert!(!stake_touches(&staker_only, &[], WALLET)[0].handed_over);
     }
 
+    #[test]
+    fn receiving_the_withdraw_authority_from_someone_else_is_an_acquisition() {
+        let t = tx(json!([parsed(
+            "authorize",
+            json!({
+            "stakeAccount": STAKE, "authority": OTHER, "newAuthority": WALLET, "authorityType": "Withdrawer"})
+        )]));
+        let touch = &stake_touches(&t, &[], WALLET)[0];
+        assert!(touch.acquired && !touch.handed_over, "{touch:?}");
+        // The wallet naming itself again moves nothing.
+        let to_itself = tx(json!([parsed(
+            "authorizeChecked",
+            json!({
+            "stakeAccount": STAKE, "authority": WALLET, "newAuthority": WALLET, "authorityType": "Withdrawer"})
+        )]));
+        let touch = &stake_touches(&to_itself, &[], WALLET)[0];
+        assert!(!touch.acquired && !touch.handed_over, "{touch:?}");
+        // The seed form names them authorityBase / newAuthorized.
+        let seeded = tx(json!([parsed(
+            "authorizeWithSeed",
+            json!({
+            "stakeAccount": STAKE, "authorityBase": OTHER, "newAuthorized": WALLET, "authorityType": "Withdrawer", "authoritySeed": "s", "authorityOwner": OTHER})
+        )]));
+        assert!(stake_touches(&seeded, &[], WALLET)[0].acquired);
+        // Receiving only the staker role is no acquisition.
+        let staker = tx(json!([parsed(
+            "authorize",
+            json!({
+            "stakeAccount": STAKE, "authority": OTHER, "newAuthority": WALLET, "authorityType": "Staker"})
+        )]));
+        assert!(!stake_touches(&staker, &[], WALLET)[0].acquired);
+    }
+
+    #[test]
+    fn the_json_encoding_reads_an_acquisition() {
+        let keys: Vec<String> = [STAKE_PROGRAM, STAKE, WALLET, OTHER]
+            .map(String::from)
+            .to_vec();
+        // Authorize(WALLET, Withdrawer) signed by OTHER.
+        let mut auth = 1u32.to_le_bytes().to_vec();
+        auth.extend(key(WALLET));
+        auth.extend(1u32.to_le_bytes());
+        // AuthorizeChecked(Withdrawer): [stake, clock, OTHER, WALLET].
+        let mut checked = 10u32.to_le_bytes().to_vec();
+        checked.extend(1u32.to_le_bytes());
+        let t = tx(json!([
+            raw(&auth, &[1, 0, 3]),
+            raw(&checked, &[1, 0, 3, 2])
+        ]));
+        let touches = stake_touches(&t, &keys, WALLET);
+        assert_eq!(touches.len(), 2, "{touches:?}");
+        assert!(
+            touches.iter().all(|t| t.acquired && !t.handed_over),
+            "{touches:?}"
+        );
+    }
+
     fn raw(data: &[u8], accounts: &[usize]) -> Value {
         json!({"programIdIndex": 0, "accounts": accounts, "data": bs58::encode(data).into_string()})
     }
@@ -289,11 +382,13 @@ mod tests {
             vec![
                 StakeTouch {
                     account: STAKE.into(),
-                    handed_over: false
+                    handed_over: false,
+                    acquired: false
                 },
                 StakeTouch {
                     account: STAKE.into(),
-                    handed_over: true
+                    handed_over: true,
+                    acquired: false
                 },
             ]
         );

@@ -531,14 +531,35 @@ pub struct Reconciled {
 /// Reconcile one stake account: `flows` are its (slot, flow, balance after
 /// for a transaction's flow) rows. A handed-over account counts the flows
 /// up to its handover slot and is checked against its balance after that
-/// transaction (0 if the history holds no such transaction: a gap).
-pub fn reconcile_account(flows: &[(u64, Flow, Option<u64>)], standing: Standing) -> Reconciled {
+/// transaction (0 if the history holds no such transaction: a gap). An
+/// account the wallet received at slot `received` (its withdraw authority
+/// moved to the wallet from someone else) opens there with what it held
+/// right after that transaction, as if deposited then; what it did before
+/// was the former owner's and is not counted.
+pub fn reconcile_account(
+    flows: &[(u64, Flow, Option<u64>)],
+    standing: Standing,
+    received: Option<u64>,
+) -> Reconciled {
+    let owned: Vec<(u64, Flow, Option<u64>)> = match received {
+        None => flows.to_vec(),
+        Some(at) => {
+            let opening = flows
+                .iter()
+                .filter(|f| f.0 == at)
+                .find_map(|f| f.2)
+                .unwrap_or(0);
+            std::iter::once((at, Flow::Deposit(opening), Some(opening)))
+                .chain(flows.iter().filter(|f| f.0 > at).copied())
+                .collect()
+        }
+    };
     let (counted, balance): (Vec<Flow>, u64) = match standing {
-        Standing::Open(balance) => (flows.iter().map(|f| f.1).collect(), balance),
-        Standing::Closed => (flows.iter().map(|f| f.1).collect(), 0),
+        Standing::Open(balance) => (owned.iter().map(|f| f.1).collect(), balance),
+        Standing::Closed => (owned.iter().map(|f| f.1).collect(), 0),
         Standing::HandedOver { slot } => (
-            flows.iter().filter(|f| f.0 <= slot).map(|f| f.1).collect(),
-            flows
+            owned.iter().filter(|f| f.0 <= slot).map(|f| f.1).collect(),
+            owned
                 .iter()
                 .filter(|f| f.0 == slot)
                 .find_map(|f| f.2)
