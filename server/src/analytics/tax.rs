@@ -340,8 +340,10 @@ pub async fn section(
     events: &[WalletEvent],
     choice: &TaxChoice,
 ) -> Result<TaxSection, AppError> {
-    let assessment = assessment(store, prices, now_ms, events, choice).await?;
-    Ok(TaxSection::new(choice, &assessment))
+    let (assessment, income) = assessment(store, prices, now_ms, events, choice).await?;
+    let mut section = TaxSection::new(choice, &assessment);
+    section.income = income;
+    Ok(section)
 }
 
 /// One wallet's part of the taxpayer's books (`get_positions`): `events`
@@ -360,9 +362,11 @@ pub async fn wallet_section(
     wallet: &str,
     others: Vec<String>,
 ) -> Result<TaxSection, AppError> {
-    let assessment = assessment(store, prices, now_ms, events, choice).await?;
+    let (assessment, mut income) = assessment(store, prices, now_ms, events, choice).await?;
     let part = wallet_part(assessment, wallet, choice.jurisdiction.zone());
     let mut section = TaxSection::new(choice, &part);
+    income.retain(|i| i.wallet == wallet);
+    section.income = income;
     section.other_wallets = others;
     Ok(section)
 }
@@ -384,14 +388,15 @@ fn wallet_part(mut a: Assessment, wallet: &str, zone: jurisdiction::Zone) -> Ass
 }
 
 /// Run the books of `events` (USD) for `choice`, converted into its
-/// currency.
+/// currency; with them the income the events hold, by wallet, tax year and
+/// asset, in that currency ([`income_by_year`]).
 async fn assessment(
     store: &Store,
     prices: &Prices,
     now_ms: i64,
     events: &[WalletEvent],
     choice: &TaxChoice,
-) -> Result<Assessment, AppError> {
+) -> Result<(Assessment, Vec<IncomeYearView>), AppError> {
     let taxpayer = Taxpayer::of(choice.jurisdiction);
     let converted;
     let input = if choice.currency == Currency::Usd {
@@ -421,7 +426,60 @@ async fn assessment(
         choice.unlabelled,
     )
     .map_err(|refused| AppError::invalid_params(format!("method: {refused}")))?;
-    Ok(assessment)
+    let income = income_by_year(input, choice);
+    Ok((assessment, income))
+}
+
+/// The income among `events` (already in the section's currency): every
+/// `income` event (a staking reward or MEV tip, `basis::EventKind::Income`)
+/// summed by wallet, tax year (in the jurisdiction's own year and civil
+/// time) and asset, its value the fair value at receipt converted at that
+/// day's rate like every other value of the section. Each jurisdiction
+/// taxes it as income in the year received (docs/cost-basis.md, "Staking
+/// rewards and MEV tips are income": Rev. Rul. 2023-14, HMRC CRYPTO21200,
+/// CRA 2024-1031821I7, § 22 Nr. 3 EStG, the ATO), so the year is that of
+/// receipt. Only `choice.tax_year`'s when one was asked.
+fn income_by_year(events: &[WalletEvent], choice: &TaxChoice) -> Vec<IncomeYearView> {
+    #[derive(Default)]
+    struct Sum {
+        quantity: Decimal,
+        value: Decimal,
+        unpriced: u64,
+    }
+    let zone = choice.jurisdiction.zone();
+    let wanted = choice.tax_year.map(|y| y.to_string());
+    let mut sums: std::collections::BTreeMap<(String, String, String), Sum> =
+        std::collections::BTreeMap::new();
+    for e in events
+        .iter()
+        .filter(|e| e.event.kind == basis::EventKind::Income)
+    {
+        let year = choice
+            .jurisdiction
+            .tax_year_in(zone, e.event.time)
+            .to_string();
+        if wanted.as_deref().is_some_and(|w| w != year) {
+            continue;
+        }
+        let sum = sums
+            .entry((year, e.wallet.clone(), e.event.asset.clone()))
+            .or_default();
+        sum.quantity += e.event.quantity;
+        match e.event.usd_value {
+            Some(v) => sum.value += v,
+            None => sum.unpriced += 1,
+        }
+    }
+    sums.into_iter()
+        .map(|((tax_year, wallet, asset), sum)| IncomeYearView {
+            wallet,
+            tax_year,
+            asset,
+            quantity: s(sum.quantity),
+            value: s(sum.value),
+            unpriced: sum.unpriced,
+        })
+        .collect()
 }
 
 /// A failure to get the rates: the store's own errors are internal (their
@@ -482,6 +540,10 @@ pub struct TaxSection {
     pub years: Vec<serde_json::Value>,
     /// Realized rows, each with the rule that matched it.
     pub rows: Vec<TaxRowView>,
+    /// Income received (staking rewards, MEV tips) by tax year, wallet and
+    /// asset, at its fair value at receipt in `currency`: taxed as income
+    /// in the year received, not as a disposal (docs/reports.md).
+    pub income: Vec<IncomeYearView>,
     /// Moves between the taxpayer's own wallets: no disposal.
     pub moves: Vec<MoveView>,
     /// Transfers to and from others (exchange, merchant, unlabelled).
@@ -528,6 +590,22 @@ impl UndatedView {
         }
         out
     }
+}
+
+/// Income of one asset received by one wallet in one tax year.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct IncomeYearView {
+    pub wallet: String,
+    /// `2024`, or `2024-25` (UK from 6 April, Australia from 1 July).
+    pub tax_year: String,
+    pub asset: String,
+    /// Whole units received.
+    pub quantity: String,
+    /// Fair value at receipt of the priced part, in the section's currency.
+    pub value: String,
+    /// How many receipts had no price (their quantity is counted, their
+    /// value is not).
+    pub unpriced: u64,
 }
 
 /// One realized row.
@@ -742,6 +820,7 @@ impl TaxSection {
             matching,
             years,
             rows,
+            income: Vec::new(),
             moves,
             transfers,
             unlabelled,

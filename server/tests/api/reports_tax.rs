@@ -1413,3 +1413,69 @@ async fn a_uk_pdf_shows_the_sa108_figures_in_pounds_and_each_disposals_rule() {
         assert!(rule.contains(cell), "{cell} not in {rule}");
     }
 }
+
+/// Staking income by the jurisdiction's own tax year, in its currency:
+/// 1 SOL of rewards on 3 April 2024 (at 100 USD; that day 1 EUR = 1.25
+/// USD = 0.85 GBP, so 1 USD = 0.68 GBP: 68 GBP, UK tax year 2023-24,
+/// which ends on 5 April) and 2 SOL on 1 July 2024 (at 150 USD: 300 USD;
+/// 1 EUR = 1.20 USD = 0.84 GBP, so 1 USD = 0.70 GBP: 210 GBP, tax year
+/// 2024-25). HMRC CRYPTO21200: income at its sterling value when received.
+/// The top-level `income` stays in USD (100 + 300 = 400).
+#[tokio::test]
+async fn staking_income_is_listed_by_uk_tax_year_in_pounds() {
+    use OperationType::*;
+    let (app, _prices, _ecb) = app_with(vec![
+        day("2024-04-03", "1.2500", "0.85000"),
+        day("2024-07-01", "1.2000", "0.84000"),
+    ])
+    .await;
+    seed(
+        &app,
+        A,
+        vec![
+            (
+                "r1",
+                noon("2024-04-03"),
+                vec![(StakingReward, SOL, Some(STRANGER))],
+            ),
+            (
+                "r2",
+                noon("2024-07-01"),
+                vec![(StakingReward, 2 * SOL, Some(STRANGER))],
+            ),
+        ],
+    )
+    .await;
+    let report = ok(&call(
+        &app,
+        "get_report",
+        json!({"wallets":[A],"format":"json","jurisdiction":"uk"}),
+        None,
+    )
+    .await);
+    assert_eq!(dec(&report["total"]["income"]["usd"]), d("400"));
+    let income = report["tax"]["income"].as_array().unwrap();
+    assert_eq!(income.len(), 2, "{income:?}");
+    assert_eq!(income[0]["tax_year"], "2023-24");
+    assert_eq!(income[0]["wallet"], A);
+    assert_eq!(income[0]["asset"], "sol");
+    assert_eq!(dec(&income[0]["quantity"]), d("1"));
+    assert_eq!(dec(&income[0]["value"]), d("68"));
+    assert_eq!(income[0]["unpriced"], 0);
+    assert_eq!(income[1]["tax_year"], "2024-25");
+    assert_eq!(dec(&income[1]["quantity"]), d("2"));
+    assert_eq!(dec(&income[1]["value"]), d("210"));
+
+    // One tax year asked: only its income.
+    let report = ok(&call(
+        &app,
+        "get_report",
+        json!({"wallets":[A],"format":"json","jurisdiction":"uk","tax_year":"2024-25"}),
+        None,
+    )
+    .await);
+    let income = report["tax"]["income"].as_array().unwrap();
+    assert_eq!(income.len(), 1, "{income:?}");
+    assert_eq!(dec(&income[0]["value"]), d("210"));
+    app.stop().await;
+}
