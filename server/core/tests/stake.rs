@@ -345,6 +345,50 @@ fn receiving_a_stake_account_is_a_transfer_in_that_stays_staked() {
     );
 }
 
+/// The receipt above, read from the transaction's ops: A is the wallet's
+/// from here on, and the stored view says the same as the JSON (a wallet
+/// scanned before receipts were read finds them from its stored views).
+/// The seller's side, the staker role alone and a failed transaction
+/// receive nothing.
+#[test]
+fn a_receipt_is_read_from_the_ops_and_from_the_stored_view_alike() {
+    let balance = 50 * SOL_1 + RESERVE;
+    let json = json!({
+        "slot": 300_000_000, "blockTime": 1_730_000_000,
+        "transaction": {"signatures": ["sig"], "message": {"accountKeys": [
+            {"pubkey": BUYER, "signer": true, "writable": true, "source": "transaction"},
+            {"pubkey": A, "signer": false, "writable": true, "source": "transaction"},
+            {"pubkey": W, "signer": false, "writable": false, "source": "transaction"}],
+            "instructions": [stake_ix(
+                "authorize",
+                json!({"stakeAccount": A, "clockSysvar": "SysvarC1ock11111111111111111111111111111111",
+                       "authority": BUYER, "newAuthority": W, "authorityType": "Withdrawer"})
+            )]}},
+        "meta": {"err": null, "fee": FEE, "preBalances": [SOL_1, balance, SOL_1],
+                 "postBalances": [SOL_1 - FEE, balance, SOL_1],
+                 "preTokenBalances": [], "postTokenBalances": [], "innerInstructions": []}
+    });
+    let view = TxView::parse(&json).unwrap();
+    assert_eq!(stake::received_stake_accounts(&view, W), vec![A.to_owned()]);
+    assert!(stake::received_stake_accounts(&view, BUYER).is_empty());
+    let stored = ledger::stored::decode(&ledger::stored::encode(&json).unwrap()).unwrap();
+    assert_eq!(
+        stake::received_stake_accounts(&stored, W),
+        vec![A.to_owned()]
+    );
+
+    let mut staker_only = json.clone();
+    staker_only["transaction"]["message"]["instructions"][0]["parsed"]["info"]["authorityType"] =
+        json!("Staker");
+    let view = TxView::parse(&staker_only).unwrap();
+    assert!(stake::received_stake_accounts(&view, W).is_empty());
+
+    let mut failed = json;
+    failed["meta"]["err"] = json!({"InstructionError": [0, "Custom"]});
+    let view = TxView::parse(&failed).unwrap();
+    assert!(stake::received_stake_accounts(&view, W).is_empty());
+}
+
 #[test]
 fn a_stake_account_created_for_someone_else_is_a_transfer_out_not_rent() {
     let funded = 3 * SOL_1 + RESERVE;

@@ -431,7 +431,8 @@ async fn assessment(
 }
 
 /// The income among `events` (already in the section's currency): every
-/// `income` event (a staking reward or MEV tip, `basis::EventKind::Income`)
+/// `income` event (a staking reward, MEV tip or lending interest,
+/// `basis::EventKind::Income`)
 /// summed by wallet, tax year (in the jurisdiction's own year and civil
 /// time) and asset, its value the fair value at receipt converted at that
 /// day's rate like every other value of the section. Each jurisdiction
@@ -540,9 +541,10 @@ pub struct TaxSection {
     pub years: Vec<serde_json::Value>,
     /// Realized rows, each with the rule that matched it.
     pub rows: Vec<TaxRowView>,
-    /// Income received (staking rewards, MEV tips) by tax year, wallet and
-    /// asset, at its fair value at receipt in `currency`: taxed as income
-    /// in the year received, not as a disposal (docs/reports.md).
+    /// Income received (staking rewards, MEV tips, lending interest: the
+    /// books' income events; airdrops are acquisitions there) by tax year,
+    /// wallet and asset, at its fair value at receipt in `currency`: taxed
+    /// as income in the year received, not as a disposal (docs/reports.md).
     pub income: Vec<IncomeYearView>,
     /// Moves between the taxpayer's own wallets: no disposal.
     pub moves: Vec<MoveView>,

@@ -14,10 +14,56 @@
 
 use super::context::{ScanContext, ScanError, legs_of, note_unknown_programs, record};
 use crate::{
-    ledger::{DECODER_VERSION, TxView, stored},
+    ledger::{DECODER_VERSION, TxView, protocols::stake, stored},
     solana::RpcCost,
-    store::{JobProgress, JobRecord, TransactionLegs},
+    store::{JobProgress, JobRecord, StakeAccountSeen, TransactionLegs},
 };
+
+/// Note the stake accounts the wallet received among its stale
+/// transactions, from their stored views, before any leg is derived again:
+/// a wallet scanned before receipts were read (decoder 1) then has each
+/// received account's window (`StakeAccountRow::owned_at`) when its legs,
+/// the former owner's transactions among them, are read again. Returns how
+/// many receipts were noted. A transaction with no readable view is read
+/// by the scan's own pass when fetched again.
+async fn note_receipts(
+    ctx: &ScanContext<'_>,
+    address: &str,
+    batch_size: i64,
+) -> Result<usize, ScanError> {
+    let mut after: Option<String> = None;
+    let mut noted = 0;
+    loop {
+        let page = ctx
+            .store
+            .stale_transactions(address, DECODER_VERSION, after.as_deref(), batch_size)
+            .await?;
+        let Some(last) = page.last() else {
+            break;
+        };
+        after = Some(last.signature.clone());
+        for view in page
+            .iter()
+            .filter_map(|t| t.view.as_deref().and_then(|v| stored::decode(v).ok()))
+        {
+            for account in stake::received_stake_accounts(&view, address) {
+                ctx.store
+                    .note_stake_account(
+                        address,
+                        &StakeAccountSeen {
+                            account: &account,
+                            first_slot: Some(view.slot),
+                            acquired_slot: Some(view.slot),
+                            ..StakeAccountSeen::default()
+                        },
+                    )
+                    .await?;
+                noted += 1;
+            }
+        }
+    }
+    Ok(noted)
+}
 
 /// Derive again every transaction of the job's wallet that an older
 /// decoder read.
@@ -29,6 +75,11 @@ pub(super) async fn rederive(
 ) -> Result<(), ScanError> {
     let address = job.address.as_str();
     let batch_size = i64::try_from(ctx.settings.fetch_batch.max(1)).unwrap_or(50);
+    if note_receipts(ctx, address, batch_size).await? > 0 {
+        // What those accounts earned and moved before they were the
+        // wallet's goes (their transactions' legs are derived again below).
+        ctx.store.purge_before_receipts(address).await?;
+    }
     let mut after: Option<String> = None;
     let mut total = 0usize;
     loop {

@@ -189,6 +189,9 @@ pub async fn reconcile(
     wallet: &str,
     cost: &RpcCost,
 ) -> Result<Vec<Unreconciled>, ScanError> {
+    // A receipt noted late (in a later chunk, or from a stake account's own
+    // history) leaves no flow or reward of the former owner's counted.
+    ctx.store.purge_before_receipts(wallet).await?;
     let accounts = ctx.store.stake_accounts(wallet).await?;
     if accounts.is_empty() {
         return Ok(Vec::new());
@@ -335,7 +338,12 @@ fn plan(
                 (Some(x), Some(y)) => x.min(y),
                 (x, y) => x.or(y)?,
             };
-            if let Some(received) = a.acquired_slot {
+            // Received with no handover before it: nothing earlier was the
+            // wallet's. Handed over and received back: the earlier window
+            // was, so the start stays.
+            if let Some(received) = a.acquired_slot
+                && a.handover_slot.is_none_or(|h| h > received)
+            {
                 start = start.max(schedule.epoch_of(received).saturating_sub(1));
             }
             let end = match a.handover_slot {
@@ -443,10 +451,16 @@ pub async fn read_rewards(
             let time = match times.get(&reward.effective_slot) {
                 Some(time) => *time,
                 None => {
+                    // The block at the effective slot, or the first after it
+                    // when it was skipped: still in the epoch the reward was
+                    // credited in, and after genesis, or no time at all.
                     let time = ctx
                         .rpc
                         .block_time_at_or_after(reward.effective_slot, cost)
                         .await?
+                        .filter(|(slot, time)| {
+                            schedule.epoch_of(*slot) == epoch + 1 && *time > SOLANA_GENESIS
+                        })
                         .map(|(_, time)| time);
                     times.insert(reward.effective_slot, time);
                     time
@@ -505,6 +519,10 @@ pub async fn read_rewards(
         .await?;
     Ok(missing)
 }
+
+/// Solana mainnet-beta's genesis, 16 March 2020 (unix seconds): no block,
+/// so no reward, is older.
+const SOLANA_GENESIS: i64 = 1_584_368_940;
 
 /// The most epochs a chain can have reached: mainnet's epochs last about
 /// two days (432,000 slots), so this is centuries away; an answer beyond it
@@ -625,9 +643,16 @@ mod tests {
         assert_eq!(epochs, vec![4, 5, 6, 7, 8, 9]);
         // Received, then handed over at slot 750: asked through epoch 7.
         a.handover_slot = Some(750);
-        let planned = plan(&[a], &SCHEDULE, 9, false, &BTreeSet::new());
+        let planned = plan(&[a.clone()], &SCHEDULE, 9, false, &BTreeSet::new());
         let epochs: Vec<u64> = planned.epochs.iter().map(|(e, _)| *e).collect();
         assert_eq!(epochs, vec![4, 5, 6, 7]);
+        // Handed over at slot 350, received back at 550: the window before
+        // the handover was the wallet's too, so every epoch from the first
+        // is asked (owned_at then keeps the rewards of both windows).
+        a.handover_slot = Some(350);
+        let planned = plan(&[a], &SCHEDULE, 9, false, &BTreeSet::new());
+        let epochs: Vec<u64> = planned.epochs.iter().map(|(e, _)| *e).collect();
+        assert_eq!(epochs, (1..=9).collect::<Vec<u64>>());
     }
 
     #[test]

@@ -496,7 +496,13 @@ impl RpcClient {
             .ok_or_else(|| RpcError::Decode("getProgramAccounts: no list".to_owned()))?;
         let mut accounts = Vec::with_capacity(list.len());
         for entry in list {
-            let account = StakeAccount::from_rpc(entry)?;
+            let account = match StakeAccount::from_rpc(entry) {
+                Ok(account) => account,
+                Err(error) => {
+                    tracing::warn!(%error, "getProgramAccounts answered an entry that is no stake account; left out");
+                    continue;
+                }
+            };
             // The filter is checked again on what came back: an entry the
             // filter would not have matched (a provider that ignores
             // filters, or worse), an address that is no account, or the

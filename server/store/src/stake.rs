@@ -249,6 +249,77 @@ impl Store {
         Ok(())
     }
 
+    /// Remove what a stake account the wallet received did while it was not
+    /// the wallet's, as scans before receipts were read kept it: its reward
+    /// legs credited then (and their ledger rows), and its lamport flows
+    /// then (the receipt's own flow, its opening balance, and a handover's,
+    /// its closing one, stay). Idempotent; returns the reward legs removed,
+    /// and a removal bumps the wallet's ledger version.
+    pub async fn purge_before_receipts(&self, wallet: &str) -> Result<u64, StoreError> {
+        let received: Vec<(String, i64, i64)> = self
+            .stake_accounts(wallet)
+            .await?
+            .into_iter()
+            .filter_map(|row| {
+                let at = row.acquired_slot?;
+                // Not the wallet's from `from` through the receipt: from the
+                // start, or from a handover before it.
+                let from = row.handover_slot.filter(|h| *h < at).unwrap_or(0);
+                Some((row.account, to_i64(Some(from))?, to_i64(Some(at))?))
+            })
+            .collect();
+        if received.is_empty() {
+            return Ok(0);
+        }
+        let removed = on_pool!(&self.pool, |pool| {
+            let mut tx = pool.begin().await?;
+            let mut removed = 0u64;
+            for (account, from, at) in &received {
+                let rewards = format!("reward:%:{account}");
+                removed += sqlx::query(
+                    "DELETE FROM legs WHERE wallet = $1 AND signature LIKE $2 \
+                     AND slot >= $3 AND slot <= $4",
+                )
+                .bind(wallet)
+                .bind(&rewards)
+                .bind(from)
+                .bind(at)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+                sqlx::query(
+                    "DELETE FROM wallet_transactions WHERE wallet = $1 AND signature LIKE $2 \
+                     AND slot >= $3 AND slot <= $4",
+                )
+                .bind(wallet)
+                .bind(&rewards)
+                .bind(from)
+                .bind(at)
+                .execute(&mut *tx)
+                .await?;
+                sqlx::query(
+                    "DELETE FROM stake_account_flows WHERE wallet = $1 AND account = $2 \
+                     AND slot > $3 AND slot < $4",
+                )
+                .bind(wallet)
+                .bind(account)
+                .bind(if *from == 0 { -1 } else { *from })
+                .bind(at)
+                .execute(&mut *tx)
+                .await?;
+            }
+            if removed > 0 {
+                sqlx::query(crate::BUMP_LEDGER_VERSION)
+                    .bind(wallet)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await?;
+            removed
+        });
+        Ok(removed)
+    }
+
     /// Record whether the RPC provider listed the wallet's current stake
     /// accounts at this scan (`refused`: it would not, at `now`).
     pub async fn set_stake_listing_refused(

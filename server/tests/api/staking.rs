@@ -1446,3 +1446,129 @@ async fn an_epoch_no_chain_has_reached_fails_the_scan_before_asking_any() {
     assert!(epochs_asked(&stand_in).is_empty());
     app.stop().await;
 }
+
+/// Run one statement on the test's database (SQLite or PostgreSQL).
+async fn exec(app: &TestApp, sql: &str) {
+    let url = &app.state.config().database_url;
+    if url.starts_with("postgres") {
+        let pool = sqlx::PgPool::connect(url).await.unwrap();
+        sqlx::query(sql).execute(&pool).await.unwrap();
+        pool.close().await;
+    } else {
+        let pool = sqlx::SqlitePool::connect(url).await.unwrap();
+        sqlx::query(sql).execute(&pool).await.unwrap();
+        pool.close().await;
+    }
+}
+
+/// A wallet scanned before receipts were read (decoder 1) holds what that
+/// decoder wrote: the former owner's creation of account 6 as the
+/// wallet's `transfer_in` + `stake_deposit`, and the former owner's reward
+/// of epoch 4 as income; no receipt slot is known. Its next scan derives
+/// its legs again from the stored views: the receipt is found in them, the
+/// creation is no leg of the wallet's, the epoch-4 reward and its flow are
+/// removed, and the account reconciles from its receipt, with no
+/// `getTransaction` asked.
+#[tokio::test]
+async fn a_wallet_scanned_before_receipts_were_read_is_corrected_by_its_next_scan() {
+    let (app, stand_in) = app_with_encoding(receiver(), None, TxEncoding::Json).await;
+    let job = scan(&app, "full").await;
+    assert_eq!(job["status"], "completed", "{job}");
+
+    // Back to what decoder 1 left.
+    let w = wallet();
+    let six = stake(6);
+    let store = app.state.store();
+    let created = 2 * SOL as i128;
+    let sig61 = bs58::encode([61u8; 64]).into_string();
+    let transfer_in = server::ledger::Leg {
+        signature: sig61.clone(),
+        slot: 120,
+        block_time: Some(1_700_000_000 + 120 * 1_728),
+        index: 0,
+        operation_type: server::ledger::OperationType::TransferIn,
+        mint: "sol".to_owned(),
+        amount: created,
+        decimals: 9,
+        counterparties: Vec::new(),
+        position: None,
+        venue: None,
+        router: None,
+    };
+    let old_legs = [
+        transfer_in.clone(),
+        server::ledger::Leg {
+            index: 1,
+            operation_type: server::ledger::OperationType::StakeDeposit,
+            amount: -created,
+            ..transfer_in
+        },
+    ];
+    store
+        .replace_legs(
+            &w,
+            &[server::store::TransactionLegs {
+                signature: &sig61,
+                slot: 120,
+                block_time: Some(1_700_000_000 + 120 * 1_728),
+                failed: false,
+                legs: &old_legs,
+            }],
+            1,
+        )
+        .await
+        .unwrap();
+    let old_reward = server::ledger::protocols::stake::staking_reward_leg(
+        &six,
+        4,
+        amount(6, 4),
+        500,
+        Some(1_700_000_000 + 5 * 172_800),
+    );
+    store
+        .write_legs(
+            &w,
+            &[server::store::TransactionLegs {
+                signature: &old_reward.signature,
+                slot: 500,
+                block_time: old_reward.block_time,
+                failed: false,
+                legs: std::slice::from_ref(&old_reward),
+            }],
+        )
+        .await
+        .unwrap();
+    exec(
+        &app,
+        "UPDATE wallet_stake_accounts SET acquired_slot = NULL",
+    )
+    .await;
+    exec(
+        &app,
+        "UPDATE wallet_transactions SET decoder_version = 1 WHERE signature NOT LIKE '%:%'",
+    )
+    .await;
+    assert!(ledger_by_signature(&app).await.contains_key(&sig61));
+    assert!(
+        rewards_in_ledger(&app)
+            .await
+            .contains_key(&reward_signature(6, 4))
+    );
+
+    stand_in.shared.requests.lock().unwrap().clear();
+    let job = scan(&app, "incremental").await;
+    assert_eq!(job["status"], "completed", "{job}");
+    assert!(
+        stand_in.shared.params_of("getTransaction").is_empty(),
+        "derived again from the stored views"
+    );
+    let ledger = ledger_by_signature(&app).await;
+    assert!(!ledger.contains_key(&sig61), "{:?}", ledger.get(&sig61));
+    let rewards: Vec<String> = rewards_in_ledger(&app).await.into_keys().collect();
+    let mut expected: Vec<String> = (5..=11).map(|e| reward_signature(6, e)).collect();
+    expected.sort();
+    assert_eq!(rewards, expected);
+    let accounts = stake_accounts_in_positions(&app).await;
+    assert_eq!(accounts[&six]["reconciled"], true, "{}", accounts[&six]);
+    app.stop().await;
+}

@@ -35,7 +35,11 @@ pub mod tx;
 /// 1: the readings of issue 22 (positions, lending, pools, NFT fees,
 /// venues and routers), the first version stored with legs. Legs written
 /// before versions existed read as version 0.
-pub const DECODER_VERSION: i32 = 1;
+/// 2: a stake account is the wallet's only while it holds the withdraw
+/// authority: one it received is read from the receiving transaction on
+/// (the scanner notes receipts from stored views too,
+/// [`protocols::stake::received_stake_accounts`]).
+pub const DECODER_VERSION: i32 = 2;
 
 pub use decode::{
     balance_changes, balance_changes_with_positions, legs, legs_with_stake_accounts, sum_by_asset,

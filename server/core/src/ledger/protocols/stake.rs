@@ -354,6 +354,31 @@ pub fn stake_accounts_seen(
     Reading::read(tx, wallet, known).seen
 }
 
+/// The stake accounts whose withdraw authority `tx` moved from someone else
+/// to `wallet` (an `authorize` of the withdrawer, in any of its four forms
+/// and either encoding, top level or inner): the wallet's from this
+/// transaction on. Read from the transaction's ops, so a stored view
+/// ([`crate::ledger::stored`]) answers it as the transaction's JSON does
+/// ([`crate::ledger::stake_accounts::stake_touches`]'s `acquired`). A
+/// failed transaction moved nothing.
+pub fn received_stake_accounts(tx: &TxView, wallet: &str) -> Vec<String> {
+    if tx.failed {
+        return Vec::new();
+    }
+    tx.ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::Stake(StakeOp::Authorize {
+                stake,
+                authority,
+                new_authority,
+                role: Role::Withdrawer,
+            }) if new_authority == wallet && authority != wallet => Some(stake.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Whether a leg of `op` moves SOL between the wallet and its own stake
 /// account: its holdings (liquid plus staked) do not change, so sums of
 /// holdings leave such legs out.
