@@ -23,16 +23,14 @@ use crate::{
 /// transactions, from their stored views, before any leg is derived again:
 /// a wallet scanned before receipts were read (decoder 1) then has each
 /// received account's window (`StakeAccountRow::owned_at`) when its legs,
-/// the former owner's transactions among them, are read again. Returns how
-/// many receipts were noted. A transaction with no readable view is read
+/// the former owner's transactions among them, are read again. A transaction with no readable view is read
 /// by the scan's own pass when fetched again.
 async fn note_receipts(
     ctx: &ScanContext<'_>,
     address: &str,
     batch_size: i64,
-) -> Result<usize, ScanError> {
+) -> Result<(), ScanError> {
     let mut after: Option<String> = None;
-    let mut noted = 0;
     loop {
         let page = ctx
             .store
@@ -58,11 +56,10 @@ async fn note_receipts(
                         },
                     )
                     .await?;
-                noted += 1;
             }
         }
     }
-    Ok(noted)
+    Ok(())
 }
 
 /// Derive again every transaction of the job's wallet that an older
@@ -75,11 +72,10 @@ pub(super) async fn rederive(
 ) -> Result<(), ScanError> {
     let address = job.address.as_str();
     let batch_size = i64::try_from(ctx.settings.fetch_batch.max(1)).unwrap_or(50);
-    if note_receipts(ctx, address, batch_size).await? > 0 {
-        // What those accounts earned and moved before they were the
-        // wallet's goes (their transactions' legs are derived again below).
-        ctx.store.purge_before_receipts(address).await?;
-    }
+    // What those accounts earned and moved before they were the wallet's
+    // goes at the scan's reconciliation (`staking::reconcile`); their
+    // transactions' legs are derived again below.
+    note_receipts(ctx, address, batch_size).await?;
     let mut after: Option<String> = None;
     let mut total = 0usize;
     loop {

@@ -189,13 +189,14 @@ pub async fn reconcile(
     wallet: &str,
     cost: &RpcCost,
 ) -> Result<Vec<Unreconciled>, ScanError> {
-    // A receipt noted late (in a later chunk, or from a stake account's own
-    // history) leaves no flow or reward of the former owner's counted.
-    ctx.store.purge_before_receipts(wallet).await?;
     let accounts = ctx.store.stake_accounts(wallet).await?;
     if accounts.is_empty() {
         return Ok(Vec::new());
     }
+    // A receipt noted late (in a later chunk, from a stake account's own
+    // history, or from a stored view by the rescan) leaves no flow or
+    // reward of the former owner's counted.
+    ctx.store.purge_before_receipts(wallet, &accounts).await?;
     let mut unreconciled = Vec::new();
     let held: Vec<String> = accounts
         .iter()

@@ -253,19 +253,22 @@ impl Store {
     /// the wallet's, as scans before receipts were read kept it: its reward
     /// legs credited then (and their ledger rows), and its lamport flows
     /// then (the receipt's own flow, its opening balance, and a handover's,
-    /// its closing one, stay). Idempotent; returns the reward legs removed,
-    /// and a removal bumps the wallet's ledger version.
-    pub async fn purge_before_receipts(&self, wallet: &str) -> Result<u64, StoreError> {
-        let received: Vec<(String, i64, i64)> = self
-            .stake_accounts(wallet)
-            .await?
-            .into_iter()
+    /// its closing one, stay). `accounts` are the wallet's stake accounts as
+    /// [`Store::stake_accounts`] gave them. Idempotent; returns the reward
+    /// legs removed, and a removal bumps the wallet's ledger version.
+    pub async fn purge_before_receipts(
+        &self,
+        wallet: &str,
+        accounts: &[StakeAccountRow],
+    ) -> Result<u64, StoreError> {
+        let received: Vec<(&str, i64, i64)> = accounts
+            .iter()
             .filter_map(|row| {
                 let at = row.acquired_slot?;
                 // Not the wallet's from `from` through the receipt: from the
                 // start, or from a handover before it.
                 let from = row.handover_slot.filter(|h| *h < at).unwrap_or(0);
-                Some((row.account, to_i64(Some(from))?, to_i64(Some(at))?))
+                Some((row.account.as_str(), to_i64(Some(from))?, to_i64(Some(at))?))
             })
             .collect();
         if received.is_empty() {
